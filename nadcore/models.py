@@ -35,7 +35,14 @@ def _reset_children(module: nn.Module) -> None:
 
 
 class _Resettable(nn.Module):
-    """Mixin: ``reset_parameters`` redraws every parameter as ``__init__`` did."""
+    """Mixin: ``reset_parameters`` redraws every parameter as ``__init__`` did.
+
+    ``default_init = True`` declares that every parameter has PyTorch's default initialisation
+    (Linear/Conv2d: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weights and biases; BatchNorm: 1 and 0),
+    which lets NAD sampling draw many networks at once (``nadcore.nads.default_init_plan``).
+    """
+
+    default_init = True
 
     def reset_parameters(self) -> None:  # noqa: D401
         _reset_children(self)
@@ -119,6 +126,8 @@ class VGG11(_Resettable):
     Convolutions get the original code's normal initialisation N(0, 2/(k*k*out_channels)) with
     zero bias; everything else keeps PyTorch's default.
     """
+
+    default_init = False  # convolutions use the original code's normal initialisation
 
     def __init__(self, in_channels: int = 1, num_outputs: int = 1, batch_norm: bool = True):
         super().__init__()
@@ -258,16 +267,16 @@ class DenseNet121(_Resettable):
 # --------------------------------------------------------------------------------------------
 # Registry and resolution
 # --------------------------------------------------------------------------------------------
-REGISTRY: dict[str, Callable[[int, int], nn.Module]] = {
-    "logreg": lambda c, k: LogReg(c, k),
-    "mlp": lambda c, k: MLP(c, k),
-    "lenet": lambda c, k: LeNet(c, k),
-    "lenet_nopool": lambda c, k: LeNet(c, k, pooling=False),
-    "vgg11": lambda c, k: VGG11(c, k),
-    "resnet18": lambda c, k: ResNet18(c, k),
-    "resnet18_nopool": lambda c, k: ResNet18(c, k, pooling=False),
-    "resnet18_narrow": lambda c, k: ResNet18(c, k, width=16),
-    "densenet121": lambda c, k: DenseNet121(c, k),
+REGISTRY: dict[str, Callable[..., nn.Module]] = {
+    "logreg": lambda c, k, s=32: LogReg(c, k, s),
+    "mlp": lambda c, k, s=32: MLP(c, k, s),
+    "lenet": lambda c, k, s=32: LeNet(c, k, s),
+    "lenet_nopool": lambda c, k, s=32: LeNet(c, k, s, pooling=False),
+    "vgg11": lambda c, k, s=32: VGG11(c, k),
+    "resnet18": lambda c, k, s=32: ResNet18(c, k),
+    "resnet18_nopool": lambda c, k, s=32: ResNet18(c, k, pooling=False),
+    "resnet18_narrow": lambda c, k, s=32: ResNet18(c, k, width=16),
+    "densenet121": lambda c, k, s=32: DenseNet121(c, k),
 }
 
 #: Registry names and the file prefix of the authors' published NADs for the same architecture.
@@ -313,8 +322,9 @@ def build_model(spec, in_channels: int = 1, num_outputs: int = 1, input_size: in
                 check: bool = True) -> nn.Module:
     """Build a model from ``spec`` and (by default) check it maps (B, C, H, W) to (B, num_outputs)."""
     factory = resolve_factory(spec)
+    in_registry = isinstance(spec, str) and spec.strip().lower() in REGISTRY
     try:
-        model = factory(in_channels, num_outputs)
+        model = factory(in_channels, num_outputs, input_size) if in_registry else factory(in_channels, num_outputs)
     except Exception as e:
         raise ModelSpecError(
             f"model factory {spec!r} failed when called as factory(in_channels={in_channels}, "

@@ -1,0 +1,90 @@
+"""Figures of chapter 2: NADs in pixel and Fourier space (paper Fig. 5), spectra, convergence."""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from nadcore.nads import fourier_energy
+
+
+def nad_grid(results: dict, indices=(0, 1, 2), title: str | None = None):
+    """Paper Fig. 5: for each architecture (columns grouped) the NADs ``indices`` in pixel space
+    (top row, diverging colours) and their Fourier energy (bottom row, low frequencies centred).
+
+    ``results``: label -> NADResult (or an array of NADs, one per row, of 1x32x32 images).
+    """
+    labels = list(results)
+    n = len(indices)
+    fig, axes = plt.subplots(2, n * len(labels), figsize=(1.45 * n * len(labels), 3.2),
+                             squeeze=False)
+    for a, label in enumerate(labels):
+        r = results[label]
+        U = r.nads if hasattr(r, "nads") else np.asarray(r)
+        side = int(round(np.sqrt(U.shape[1])))
+        for j, i in enumerate(indices):
+            ax_p, ax_f = axes[0, a * n + j], axes[1, a * n + j]
+            img = U[i].reshape(side, side)
+            vmax = np.abs(img).max()
+            ax_p.imshow(img, cmap="BrBG", vmin=-vmax, vmax=vmax)
+            ax_f.imshow(fourier_energy(img), cmap="magma")
+            ax_p.set_title(f"{label}\nNAD {i}" if j == 0 else f"NAD {i}", fontsize=8)
+            for ax in (ax_p, ax_f):
+                ax.set_xticks([])
+                ax.set_yticks([])
+        axes[1, a * n].set_ylabel("Fourier", fontsize=8)
+        axes[0, a * n].set_ylabel("pixels", fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def spectra(results: dict, title: str = "Normalised eigenvalues of the gradient covariance"):
+    """Normalised eigenvalues (largest = 1, log scale) of several NAD estimates on one axis."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    for label, r in results.items():
+        ax.semilogy(r.eigenvalues / r.eigenvalues[0], label=label, lw=1.4)
+    ax.set_xlabel("NAD index")
+    ax.set_ylabel(r"$\lambda_i / \lambda_1$")
+    ax.set_title(title, fontsize=10)
+    ax.grid(alpha=0.3, which="both")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def convergence(curves: dict, ks, xlabel="networks", ylabel="top-k subspace overlap", title=None):
+    """Overlap curves: ``curves`` maps a label to (network counts, overlaps (len(counts), len(ks)))."""
+    fig, axes = plt.subplots(1, len(curves), figsize=(3.4 * len(curves), 3.0), squeeze=False,
+                             sharey=True)
+    for ax, (label, (ns, ov)) in zip(axes[0], curves.items()):
+        ov = np.asarray(ov)
+        for j, k in enumerate(ks):
+            ax.semilogx(ns, ov[:, j], "o-", label=f"k={k}")
+        ax.set_title(label, fontsize=9)
+        ax.set_xlabel(xlabel)
+        ax.set_ylim(0, 1.02)
+        ax.grid(alpha=0.3)
+    axes[0, 0].set_ylabel(ylabel)
+    axes[0, -1].legend(fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def overlap_matrix(names, matrix, k: int, title=None):
+    """Heatmap of pairwise top-k subspace overlaps between NAD sets."""
+    m = np.asarray(matrix)
+    fig, ax = plt.subplots(figsize=(1.2 + 0.75 * len(names), 1.0 + 0.6 * len(names)))
+    im = ax.imshow(m, vmin=0, vmax=1, cmap="viridis")
+    ax.set_xticks(range(len(names)), names, rotation=40, ha="right", fontsize=8)
+    ax.set_yticks(range(len(names)), names, fontsize=8)
+    for i in range(m.shape[0]):
+        for j in range(m.shape[1]):
+            ax.text(j, i, f"{m[i, j]:.2f}", ha="center", va="center", fontsize=7,
+                    color="white" if m[i, j] < 0.6 else "black")
+    fig.colorbar(im, ax=ax, fraction=0.046)
+    ax.set_title(title or f"top-{k} subspace overlap", fontsize=9)
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,306 @@
+"""Notebook tests: every chapters/*.py, executed on the `smoke` profile, checked with nbval.
+
+How it works (no flags needed; plain `pytest` runs it):
+
+1. Collection. Next to the Python module tests/test_notebooks.py, ``pytest_collect_file`` adds one
+   collector that yields a ``ChapterNotebook`` per chapters/*.py (so new chapters are picked up
+   automatically). A ChapterNotebook converts its chapter with jupytext, injects
+   ``profile="smoke"`` with papermill's ``parameterize_notebook`` (the same "injected-parameters"
+   cell papermill adds) and yields one nbval item per code cell: ``chapters/02_nads.py::Cell 4``.
+   Collection runs nothing.
+2. Reference run. Before the first cell of a chapter runs, the chapter is executed once with
+   papermill (scripts/build_book.py's ``execute_chapter``) on the smoke profile, with
+   NADCORE_CACHE pointing to a fresh per-session directory. The executed notebook's outputs
+   become nbval's reference outputs. The executed notebooks are reused by
+   tests/test_book_build.py, which renders them with jupyter-book (nothing runs twice for it).
+3. Re-run. nbval then re-executes the parameterised notebook cell by cell in a new kernel (working
+   directory: the repository root, NADCORE_CACHE: a second fresh directory, so cached results
+   are recomputed, not read back) in *lax* mode: every cell must run without error, and cells
+   tagged ``nbval-check-output`` must print exactly what they printed in the reference run.
+
+If the reference run fails, the failing cell's item fails with the chapter, cell, line in the .py
+file and traceback; the chapter's other cells are skipped (not run twice).
+
+Knobs (environment variables):
+  NADBOOK_TEST_ARTIFACTS=DIR   keep executed notebooks, caches and the test-built HTML in DIR
+                               (default: pytest's temporary directory, last 3 runs kept)
+  NADBOOK_NBVAL_CACHE=shared   let the nbval re-run reuse the reference run's cache (faster; then
+                               tagged outputs check cache round-trips rather than recomputation)
+  NADBOOK_ROOT=DIR             test another book root's chapters/ (used to test the pipeline itself)
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+TESTS_DIR = Path(__file__).resolve().parent
+REPO = TESTS_DIR.parent
+ANCHOR = TESTS_DIR / "test_notebooks.py"
+SMOKE = {"profile": "smoke"}
+
+
+def _load_build_book():
+    name = "nadbook_build_book"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / "build_book.py")
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[name]
+
+
+def book_root() -> Path:
+    return Path(os.environ.get("NADBOOK_ROOT") or REPO).resolve()
+
+
+def chapter_sources() -> list[Path]:
+    return _load_build_book().list_chapters(book_root() / "chapters")
+
+
+@dataclass
+class Reference:
+    """Outcome of the papermill reference run of one chapter on the smoke profile."""
+
+    chapter: Path
+    notebook: Path | None      # executed notebook (None if it failed)
+    error: Exception | None    # ChapterFailed / ChapterError
+    seconds: float
+
+
+class SmokeRuns:
+    """Per-session papermill runs of the chapters (memoised), shared by nbval and the build test."""
+
+    def __init__(self, config):
+        self.bb = _load_build_book()
+        env_dir = os.environ.get("NADBOOK_TEST_ARTIFACTS")
+        if env_dir:
+            base = Path(env_dir).resolve()
+            for sub in ("executed", "running", "cache-reference", "cache-nbval", "book-root"):
+                shutil.rmtree(base / sub, ignore_errors=True)
+            base.mkdir(parents=True, exist_ok=True)
+        else:
+            try:
+                base = config._tmp_path_factory.mktemp("nadbook", numbered=True)
+            except AttributeError:  # tmpdir plugin disabled
+                base = Path(tempfile.mkdtemp(prefix="nadbook-"))
+        self.base = base
+        self.executed = base / "executed"
+        self.ref_cache = base / "cache-reference"
+        shared = os.environ.get("NADBOOK_NBVAL_CACHE", "").lower() == "shared"
+        self.nbval_cache = self.ref_cache if shared else base / "cache-nbval"
+        self.results: dict[Path, Reference] = {}
+
+    def reference(self, chapter: Path) -> Reference:
+        chapter = Path(chapter).resolve()
+        if chapter not in self.results:
+            bb = self.bb
+            out = self.executed / f"{chapter.stem}.ipynb"
+            t0 = time.perf_counter()
+            try:
+                with bb.chapter_environment(self.ref_cache):
+                    bb.execute_chapter(chapter, out, SMOKE, work_dir=self.base / "running",
+                                       cwd=book_root(), progress_bar=False)
+                res = Reference(chapter, out, None, time.perf_counter() - t0)
+            except (bb.ChapterFailed, bb.ChapterError) as exc:
+                res = Reference(chapter, None, exc, time.perf_counter() - t0)
+            self.results[chapter] = res
+        return self.results[chapter]
+
+    def all_references(self) -> list[Reference]:
+        return [self.reference(c) for c in chapter_sources()]
+
+
+_RUNS_KEY = pytest.StashKey[SmokeRuns]()
+
+
+def smoke_runs(config) -> SmokeRuns:
+    if _RUNS_KEY not in config.stash:
+        config.stash[_RUNS_KEY] = SmokeRuns(config)
+    return config.stash[_RUNS_KEY]
+
+
+@pytest.fixture(scope="session")
+def smoke(request) -> SmokeRuns:
+    """The session's smoke-profile reference runs (see the module docstring)."""
+    return smoke_runs(request.config)
+
+
+# ---------------------------------------------------------------------------------------------
+# Collection: chapters/*.py -> nbval items
+# ---------------------------------------------------------------------------------------------
+def pytest_collect_file(file_path, parent):
+    if Path(file_path).resolve() == ANCHOR:
+        return SmokeChapters.from_parent(parent, name="smoke-chapters", path=Path(file_path))
+    return None
+
+
+class SmokeChapters(pytest.Collector):
+    """Yields one ChapterNotebook per chapters/*.py."""
+
+    def collect(self):
+        for chapter in chapter_sources():
+            yield ChapterNotebook.from_parent(self, path=chapter)
+
+
+try:
+    from nbval.plugin import IPyNbCell, IPyNbFile, find_comment_markers, find_metadata_tags
+    from nbval.kernel import CURRENT_ENV_KERNEL_NAME, RunningKernel
+except ImportError:  # pragma: no cover - nbval is in requirements.txt
+    IPyNbFile = None
+
+if IPyNbFile is not None:
+
+    class ChapterProblem(pytest.Item):
+        """The chapter cannot even be prepared (no parameters cell, not valid jupytext, ...)."""
+
+        def __init__(self, *, message: str, **kw):
+            super().__init__(**kw)
+            self.message = message
+
+        def runtest(self):
+            raise ChapterProblemError(self.message)
+
+        def repr_failure(self, excinfo):
+            if isinstance(excinfo.value, ChapterProblemError):
+                return str(excinfo.value)
+            return super().repr_failure(excinfo)
+
+        def reportinfo(self):
+            return self.path, 0, f"{self.parent.name}: {self.name}"
+
+    class ChapterNotebook(IPyNbFile):
+        """nbval's notebook collector, fed from a jupytext chapter parameterised for `smoke`."""
+
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            # lax mode unless --nbval (strict) is given: only `nbval-check-output` cells compared
+            self.compare_outputs = bool(self.config.option.nbval)
+            self.items: list[ChapterCell] = []
+            self.failure = None  # (code cell number, ChapterFailed) when the reference run failed
+
+        def collect(self):
+            from papermill.parameterize import parameterize_notebook
+
+            bb = smoke_runs(self.config).bb
+            rel = self.nodeid or self.path.name
+            try:
+                nb = bb.read_chapter(self.path)
+                defaults = bb.parameter_defaults(nb, rel)
+                if "profile" not in defaults:
+                    raise bb.ChapterError(f"{rel}: the parameters cell must define `profile`")
+            except bb.ChapterError as exc:
+                yield ChapterProblem.from_parent(self, name="parameters", message=str(exc))
+                return
+            nb.metadata.setdefault("papermill", {})
+            self.nb = parameterize_notebook(nb, dict(SMOKE), kernel_name=bb.KERNEL_NAME,
+                                            language="python")
+            cell_num = 0
+            for cell in self.nb.cells:
+                if cell.cell_type != "code":
+                    continue
+                options = defaultdict(bool, find_metadata_tags(cell.metadata))
+                options.update(dict(find_comment_markers(cell.source)))
+                options.setdefault("check", self.compare_outputs)
+                item = ChapterCell.from_parent(self, name=f"Cell {cell_num}", cell_num=cell_num,
+                                               cell=cell, options=options)
+                self.items.append(item)
+                yield item
+                cell_num += 1
+
+        def setup(self):
+            if not self.items:  # the chapter could not be prepared (a ChapterProblem item)
+                return
+            runs = smoke_runs(self.config)
+            ref = runs.reference(self.path)
+            if ref.error is not None:
+                self.failure = (self._failing_cell_num(ref.error), ref.error)
+                return  # no kernel: the items report the failure / skip
+            import nbformat
+
+            executed = nbformat.read(str(ref.notebook), as_version=4)
+            ref_cells = [c for c in executed.cells if c.cell_type == "code"]
+            if [c.source for c in ref_cells] != [i.cell.source for i in self.items]:
+                raise RuntimeError(f"{self.nodeid}: the executed reference notebook does not have "
+                                   "the same code cells as the parameterised chapter")
+            for item, ref_cell in zip(self.items, ref_cells):
+                item.cell = ref_cell  # reference outputs + execution_count
+            opt = self.config.option
+            kernel_name = opt.nbval_kernel_name or CURRENT_ENV_KERNEL_NAME
+            with runs.bb.chapter_environment(runs.nbval_cache):
+                self.kernel = RunningKernel(kernel_name, cwd=str(book_root()),
+                                            startup_timeout=opt.nbval_kernel_startup_timeout)
+            self.setup_sanitize_files()
+
+        def _failing_cell_num(self, error) -> int | None:
+            source = getattr(error, "source", None)
+            if source is None:
+                return None
+            idx = getattr(error, "cell_index", None)
+            if idx is not None and idx < len(self.nb.cells) and self.nb.cells[idx].source == source:
+                return sum(c.cell_type == "code" for c in self.nb.cells[:idx])
+            return next((i.cell_num for i in self.items if i.cell.source == source), None)
+
+    class ChapterCell(IPyNbCell):
+        """An nbval cell item that knows which chapter it belongs to."""
+
+        def reportinfo(self):
+            return self.path, 0, f"{self.parent.nodeid}::{self.name}"
+
+        def runtest(self):
+            failure = self.parent.failure
+            if failure is not None:
+                num, error = failure
+                if num is None or num == self.cell_num:
+                    raise ReferenceRunError(error)
+                state = "before" if self.cell_num < num else "after"
+                pytest.skip(f"not re-run: {self.parent.nodeid} fails at Cell {num} "
+                            f"(this cell is {state} it)")
+            super().runtest()
+
+        def repr_failure(self, excinfo):
+            exc = excinfo.value
+            chapter = self.parent.nodeid
+            if isinstance(exc, ReferenceRunError):
+                return (f"{chapter} fails on the smoke profile (papermill run, Cell "
+                        f"{self.cell_num}):\n{exc.error}")
+            text = super().repr_failure(excinfo)
+            if "Cell outputs differ" in str(exc):
+                head = (f"{chapter}, Cell {self.cell_num}: this `nbval-check-output` cell printed "
+                        "something else when the chapter was run a second time (smoke profile)")
+            else:
+                head = f"{chapter}, Cell {self.cell_num} raised when nbval re-ran the chapter"
+            return f"{head}\n{text}"
+
+    class ReferenceRunError(Exception):
+        def __init__(self, error):
+            super().__init__(str(error))
+            self.error = error
+
+    class ChapterProblemError(Exception):
+        pass
+
+
+# ---------------------------------------------------------------------------------------------
+# Reporting
+# ---------------------------------------------------------------------------------------------
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    if _RUNS_KEY not in config.stash:
+        return
+    runs = config.stash[_RUNS_KEY]
+    if not runs.results:
+        return
+    tr = terminalreporter
+    tr.section("chapters on the smoke profile (papermill reference runs)")
+    for ref in runs.results.values():
+        status = "ok" if ref.error is None else f"FAILED ({type(ref.error).__name__})"
+        tr.write_line(f"{ref.chapter.stem:32s} {ref.seconds:7.1f} s  {status}")
+    tr.write_line(f"executed notebooks: {runs.executed}")

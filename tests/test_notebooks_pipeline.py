@@ -1,0 +1,98 @@
+"""Tests of the book pipeline itself (scripts/build_book.py), on throwaway chapters in tmp_path."""
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from conftest import _load_build_book
+
+bb = _load_build_book()
+
+CHAPTER = textwrap.dedent('''\
+    # %% [markdown]
+    # # Throwaway
+
+    # %% tags=["parameters"]
+    profile = "cpu"
+    seed = 0
+    device = "auto"
+    model = "lenet"
+    knob = None
+
+    # %%
+    print(f"profile={profile} model={model} knob={knob!r}")
+
+    # %%
+    def boom(x):
+        return x / 0
+
+    boom(seed)
+    ''')
+
+
+@pytest.fixture
+def book(tmp_path):
+    (tmp_path / "chapters").mkdir()
+    (tmp_path / "chapters" / "01_demo.py").write_text(CHAPTER)
+    (tmp_path / "chapters" / "02_other.py").write_text(CHAPTER.replace("model = \"lenet\"\n", ""))
+    return tmp_path
+
+
+def test_select_chapters(book):
+    chapters = bb.list_chapters(book / "chapters")
+    assert [c.stem for c in bb.select_chapters(chapters, None)] == ["01_demo", "02_other"]
+    assert [c.stem for c in bb.select_chapters(chapters, "02,01_demo")] == ["01_demo", "02_other"]
+    assert [c.stem for c in bb.select_chapters(chapters, "chapters/02_other.py")] == ["02_other"]
+    with pytest.raises(bb.ChapterError, match="matches no chapter"):
+        bb.select_chapters(chapters, "07")
+    with pytest.raises(bb.ChapterError, match="ambiguous"):
+        bb.select_chapters(chapters, "0")
+
+
+def test_parameters_and_values(book):
+    nb = bb.read_chapter(book / "chapters" / "01_demo.py")
+    assert bb.parameter_defaults(nb) == {"profile": "cpu", "seed": 0, "device": "auto",
+                                         "model": "lenet", "knob": None}
+    assert bb.parse_value("3") == 3 and bb.parse_value("0.5") == 0.5
+    assert bb.parse_value("None") is None and bb.parse_value("[1, 2]") == [1, 2]
+    assert bb.parse_value("resnet18") == "resnet18"
+    assert bb.parse_value("mypkg.nets:MyNet") == "mypkg.nets:MyNet"
+    used, missing = bb.split_parameters(book / "chapters" / "02_other.py",
+                                        bb.read_chapter(book / "chapters" / "02_other.py"),
+                                        {"model": "x", "knob": 1})
+    assert used == {"knob": 1} and missing == ["model"]
+
+
+def test_toc_round_trip(tmp_path):
+    assert bb.write_toc(tmp_path / "_toc.yml", ["01_a", "02_b"])
+    assert not bb.write_toc(tmp_path / "_toc.yml", ["01_a", "02_b"])  # unchanged: not rewritten
+    assert bb.toc_stems(tmp_path / "_toc.yml") == ["01_a", "02_b"]
+    assert "chapters:" in bb.toc_text([]) and bb.toc_stems.__doc__
+
+
+def test_cli_usage_errors(book, capsys):
+    assert bb.main(["--root", str(book), "--chapters", "09", "--no-html"]) == 2
+    assert "matches no chapter" in capsys.readouterr().err
+    assert bb.main(["--root", str(book), "-p", "modle", "x", "--no-html"]) == 2
+    assert "no selected chapter has a parameter 'modle'" in capsys.readouterr().err
+    assert (book / "_toc.yml").exists()
+
+
+def test_failing_cell_names_chapter_cell_and_line(book, tmp_path):
+    chapter = book / "chapters" / "01_demo.py"
+    out = tmp_path / "out" / "01_demo.ipynb"
+    with bb.chapter_environment(tmp_path / "cache"):
+        with pytest.raises(bb.ChapterFailed) as info:
+            bb.execute_chapter(chapter, out, {"profile": "smoke", "knob": 7},
+                               work_dir=tmp_path / "running", cwd=book, progress_bar=False)
+    err = info.value
+    assert err.ename == "ZeroDivisionError"
+    assert err.line == CHAPTER.splitlines().index("def boom(x):") + 1
+    text = str(err)
+    assert "01_demo.py" in text and "ZeroDivisionError" in text and "boom(seed)" in text
+    assert not out.exists(), "a failed chapter must not land in the executed folder"
+    partial = json.loads(err.partial.read_text())
+    printed = "".join("".join(o.get("text", "")) for c in partial["cells"] for o in c.get("outputs", []))
+    assert "profile=smoke model=lenet knob=7" in printed
