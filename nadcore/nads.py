@@ -461,12 +461,13 @@ _PUBLISHED_URL = "https://raw.githubusercontent.com/LTS4/neural-anisotropy-direc
 
 
 def published_nads_root(root=None) -> Path | None:
-    """Where the authors' NADs are: ``root``, ``$NADCORE_PUBLISHED_NADS``,
+    """Where the authors' NADs are: ``root`` (if given, only there), ``$NADCORE_PUBLISHED_NADS``,
     ``$NADCORE_DATA_ROOT/lts4-nads`` (or ``.../reference/lts4-nads``), the project's
     ``../shared/reference/lts4-nads``, or ``~/.cache/nadcore/lts4-nads``. None if not found."""
+    if root:  # an explicit root is the only place looked at
+        root = Path(root)
+        return root if any(root.glob("*_NADs.npy")) else None
     cands = []
-    if root:
-        cands.append(Path(root))
     if os.environ.get("NADCORE_PUBLISHED_NADS"):
         cands.append(Path(os.environ["NADCORE_PUBLISHED_NADS"]))
     if os.environ.get("NADCORE_DATA_ROOT"):
