@@ -47,6 +47,12 @@ def test_batched_gradient_equals_one_network_at_a_time():
     assert np.allclose(Ca, Cb, rtol=1e-4, atol=1e-6 * np.abs(Ca).max())
 
 
+def test_several_networks_per_pass_secant_equals_one_at_a_time():
+    a = nads.compute_nads("lenet", num_networks=10, seed=4, method="secant", strategy="vmap", workers=1)
+    b = nads.compute_nads("lenet", num_networks=10, seed=4, method="secant", strategy="loop", workers=1)
+    assert np.allclose(_covariance(a), _covariance(b), rtol=1e-4, atol=1e-6 * a.eigenvalues[0])
+
+
 def test_worker_processes_give_the_same_estimate():
     a = nads.compute_nads("lenet", num_networks=24, seed=1, method="secant", workers=1)
     b = nads.compute_nads("lenet", num_networks=24, seed=1, method="secant", workers=2)
