@@ -8,31 +8,31 @@ from nadcore.nads import fourier_energy
 
 
 def nad_grid(results: dict, indices=(0, 1, 2), title: str | None = None):
-    """Paper Fig. 5: for each architecture (columns grouped) the NADs ``indices`` in pixel space
-    (top row, diverging colours) and their Fourier energy (bottom row, low frequencies centred).
+    """Paper Fig. 5: for each architecture (a pair of rows) the NADs ``indices`` in pixel space
+    (diverging colours) and their Fourier energy below (low frequencies centred).
 
     ``results``: label -> NADResult (or an array of NADs, one per row, of 1x32x32 images).
     """
     labels = list(results)
     n = len(indices)
-    fig, axes = plt.subplots(2, n * len(labels), figsize=(1.45 * n * len(labels), 3.2),
+    fig, axes = plt.subplots(2 * len(labels), n, figsize=(1.25 * n + 0.9, 2.5 * len(labels) + 0.4),
                              squeeze=False)
     for a, label in enumerate(labels):
         r = results[label]
         U = r.nads if hasattr(r, "nads") else np.asarray(r)
         side = int(round(np.sqrt(U.shape[1])))
         for j, i in enumerate(indices):
-            ax_p, ax_f = axes[0, a * n + j], axes[1, a * n + j]
+            ax_p, ax_f = axes[2 * a, j], axes[2 * a + 1, j]
             img = U[i].reshape(side, side)
             vmax = np.abs(img).max()
             ax_p.imshow(img, cmap="BrBG", vmin=-vmax, vmax=vmax)
             ax_f.imshow(fourier_energy(img), cmap="magma")
-            ax_p.set_title(f"{label}\nNAD {i}" if j == 0 else f"NAD {i}", fontsize=8)
+            ax_p.set_title(f"NAD {i}", fontsize=8)
             for ax in (ax_p, ax_f):
                 ax.set_xticks([])
                 ax.set_yticks([])
-        axes[1, a * n].set_ylabel("Fourier", fontsize=8)
-        axes[0, a * n].set_ylabel("pixels", fontsize=8)
+        axes[2 * a, 0].set_ylabel(f"{label}\npixels", fontsize=8)
+        axes[2 * a + 1, 0].set_ylabel("Fourier", fontsize=8)
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
@@ -61,6 +61,8 @@ def convergence(curves: dict, ks, xlabel="networks", ylabel="top-k subspace over
         ov = np.asarray(ov)
         for j, k in enumerate(ks):
             ax.semilogx(ns, ov[:, j], "o-", label=f"k={k}")
+        ax.set_xticks(list(ns), [str(int(v)) for v in ns], fontsize=7)
+        ax.minorticks_off()
         ax.set_title(label, fontsize=9)
         ax.set_xlabel(xlabel)
         ax.set_ylim(0, 1.02)
