@@ -52,6 +52,9 @@ METHODS = ("secant", "gradient")
 #: Number of networks behind the authors' published NADs (their scripts: num_networks=10000).
 PUBLISHED_NETWORKS = 10_000
 OVERLAP_KS = (1, 4, 16, 64)
+#: With ``workers="auto"``, start worker processes only if the work left after a probe of a few
+#: networks is projected to take longer than this (seconds).
+AUTO_POOL_SECONDS = 30.0
 
 
 # --------------------------------------------------------------------------------------------
@@ -384,14 +387,19 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
     fingerprint = hashlib.sha256(repr(probe).encode()).hexdigest()[:16]
     spec_name = model if isinstance(model, str) else getattr(model, "__qualname__", repr(model))
 
-    if workers == "auto":
-        workers = (os.cpu_count() or 1) if (dev.type == "cpu" and isinstance(model, str)
-                                            and num_networks >= 64) else 1
+    cps = sorted({int(c) for c in (checkpoints or []) if 2 <= int(c) < num_networks}) + [num_networks]
+    # "auto": one process per core on the CPU, but only once a first in-process probe of a few
+    # networks projects more than AUTO_POOL_SECONDS of remaining work (a worker pays a few
+    # seconds to start and import torch). Results do not depend on the number of workers.
+    auto = workers == "auto"
+    if auto:
+        workers = (os.cpu_count() or 1) if (dev.type == "cpu" and isinstance(model, str)) else 1
     workers = max(1, int(workers))
     if workers > 1 and not isinstance(model, str):
         workers = 1  # factories that are not importable by name cannot travel to worker processes
+    probe_n = min(8, cps[0]) if (auto and workers > 1) else 0
+    workers_used = 1
 
-    cps = sorted({int(c) for c in (checkpoints or []) if 2 <= int(c) < num_networks}) + [num_networks]
     D = int(np.prod(input_shape))
     total = _Accumulator(D)
     ck_n, ck_nads, ck_split = [], [], []
@@ -402,11 +410,22 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
     t0 = time.perf_counter()
     pool = None
     try:
+        start = 0
+        if probe_n:
+            t_probe = time.perf_counter()
+            total.merge(_sample_range(model, input_shape, seed, 0, probe_n, method, step, dev, chunk,
+                                      progress=(bar.update if bar else None), strategy=strategy))
+            per_net = (time.perf_counter() - t_probe) / probe_n
+            if per_net * (num_networks - probe_n) < AUTO_POOL_SECONDS:
+                workers = 1
+            start = probe_n
         if workers > 1:
             pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"))
-        start = 0
+            workers_used = workers
         for stop in cps:
-            if pool is None:
+            if stop <= start:
+                pass  # already sampled by the probe
+            elif pool is None:
                 acc = _sample_range(model, input_shape, seed, start, stop, method, step, dev, chunk,
                                     progress=(bar.update if bar else None), strategy=strategy)
                 total.merge(acc)
@@ -437,7 +456,7 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
     meta = {
         "model": spec_name, "input_shape": list(input_shape), "networks": num_networks,
         "seed": int(seed), "method": method, "step": float(step) if method == "secant" else None,
-        "device": str(dev), "workers": workers, "sampling_seconds": round(seconds, 3),
+        "device": str(dev), "workers": workers_used, "sampling_seconds": round(seconds, 3),
         "networks_per_second": round(num_networks / seconds, 3),
         "nadcore_version": nadcore.__version__, "torch_version": torch.__version__,
         "architecture_fingerprint": fingerprint, "estimator": "uncentered second moment",

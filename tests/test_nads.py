@@ -188,3 +188,12 @@ def test_cli_writes_the_documented_file(tmp_path):
                           str(tmp_path / "b.npz")], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "unknown model 'nonet'" in bad.stderr
     assert not (tmp_path / "b.npz").exists()
+
+
+def test_auto_workers_probe_keeps_small_jobs_in_process_and_checkpoints_intact():
+    a = nads.compute_nads("lenet", num_networks=20, seed=1, workers=1, checkpoints=[4, 8, 12])
+    b = nads.compute_nads("lenet", num_networks=20, seed=1, workers="auto", checkpoints=[4, 8, 12])
+    assert b.meta["workers"] == 1  # a few seconds of work never pays for worker start-up
+    assert list(b.extras["checkpoint_networks"]) == [4, 8, 12, 20]
+    assert np.array_equal(a.extras["checkpoint_split_half"], b.extras["checkpoint_split_half"])
+    assert np.allclose(_covariance(a), _covariance(b), rtol=1e-9, atol=1e-12 * a.eigenvalues[0])
