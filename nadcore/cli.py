@@ -1,10 +1,20 @@
-"""Command line: ``python -m nadcore nads ...`` computes and saves NADs.
+"""Command line: ``python -m nadcore nads|compare|show ...``.
 
     python -m nadcore nads --model SPEC --input-shape C,H,W --networks N --seed S \
         [--method secant|gradient] [--step 100] [--device auto|cpu|cuda] --out FILE.npz
 
 writes ``FILE.npz`` with ``eigenvalues`` (D,), ``nads`` (D, D) one NAD per row in descending
 eigenvalue order, and ``meta`` (a JSON string).
+
+    python -m nadcore compare A.npz B.npz [--k 1,4,16,64] [--json]
+
+prints the top-k subspace overlaps ``||U_k V_k^T||_F^2 / k`` of two NAD sets (1: same subspace;
+about k/D, printed as the chance level, for unrelated ones): a fingerprint distance between two
+architectures or two estimators. ``published:ARCH`` stands for the authors' published NADs.
+
+    python -m nadcore show FILE.npz [FILE2.npz ...] --out nads.png [--n 8 | --indices 0,1,100]
+
+draws NADs in pixel space and their Fourier energy (paper Fig. 5) into an image file.
 """
 from __future__ import annotations
 
@@ -63,7 +73,185 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--workers", default="auto", help="CPU worker processes (default: one per core)")
     n.add_argument("--out", required=True, help="output .npz file")
     n.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    c = sub.add_parser("compare", help="subspace overlap of two saved NAD sets (a fingerprint distance)",
+                       description="Top-k subspace overlap ||U_k V_k^T||_F^2 / k of two NAD sets: 1 for "
+                                   "the same subspace, about k/D (the chance level) for unrelated ones.")
+    c.add_argument("a", metavar="A", help="NAD file (.npz from `nads`) or published:ARCH")
+    c.add_argument("b", metavar="B", help="NAD file (.npz from `nads`) or published:ARCH")
+    c.add_argument("--k", type=_k_list, default=(1, 4, 16, 64), help="comma-separated k (default 1,4,16,64)")
+    c.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+    s = sub.add_parser("show", help="draw the first NADs in pixel and Fourier space (paper Fig. 5)")
+    s.add_argument("files", nargs="+", metavar="FILE", help="NAD file(s) (.npz from `nads`) or published:ARCH")
+    s.add_argument("--out", required=True, help="image file to write (.png, .pdf, .svg, ...)")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--n", type=_count, default=8, help="draw NADs 0..n-1 (default 8)")
+    g.add_argument("--indices", type=_k_list, help="comma-separated NAD indices instead of --n (0 = first)",
+                   default=None)
+    s.add_argument("--title", default=None, help="figure title (default: \"NADs: pixel space (top), Fourier energy (bottom)\")")
+    s.add_argument("--dpi", type=int, default=150)
     return p
+
+
+def _k_list(text: str):
+    try:
+        ks = tuple(int(t) for t in text.split(",") if t.strip())
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected comma-separated integers like 1,4,16,64, got {text!r}")
+    if not ks:
+        raise argparse.ArgumentTypeError("no value given")
+    return ks
+
+
+def _count(text: str):
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
+    return v
+
+
+class CLIError(Exception):
+    """A usage problem reported as ``error: ...`` with exit status 2."""
+
+
+def load_nad_file(spec: str):
+    """A :class:`~nadcore.nads.NADResult` from a ``.npz`` written by ``nads`` (or NADResult.save),
+    or the authors' published NADs for ``published:ARCH``."""
+    import os
+
+    from nadcore import nads
+
+    if spec.startswith("published:"):
+        try:
+            return nads.load_published_nads(spec.split(":", 1)[1])
+        except (FileNotFoundError, ValueError, KeyError) as e:
+            raise CLIError(f"{spec}: {e}") from e
+    if not os.path.exists(spec):
+        raise CLIError(f"{spec}: no such file")
+    if os.path.isdir(spec):
+        raise CLIError(f"{spec}: is a directory, not a NAD file")
+    try:
+        r = nads.NADResult.load(spec)
+    except KeyError as e:
+        raise CLIError(f"{spec}: not a NAD file (needs the arrays 'eigenvalues' and 'nads'; "
+                       f"missing {e})") from e
+    except Exception as e:  # noqa: BLE001 - zip/pickle/format errors of a foreign file
+        raise CLIError(f"{spec}: cannot read it as a NAD file (.npz from `python -m nadcore nads`): "
+                       f"{type(e).__name__}: {e}") from e
+    if r.nads.ndim != 2 or r.eigenvalues.ndim != 1 or r.nads.shape[0] != r.eigenvalues.shape[0]:
+        raise CLIError(f"{spec}: not a NAD file: 'nads' {r.nads.shape} must be (K, D) with one NAD per "
+                       f"row and 'eigenvalues' ({r.eigenvalues.shape}) of length K")
+    return r
+
+
+def describe(r, spec: str) -> str:
+    """One line on what a NAD set holds: model, method, networks, dimension."""
+    m = r.meta or {}
+    parts = [str(m.get("model", "?"))]
+    if m.get("method"):
+        parts.append(str(m["method"]))
+    if m.get("networks"):
+        parts.append(f"{m['networks']} networks")
+    parts.append(f"{r.nads.shape[0]} NADs of dimension {r.nads.shape[1]}")
+    return f"{spec}: " + ", ".join(parts)
+
+
+def compare(a_spec: str, b_spec: str, ks) -> dict:
+    """Top-k subspace overlaps of two NAD sets and the chance level k/D (CLIError on bad input)."""
+    from nadcore import nads
+
+    a, b = load_nad_file(a_spec), load_nad_file(b_spec)
+    if a.nads.shape[1] != b.nads.shape[1]:
+        raise CLIError(f"the NAD sets have different dimensions: {a_spec} has D={a.nads.shape[1]}, "
+                       f"{b_spec} has D={b.nads.shape[1]} (compare NADs of the same input shape)")
+    D = a.nads.shape[1]
+    avail = min(a.nads.shape[0], b.nads.shape[0])
+    bad = [k for k in ks if k < 1 or k > avail]
+    if bad:
+        raise CLIError(f"k={','.join(map(str, bad))} out of range: k must be between 1 and {avail} "
+                       f"({a_spec} holds {a.nads.shape[0]} NADs, {b_spec} {b.nads.shape[0]})")
+    rows = []
+    for k in ks:
+        o = nads.subspace_overlap(a.nads, b.nads, k)
+        rows.append({"k": k, "overlap": o, "chance": k / D, "distance": 1.0 - o})
+    return {"a": describe(a, a_spec), "b": describe(b, b_spec), "D": D, "rows": rows}
+
+
+def _print_compare(res: dict) -> None:
+    print(f"A = {res['a']}")
+    print(f"B = {res['b']}")
+    print(f"top-k subspace overlap ||U_k V_k^T||_F^2 / k  (1 = same subspace, k/D = chance; "
+          f"distance = 1 - overlap)")
+    print(f"{'k':>6} {'overlap':>9} {'chance k/D':>11} {'distance':>9}")
+    for r in res["rows"]:
+        print(f"{r['k']:>6d} {r['overlap']:>9.4f} {r['chance']:>11.4f} {r['distance']:>9.4f}")
+
+
+def show(files, out: str, n: int = 8, indices=None, title=None, dpi: int = 150) -> str:
+    """Draw the NADs ``indices`` (default 0..n-1) of every file with :func:`nadcore.plots.nads.nad_grid`."""
+    import os
+
+    import matplotlib.pyplot as plt
+
+    from nadcore.plots.nads import nad_grid
+
+    results = {}
+    for spec in files:
+        r = load_nad_file(spec)
+        m = r.meta or {}
+        if spec.startswith("published:"):
+            label = f"{spec.split(':', 1)[1]} (published)"
+        elif m.get("method"):
+            label = f"{m.get('model', os.path.basename(spec))} ({m['method']})"
+        else:
+            label = str(m.get("model", os.path.splitext(os.path.basename(spec))[0]))
+        while label in results:
+            label += "'"
+        results[label] = r
+    idx = list(indices) if indices is not None else list(range(n))
+    avail = min(r.nads.shape[0] for r in results.values())
+    bad = [i for i in idx if not 0 <= i < avail]
+    if bad:
+        raise CLIError(f"NAD indices {bad[:5]} out of range: the file(s) hold {avail} NADs "
+                       f"(use 0..{avail - 1})")
+    shapes = {r.nads.shape[1] for r in results.values()}
+    for r in results.values():
+        side = round(r.nads.shape[1] ** 0.5)
+        shape = tuple(r.input_shape)
+        if side * side != r.nads.shape[1] and (len(shape) != 3 or shape[0] * shape[1] * shape[2] != r.nads.shape[1]):
+            raise CLIError(f"cannot draw NADs of dimension {r.nads.shape[1]} as images")
+    if len(shapes) > 1:
+        print(f"note: the files have different dimensions {sorted(shapes)}", file=sys.stderr)
+    ext = os.path.splitext(out)[1].lower().lstrip(".")
+    if ext not in plt.gcf().canvas.get_supported_filetypes():
+        plt.close("all")
+        raise CLIError(f"--out {out!r}: unknown image format {ext!r} (use .png, .pdf or .svg)")
+    plt.close("all")
+    fig = nad_grid(_as_images(results), indices=idx,
+                   title=title if title is not None else "NADs: pixel space (top), Fourier energy (bottom)")
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    fig.savefig(out, dpi=dpi)
+    plt.close(fig)
+    return out
+
+
+def _as_images(results: dict) -> dict:
+    """nad_grid draws square single-channel NADs; multi-channel ones are summed over channels
+    for the pixel view (their Fourier energy is the sum over channels either way)."""
+    import numpy as np
+
+    out = {}
+    for label, r in results.items():
+        shape = tuple(r.input_shape)
+        if len(shape) == 3 and shape[0] > 1 and shape[0] * shape[1] * shape[2] == r.nads.shape[1]:
+            out[label] = r.nads.reshape(-1, *shape).sum(1).reshape(r.nads.shape[0], -1)
+        else:
+            out[label] = r
+    return out
 
 
 def main(argv=None) -> int:
@@ -86,6 +274,28 @@ def main(argv=None) -> int:
         print(json.dumps({k: r.meta[k] for k in ("model", "method", "networks", "sampling_seconds",
                                                   "networks_per_second", "device")}))
         print(f"wrote {args.out}: eigenvalues {r.eigenvalues.shape}, nads {r.nads.shape}")
+    elif args.command == "compare":
+        try:
+            res = compare(args.a, args.b, args.k)
+        except CLIError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        if args.json:
+            print(json.dumps(res, indent=1))
+        else:
+            _print_compare(res)
+    elif args.command == "show":
+        import matplotlib
+
+        matplotlib.use("Agg")  # the command line never needs a display
+        try:
+            out = show(args.files, args.out, args.n, args.indices, args.title, args.dpi)
+        except CLIError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        idx = args.indices if args.indices is not None else range(args.n)
+        print(f"wrote {out}: NADs {', '.join(map(str, idx))} of {len(args.files)} file(s), "
+              "pixel space (top) and Fourier energy (bottom)")
     return 0
 
 

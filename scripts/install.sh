@@ -25,7 +25,9 @@ log() { printf '[install] %s\n' "$*"; }
 # 1. Debian (apt) packages. Add system packages here (e.g. `chromium` for headless-browser
 #    checks of the rendered book); they are installed only when missing.
 # --------------------------------------------------------------------------------------------
-APT_PACKAGES=()
+# chromium: the headless browser of tests/test_browser.py, driven by the `playwright` pip package
+# through executable_path=/usr/bin/chromium (so Playwright never downloads a browser of its own).
+APT_PACKAGES=(chromium)
 command -v npm >/dev/null 2>&1 || APT_PACKAGES+=(npm)
 
 apt_missing=()
