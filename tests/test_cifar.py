@@ -1,0 +1,198 @@
+"""Fast tests of nadcore.cifar: loading, poisoning and flipping preserve what they must."""
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+import torch
+
+from nadcore import cifar
+
+
+def _orthonormal_rows(k, d, seed=0):
+    rng = np.random.default_rng(seed)
+    q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    return q.T[:k].astype(np.float32)
+
+
+@pytest.fixture(scope="module")
+def small_images():
+    rng = np.random.default_rng(1)
+    x = rng.random((20, 3, 8, 8)).astype(np.float32)
+    y = np.arange(20) % 10
+    return x, y
+
+
+# ---------------------------------------------------------------------------- flipping
+def test_basis_matrix_is_orthogonal_and_keeps_nads():
+    nads = _orthonormal_rows(63, 64)
+    U = cifar.basis_matrix(nads)
+    assert U.shape == (64, 64)
+    np.testing.assert_allclose(U.T @ U, np.eye(64), atol=1e-10)
+    np.testing.assert_allclose(U[:, :63].T, nads, atol=1e-6)
+
+
+def test_flip_is_orthogonal_and_an_involution(small_images):
+    x, _ = small_images
+    U = cifar.basis_matrix(_orthonormal_rows(63, 64, seed=2))
+    xf = cifar.flip_representation(x, U)
+    assert xf.shape == x.shape and xf.dtype == x.dtype
+    np.testing.assert_allclose(np.linalg.norm(xf.reshape(20, -1), axis=1),
+                               np.linalg.norm(x.reshape(20, -1), axis=1), rtol=1e-5)
+    # per channel too: the flip never mixes colour channels
+    np.testing.assert_allclose(np.linalg.norm(xf, axis=(2, 3)), np.linalg.norm(x, axis=(2, 3)), rtol=1e-5)
+    np.testing.assert_allclose(cifar.flip_representation(xf, U), x, atol=1e-5)
+    assert not np.allclose(xf, x)
+
+
+def test_flip_moves_first_nad_to_last():
+    U = cifar.basis_matrix(_orthonormal_rows(64, 64, seed=3))
+    x = U[:, 0].reshape(1, 1, 8, 8)
+    np.testing.assert_allclose(cifar.flip_representation(x, U).reshape(-1), U[:, -1], atol=1e-12)
+
+
+def test_flip_torch_matches_numpy(small_images):
+    x, _ = small_images
+    U = cifar.basis_matrix(_orthonormal_rows(64, 64, seed=4))
+    out = cifar.flip_representation(torch.from_numpy(x), U)
+    assert isinstance(out, torch.Tensor)
+    np.testing.assert_allclose(out.numpy(), cifar.flip_representation(x, U), atol=1e-6)
+
+
+def test_flip_rejects_non_orthogonal():
+    with pytest.raises(ValueError):
+        cifar.flip_representation(np.zeros((1, 1, 4, 4)), np.ones((16, 16)))
+    with pytest.raises(ValueError):
+        cifar.flip_representation(np.zeros((1, 1, 4, 4)), _orthonormal_rows(15, 16))
+
+
+# ---------------------------------------------------------------------------- poisoning
+def test_carrier_assignment_matches_authors_layout():
+    a = cifar.carrier_assignment(10, 3)
+    assert [t[0] for t in a] == [0] * 6 + [1] * 4
+    assert [t[1] for t in a] == [0, 1, 2, 0, 1, 2, 0, 1, 2, 0]
+    assert [t[2] for t in a] == [-1, 1] * 5
+    assert len(set(a)) == 10
+
+
+@pytest.mark.parametrize("index", [0, 5, 62])
+def test_poison_sets_component_and_leaves_orthogonal_part(small_images, index):
+    x, y = small_images
+    nads = _orthonormal_rows(64, 64, seed=5)
+    eps = 0.05
+    xp = cifar.poison(x, y, nads, index, eps)
+    carriers, signs = cifar.poison_carriers(nads, index, shape=(8, 8))
+    c = carriers[y].reshape(20, -1)
+    along = np.einsum("nd,nd->n", xp.reshape(20, -1).astype(np.float64), c)
+    np.testing.assert_allclose(along, eps * signs[y], atol=1e-6)
+    assert set(np.round(along / eps).astype(int)) == {-1, 1}
+    # the change is parallel to the carrier: nothing moves orthogonally to it
+    delta = (xp - x).reshape(20, -1).astype(np.float64)
+    resid = delta - np.einsum("nd,nd->n", delta, c)[:, None] * c
+    assert np.abs(resid).max() < 1e-6
+    # the other channels of each image are untouched
+    for n in range(20):
+        ch = cifar.carrier_assignment()[y[n]][1]
+        others = [k for k in range(3) if k != ch]
+        np.testing.assert_array_equal(xp[n, others], x[n, others])
+
+
+def test_poison_torch_and_index_check(small_images):
+    x, y = small_images
+    nads = _orthonormal_rows(64, 64, seed=6)
+    out = cifar.poison(torch.from_numpy(x), torch.from_numpy(y), nads, 3, 0.1)
+    assert isinstance(out, torch.Tensor)
+    np.testing.assert_allclose(out.numpy(), cifar.poison(x, y, nads, 3, 0.1), atol=1e-7)
+    with pytest.raises(IndexError):
+        cifar.poison(x, y, nads, 63, 0.1)        # needs NAD 64, which does not exist
+
+
+def test_binarise_labels():
+    y = np.arange(10)
+    np.testing.assert_array_equal(cifar.binarise_labels(y), [-1] * 5 + [1] * 5)
+
+
+# ---------------------------------------------------------------------------- loading
+def test_loader_finds_subset_and_reports_counts():
+    if cifar.find_subset() is None:
+        pytest.skip("the project's CIFAR-10 subset is not available here")
+    data = cifar.load_cifar10(source="subset")
+    d = data.description
+    assert d["is_subset"] and d["checksum_verified"]
+    assert (d["n_train"], d["n_test"]) == (5170, 1017)
+    assert data.x_train.shape == (5170, 3, 32, 32) and data.x_train.dtype == np.float32
+    assert 0.0 <= data.x_train.min() and data.x_train.max() <= 1.0
+    assert d["train_class_counts"] == [521, 534, 497, 505, 540, 484, 515, 524, 537, 513]
+    assert sum(d["test_class_counts"]) == 1017
+    s = data.summary()
+    assert "5,170" in s and "1,017" in s and "SUBSET" in s
+    small = cifar.load_cifar10(source="subset", max_train=100, max_test=50)
+    assert small.description["n_train"] == 100 and len(small.y_test) == 50
+
+
+def test_clear_error_when_nothing_found(tmp_path):
+    with pytest.raises(cifar.CIFAR10NotFoundError, match="How to get CIFAR-10"):
+        cifar.load_cifar10(root=tmp_path, subset_root=tmp_path)
+    with pytest.raises(cifar.CIFAR10NotFoundError):
+        cifar.load_cifar10(root=tmp_path, source="full")
+
+
+def _write_fake_subset(d, digest=None):
+    x = np.zeros((4, 32, 32, 3), np.uint8)
+    y = np.arange(4, dtype=np.uint8)
+    np.savez(d / cifar.SUBSET_FILE, x_train=x, y_train=y, x_test=x, y_test=y)
+    if digest is None:
+        digest = hashlib.sha256((d / cifar.SUBSET_FILE).read_bytes()).hexdigest()
+    (d / "SHA256SUMS").write_text(f"{digest}  {cifar.SUBSET_FILE}\n")
+
+
+def test_checksum_mismatch_detected(tmp_path):
+    _write_fake_subset(tmp_path, digest="0" * 64)
+    with pytest.raises(cifar.CIFAR10ChecksumError, match="SHA-256"):
+        cifar.load_cifar10(subset_root=tmp_path, source="subset")
+
+
+def test_checksum_match_and_env_var(tmp_path, monkeypatch):
+    _write_fake_subset(tmp_path)
+    monkeypatch.setenv("NADCORE_CIFAR_SUBSET", str(tmp_path))
+    monkeypatch.delenv("NADCORE_DATA_ROOT", raising=False)
+    data = cifar.load_cifar10(source="subset")
+    assert data.description["n_train"] == 4 and data.description["path"].startswith(str(tmp_path))
+
+
+def test_normalise_matches_authors_constants():
+    x = np.broadcast_to(np.asarray(cifar.CIFAR10_MEAN, np.float32)[None, :, None, None], (2, 3, 4, 4))
+    np.testing.assert_allclose(cifar.normalise(x), 0.0, atol=1e-6)
+    t = cifar.normalise(torch.ones(1, 3, 2, 2))
+    np.testing.assert_allclose(t[0, :, 0, 0].numpy(),
+                               (1 - np.array(cifar.CIFAR10_MEAN)) / np.array(cifar.CIFAR10_STD), rtol=1e-6)
+
+
+# ---------------------------------------------------------------------------- experiment plumbing
+def test_sweep_and_flip_run_pair_and_cache(tmp_path):
+    """Plumbing only (random arrays as a test fixture, a logistic regression, one epoch)."""
+    from nadcore.cache import Cache
+
+    rng = np.random.default_rng(7)
+    x = rng.random((64, 3, 32, 32)).astype(np.float32)
+    y = np.arange(64) % 10
+    data = cifar.CIFAR10Data(x, y, x[:32], y[:32], dict(name="fixture", n_train=64, n_test=32))
+    q = _orthonormal_rows(32, 32, seed=8).astype(np.float64)
+    nads = np.kron(q, q)              # a cheap 1024 x 1024 orthogonal matrix (rows orthonormal)
+    train = dict(epochs=1, max_lr=0.01, batch_size=32)
+    cache = Cache(tmp_path)
+    rows = cifar.poisoning_sweep(data, nads, [0, 5], eps=0.05, model="logreg", train=train,
+                                 device="cpu", cache=cache)
+    assert [r["index"] for r in rows] == [None, 0, 5]
+    assert rows[0]["l2_change"] == 0.0 and rows[1]["l2_change"] > 0
+    assert all(0.0 <= r["test_acc"] <= 1.0 for r in rows) and "carrier_test_acc" in rows[1]
+    again = cifar.poisoning_sweep(data, nads, [0, 5], eps=0.05, model="logreg", train=train,
+                                  device="cpu", cache=cache)
+    assert [r["test_acc"] for r in again] == [r["test_acc"] for r in rows]
+    assert all(r.get("cached") for r in again)
+    U = cifar.basis_matrix(nads)
+    f = cifar.flipping_experiment(data, U, model="logreg", train=train, device="cpu", cache=cache)
+    # the clean run of the flipping experiment is the sweep's baseline (same key: reused)
+    assert f["original"]["test_acc"] == rows[0]["test_acc"] and f["original"]["cached"]
+    assert set(f) == {"original", "flipped"}

@@ -1,0 +1,123 @@
+"""nadcore.train: the original SGD recipe, and train_many == a loop of train_classifier."""
+import copy
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+from nadcore.data import directional_train_test, fourier_basis_vector
+from nadcore.models import build_model
+from nadcore.train import (iterations_to_loss, lr_at, supports_train_many, train_classifier,
+                           train_many)
+
+
+def _data(k, n=256, n_test=200, seed=0, sigma=3.0):
+    return directional_train_test(fourier_basis_vector(0, k), n, n_test, sigma, 1.0,
+                                  torch.Generator().manual_seed(seed))
+
+
+def test_learning_rate_schedule_is_the_original_linear_decay():
+    epochs, nb, max_lr = 3, 7, 0.5
+    lrs = [lr_at(i, nb, epochs, max_lr) for i in range(epochs * nb)]
+    ref = [np.interp([e + (b + 1) / nb], [0, epochs], [max_lr, 0])[0]
+           for e in range(epochs) for b in range(nb)]
+    np.testing.assert_allclose(lrs, ref)
+    assert lrs[-1] == 0.0 and lrs[0] < max_lr and np.all(np.diff(lrs) < 0)
+
+
+def test_iterations_to_loss():
+    loss = np.r_[np.ones(10), np.full(10, 0.01)]
+    assert iterations_to_loss(loss, 0.1, window=1) == 11
+    assert iterations_to_loss(loss, 0.1, window=4) == 14
+    assert iterations_to_loss(np.ones(5), 0.1) is None
+    np.testing.assert_array_equal(iterations_to_loss(np.stack([loss, np.ones(20)]), 0.1, 1), [11, -1])
+
+
+def test_train_classifier_logreg_learns_separable_data():
+    torch.manual_seed(0)
+    x, y, xt, yt = _data(2, n=1024, n_test=500, sigma=1.0)
+    r = train_classifier(build_model("logreg"), x, y, epochs=6, max_lr=0.5,
+                         generator=torch.Generator().manual_seed(0), x_test=xt, y_test=yt)
+    assert r.iter_loss.shape == (6 * 8,) and r.epoch_loss.shape == (6,)
+    assert r.train_acc > 0.95 and r.test_acc > 0.8
+    assert r.epoch_loss[-1] < r.epoch_loss[0]
+    assert r.config["loss"] == "logistic"
+
+
+def test_train_classifier_multiclass_and_label_checks():
+    torch.manual_seed(0)
+    x = torch.randn(200, 1, 32, 32)
+    y = torch.randint(0, 10, (200,))
+    m = build_model("lenet", 1, 10)
+    r = train_classifier(m, x, y, epochs=1, batch_size=64, max_lr=0.05, momentum=0.9,
+                         weight_decay=5e-4, generator=torch.Generator().manual_seed(0),
+                         x_test=x[:50], y_test=y[:50])
+    assert r.config["loss"] == "cross_entropy" and 0 <= r.test_acc <= 1 and r.iterations == 4
+    with pytest.raises(ValueError, match="cross-entropy labels"):
+        train_classifier(build_model("lenet", 1, 10), x, y * 2 - 1, epochs=1, max_lr=0.1,
+                         generator=None)
+    with pytest.raises(ValueError, match="binary labels"):
+        train_classifier(build_model("logreg"), x, y, epochs=1, max_lr=0.1, generator=None)
+
+
+def _many_vs_loop(arch, M=3, **kw):
+    data = [_data(2 * i + 1, n=200, n_test=100, seed=i) for i in range(M)]
+    torch.manual_seed(1)
+    models = [build_model(arch) for _ in range(M)]
+    copies = [copy.deepcopy(m) for m in models]
+    settings = dict(epochs=2, batch_size=64, **{"max_lr": 0.5, **kw})
+    loop = [train_classifier(copies[i], data[i][0], data[i][1], generator=torch.Generator().manual_seed(i),
+                             x_test=data[i][2], y_test=data[i][3], **settings) for i in range(M)]
+    many = train_many(models, [d[0] for d in data], [d[1] for d in data],
+                      generators=[torch.Generator().manual_seed(i) for i in range(M)],
+                      xs_test=[d[2] for d in data], ys_test=[d[3] for d in data], **settings)
+    for a, b, ma, mb in zip(loop, many, copies, models):
+        np.testing.assert_allclose(a.iter_loss, b.iter_loss, rtol=1e-4, atol=1e-5)
+        assert abs(a.test_acc - b.test_acc) <= 1 / 100 + 1e-9
+        assert abs(a.train_acc - b.train_acc) <= 1 / 200 + 1e-9
+        for p, q in zip(ma.parameters(), mb.parameters()):
+            torch.testing.assert_close(p, q, rtol=1e-4, atol=1e-5)
+    return loop, many
+
+
+@pytest.mark.parametrize("arch", ["lenet", "logreg", "mlp"])
+def test_train_many_equals_a_loop_of_train_classifier(arch):
+    # momentum and weight decay on, and a large max_lr so that clipping (0.5) is active
+    _many_vs_loop(arch, momentum=0.9, weight_decay=1e-3)
+
+
+def test_train_many_clips_each_model_on_its_own_norm():
+    # plain SGD, no clipping vs clipping: the per-model clipping matters and is matched
+    loop, many = _many_vs_loop("lenet", M=2, clip_grad_norm=None, max_lr=0.05)
+    loop_c, _ = _many_vs_loop("lenet", M=2, clip_grad_norm=0.5, max_lr=0.05)
+    assert not np.allclose(loop[0].iter_loss, loop_c[0].iter_loss)
+
+
+class _BNNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = nn.Conv2d(1, 2, 3)
+        self.bn = nn.BatchNorm2d(2)
+        self.fc = nn.Linear(2 * 30 * 30, 1)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.bn(self.c(x))).flatten(1))
+
+
+def test_train_many_falls_back_to_a_loop_for_batchnorm():
+    assert supports_train_many(build_model("lenet")) and not supports_train_many(_BNNet())
+    x, y, xt, yt = _data(1, n=64, n_test=32)
+    res = train_many([_BNNet(), _BNNet()], [x, x], [y, y], epochs=1, max_lr=0.1,
+                     generators=[torch.Generator().manual_seed(0)] * 2, xs_test=[xt, xt], ys_test=[yt, yt])
+    assert len(res) == 2 and all(0 <= r.test_acc <= 1 for r in res)
+    with pytest.raises(ValueError):
+        train_many([_BNNet()], [x], [y], epochs=1, max_lr=0.1, generators=None, fallback=False)
+
+
+def test_triangular_schedule_and_train_many_follow_it():
+    lrs = np.array([lr_at(i, 10, 5, 0.2, "triangular") for i in range(50)])
+    assert abs(lrs.max() - 0.2) < 1e-12 and lrs.argmax() == 19 and lrs[-1] == 0.0
+    with pytest.raises(ValueError):
+        lr_at(0, 10, 5, 0.2, "cosine")
+    _many_vs_loop("logreg", M=2, schedule="triangular", momentum=0.9)

@@ -1,0 +1,189 @@
+"""Tests of nadcore.underspec (chapter 5): datasets, channel ablations, cross-sections."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+
+from nadcore import underspec as us
+from nadcore.cache import Cache
+from nadcore.train import lr_at
+
+
+def _basis(seed=0, k=4):
+    """k random orthonormal 1024-vectors (rows)."""
+    q, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((1024, k)))
+    return q.T.astype(np.float32)
+
+
+def _linear_model(w, bias=0.0):
+    """One-output linear model f(x) = <w, x> + bias on (N, *w.shape) inputs."""
+    w = torch.as_tensor(w, dtype=torch.float32)
+    m = nn.Sequential(nn.Flatten(), nn.Linear(w.numel(), 1))
+    with torch.no_grad():
+        m[1].weight.copy_(w.reshape(1, -1))
+        m[1].bias.fill_(bias)
+    return m
+
+
+def test_directional_with_labels_is_d_v_given_y():
+    v = _basis(1, 1)[0].reshape(1, 32, 32)
+    y = torch.tensor([1, -1, -1, 1, 1, -1] * 50)
+    x = us.directional_with_labels(v, y, sigma=2.0, epsilon=0.7, generator=torch.Generator().manual_seed(0))
+    proj = x.reshape(len(y), -1).double() @ torch.as_tensor(v).reshape(-1).double()
+    assert torch.allclose(proj, 0.7 * y.double(), atol=1e-4)
+    # the noise orthogonal to v has variance sigma^2 per coordinate
+    assert abs(float(x.reshape(len(y), -1).std()) - 2.0) < 0.05
+    with pytest.raises(ValueError):
+        us.directional_with_labels(v, torch.tensor([0, 1]), 1.0, 1.0)
+
+
+def test_underspecified_dataset_shares_labels_and_margins():
+    U = _basis(2, 2)
+    g = torch.Generator().manual_seed(3)
+    x, y = us.underspecified_dataset(U[0], U[1], 400, eps1=1.0, eps2=0.5, sigma=1.0, generator=g)
+    assert x.shape == (400, 2, 32, 32) and y.shape == (400,)
+    assert set(y.tolist()) == {-1, 1}
+    p1 = x[:, 0].reshape(400, -1).double() @ torch.as_tensor(U[0]).double()
+    p2 = x[:, 1].reshape(400, -1).double() @ torch.as_tensor(U[1]).double()
+    assert torch.allclose(p1, 1.0 * y.double(), atol=1e-4)
+    assert torch.allclose(p2, 0.5 * y.double(), atol=1e-4)
+    x2, y2 = us.underspecified_dataset(U[0], U[1], 400, generator=torch.Generator().manual_seed(3))
+    assert torch.equal(x, x2) and torch.equal(y, y2)
+
+
+def test_cifar_dv_dataset_appends_directional_channel():
+    v = _basis(4, 1)[0]
+    xc = np.random.default_rng(0).standard_normal((50, 3, 32, 32)).astype(np.float32)
+    y = np.where(np.arange(50) % 3 == 0, 1.0, -1.0)
+    x = us.cifar_dv_dataset(xc, y, v, sigma=3.0, epsilon=1.0, generator=torch.Generator().manual_seed(0))
+    assert x.shape == (50, 4, 32, 32)
+    assert np.array_equal(x[:, :3].numpy(), xc)
+    proj = x[:, 3].reshape(50, -1).double() @ torch.as_tensor(v).double()
+    assert np.allclose(proj.numpy(), y, atol=1e-4)
+
+
+def test_channel_ablation_of_known_linear_models():
+    U = _basis(5, 2)
+    x, y = us.underspecified_dataset(U[0], U[1], 300, sigma=1.0, generator=torch.Generator().manual_seed(1))
+    w1 = np.zeros((2, 32, 32), np.float32)
+    w1[0] = U[0].reshape(32, 32)
+    w2 = np.zeros((2, 32, 32), np.float32)
+    w2[1] = U[1].reshape(32, 32)
+    groups = {"first": [0], "second": [1]}
+    only1 = us.channel_ablation_accuracy(_linear_model(w1), x, y, groups)
+    assert only1["all"] == 1.0 and only1["first"] == 1.0
+    # without channel 1 the output is 0 everywhere: prediction -1, accuracy = share of -1 labels
+    assert only1["second"] == pytest.approx(float((y < 0).double().mean()))
+    only2 = us.channel_ablation_accuracy(_linear_model(w2), x, y, groups)
+    assert only2["all"] == 1.0 and only2["second"] == 1.0
+    assert us.zero_channels(x, [1])[:, 1].abs().max() == 0 and torch.equal(us.zero_channels(x, [1])[:, 0], x[:, 0])
+
+
+def test_plane_points_have_exact_coordinates():
+    U = _basis(6, 3)
+    e1, e2 = torch.as_tensor(U[0]), torch.as_tensor(U[1])
+    anchor = torch.as_tensor(U[2]) * 5 + 0.3 * e1 - 2 * e2
+    a, b = np.linspace(-1, 1, 5), np.linspace(-2, 2, 3)
+    pts = us.plane_points(e1, e2, a, b, anchor).double()
+    assert pts.shape == (15, 1024)
+    A = (pts @ e1.double()).reshape(3, 5)
+    B = (pts @ e2.double()).reshape(3, 5)
+    assert np.allclose(A.numpy(), a[None, :], atol=1e-5) and np.allclose(B.numpy(), b[:, None], atol=1e-5)
+    with pytest.raises(ValueError):
+        us.plane_points(e1, e1, a, b)
+
+
+@pytest.mark.parametrize("alpha,beta,gamma,bias", [(1.0, 0.5, 0.3, 0.2), (0.2, -1.0, -0.7, 0.05),
+                                                   (2.0, 1.0, 0.0, 0.0)])
+def test_cross_section_of_linear_model_is_the_expected_line(alpha, beta, gamma, bias):
+    """For f(x) = <w, x> + c with w = alpha e1 + beta e2 + gamma r (r orthogonal to the plane),
+    the cross-section through an anchor x0 is the line alpha a + beta b + (gamma <r, x0> + c) = 0."""
+    U = _basis(7, 3)
+    e1 = np.zeros((2, 32, 32), np.float32)
+    e1[0] = U[0].reshape(32, 32)
+    e2 = np.zeros((2, 32, 32), np.float32)
+    e2[1] = U[1].reshape(32, 32)
+    r = np.zeros((2, 32, 32), np.float32)
+    r[0] = U[2].reshape(32, 32)
+    anchor = torch.as_tensor(0.8 * r + 0.4 * e1 - 1.0 * e2)   # in-plane parts are removed
+    model = _linear_model(alpha * e1 + beta * e2 + gamma * r, bias)
+    sec = us.decision_cross_section(model, e1, e2, extent=2.0, resolution=31, anchor=anchor)
+    a, b, z = sec["a"], sec["b"], sec["logits"]
+    k = gamma * 0.8 + bias
+    expected = alpha * a[None, :] + beta * b[:, None] + k
+    assert z.shape == (31, 31) and np.allclose(z, expected, atol=1e-5)
+    pts = us.boundary_points(a, b, z)
+    assert len(pts) > 10
+    residual = np.abs(alpha * pts[:, 0] + beta * pts[:, 1] + k) / math.hypot(alpha, beta)
+    assert residual.max() < 1e-4
+    assert us.boundary_angle(a, b, z) == pytest.approx(math.degrees(math.atan2(beta, alpha)), abs=1e-4)
+
+
+def test_boundary_angle_extremes_and_max_margin():
+    a = b = np.linspace(-2, 2, 21)
+    A, B = np.meshgrid(a, b)  # A varies along columns, like logits[i, j] at (a[j], b[i])
+    assert us.boundary_angle(a, b, 3 * A) == pytest.approx(0.0, abs=1e-9)
+    assert us.boundary_angle(a, b, B - 0.1) == pytest.approx(90.0, abs=1e-9)
+    assert us.boundary_angle(a, b, 1.0 * A + 0.5 * B) == pytest.approx(us.MAX_MARGIN_ANGLE)
+    assert us.MAX_MARGIN_ANGLE == pytest.approx(26.565, abs=1e-3)
+
+
+def test_phase_transition_index():
+    idx, thr = us.phase_transition_index([0, 3, 10, 30, 100], [1.0, 0.99, 0.98, 0.6, 0.5])
+    assert idx == 30 and thr == pytest.approx(0.75)
+    assert us.phase_transition_index([0, 10], [0.9, 0.88])[0] is None
+    # unsorted input is sorted by index first
+    assert us.phase_transition_index([100, 0, 10], [0.5, 1.0, 0.9])[0] == 100
+
+
+def test_triangular_learning_rate():
+    nb, epochs, m = 10, 5, 0.2
+    lrs = [lr_at(i, nb, epochs, m, "triangular") for i in range(nb * epochs)]
+    assert max(lrs) == pytest.approx(m) and lrs[-1] == pytest.approx(0.0)
+    assert int(np.argmax(lrs)) == 2 * epochs * nb // 5 - 1
+    assert lrs[0] == pytest.approx(m / (2 * epochs * nb / 5))
+    assert lr_at(3, nb, epochs, m) == lr_at(3, nb, epochs, m, "linear")
+    with pytest.raises(ValueError):
+        lr_at(0, nb, epochs, m, "cosine")
+
+
+def test_concat_grid_experiment_runs_and_caches(tmp_path):
+    torch.set_num_threads(1)
+    U = _basis(8, 3)
+    kw = dict(n_train=64, n_test=32, train=dict(epochs=1, max_lr=0.1, clip_grad_norm=0.5),
+              resolution=5, extent=1.0, seed=0, device="cpu", chunk=3)
+    cache = Cache(tmp_path)
+    r = us.concat_grid_experiment("logreg", U, [0, 2], [1, 2], cache=cache, **kw)
+    assert r.acc_both.shape == (2, 2) and r.sections.shape == (2, 2, 5, 5)
+    assert np.all((r.acc_first >= 0) & (r.acc_first <= 1))
+    assert r.section(2, 1)["logits"].shape == (5, 5)
+    r2 = us.concat_grid_experiment("logreg", U, [0, 2], [1, 2], cache=cache, **kw)
+    assert np.array_equal(r.acc_both, r2.acc_both) and np.array_equal(r.sections, r2.sections)
+    # same pair, same seed -> same run, whatever the grid or chunking around it
+    r3 = us.concat_grid_experiment("logreg", U, [2], [1], cache=None, **{**kw, "chunk": 1})
+    assert r3.acc_second[0, 0] == r.acc_second[1, 0]
+    assert np.allclose(r3.sections[0, 0], r.sections[1, 0], atol=1e-5)
+
+
+def test_cifar_dv_experiment_runs(tmp_path):
+    torch.set_num_threads(1)
+    U = _basis(9, 2)
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((80, 3, 32, 32)).astype(np.float32)
+    y = np.where(rng.random(80) < 0.5, -1, 1)
+    r = us.cifar_dv_experiment("logreg", x[:64], y[:64], x[64:], y[64:], U, [0, 1], sigma=1.0,
+                               train=dict(epochs=2, max_lr=0.1, clip_grad_norm=0.5), device="cpu",
+                               cache=Cache(tmp_path), chunk=2)
+    assert r.acc_all.shape == r.acc_cifar.shape == r.acc_dv.shape == (2,)
+    assert np.all((r.acc_dv >= 0) & (r.acc_dv <= 1))
+
+
+def test_mlp_cifar_architecture():
+    m = us.mlp_cifar(4, 1)
+    dims = [l.out_features for l in m.modules() if isinstance(l, nn.Linear)]
+    assert dims == [200, 50, 1]
+    assert us.cifar_spec("mlp") == "nadcore.underspec:mlp_cifar" and us.cifar_spec("lenet") == "lenet"
