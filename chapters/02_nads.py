@@ -131,14 +131,15 @@ fig = nadplots.nad_grid(views, indices=(0, 1, 2, 3, 4),
 # eigenvalues the individual eigenvectors are not identifiable at any practical $N$, but the
 # subspace they span is. The metric is the top-$k$ subspace overlap
 # $\lVert U_k^\top V_k \rVert_F^2 / k$, which is 1 for identical subspaces and about $k/D$ for
-# random ones ($D = 1024$).
+# random ones ($D = 1024$). An estimate from $N$ networks has rank at most $N$, so overlaps with
+# $k > N$ are not identifiable and shown as NaN.
 
 # %% tags=["nbval-check-output"]
 ks = list(nads.OVERLAP_KS)
-rows = {"secant vs gradient": [nads.subspace_overlap(secant.nads, gradient.nads, k) for k in ks]}
+rows = {"secant vs gradient": [nads.identifiable_overlap(secant, gradient, k) for k in ks]}
 if published is not None:
-    rows["secant vs published"] = [nads.subspace_overlap(secant.nads, published.nads, k) for k in ks]
-    rows["gradient vs published"] = [nads.subspace_overlap(gradient.nads, published.nads, k) for k in ks]
+    rows["secant vs published"] = [nads.identifiable_overlap(secant, published, k) for k in ks]
+    rows["gradient vs published"] = [nads.identifiable_overlap(gradient, published, k) for k in ks]
 rows["chance (k/D)"] = [k / secant.nads.shape[1] for k in ks]
 overlaps = pd.DataFrame(rows, index=[f"k={k}" for k in ks]).T
 print(overlaps.round(3).to_string())
@@ -249,7 +250,7 @@ for arch in archs:
     s, g = gallery_secant.get(arch), gallery_gradient[arch]
     row = {"architecture": arch, "secant source": secant_source.get(arch, "-")}
     for k in (1, 4, 16, 64):
-        row[f"overlap k={k}"] = nads.subspace_overlap(s.nads, g.nads, k) if s is not None else np.nan
+        row[f"overlap k={k}"] = nads.identifiable_overlap(s, g, k) if s is not None else np.nan
     row["low-freq secant"] = np.mean([nads.low_frequency_fraction(s.nads[i]) for i in range(3)]) if s is not None else np.nan
     row["low-freq gradient"] = np.mean([nads.low_frequency_fraction(g.nads[i]) for i in range(3)])
     table.append(row)

@@ -120,9 +120,10 @@ fig = sepplots.direction_images({f"$k=({a},{b})$": fourier_basis_vector(a, b) fo
 # directions are what matters here. All directions of one architecture are trained together:
 # `nadcore.train.train_many` trains a chunk of independent networks in one vectorised program,
 # exactly as a loop of `nadcore.train.train_classifier` would (see `benchmarks/bench_training.py`
-# for the speed-up), and `nadcore.sweep.run_sweep` runs the chunks (in-process here; on any
-# `concurrent.futures` executor, see the end of the chapter) and stores each finished chunk in
-# the cache, so an interrupted run resumes.
+# for the speed-up), and `nadcore.sweep.run_sweep` runs the chunks (through a pool of
+# one-thread worker processes when the profile's `workers` > 1, in-process otherwise; any
+# `concurrent.futures` executor works, see the end of the chapter) and stores each finished
+# chunk in the cache, so an interrupted run resumes.
 
 # %% tags=["nbval-check-output"]
 table = pd.DataFrame.from_dict({a: settings(a) for a in dict.fromkeys(

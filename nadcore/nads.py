@@ -55,6 +55,25 @@ OVERLAP_KS = (1, 4, 16, 64)
 #: With ``workers="auto"``, start worker processes only if the work left after a probe of a few
 #: networks is projected to take longer than this (seconds).
 AUTO_POOL_SECONDS = 30.0
+AUTO_FLOPS_PER_SECOND = 20e9
+
+
+def forward_flops(model: torch.nn.Module, input_shape) -> float:
+    """Multiply-add FLOPs (x2) of one forward pass of one input, from Conv/Linear layers."""
+    total = [0.0]
+
+    def hook(mod, inp, out):
+        total[0] += 2.0 * out.numel() * mod.weight[0].numel()
+
+    hs = [m.register_forward_hook(hook) for m in model.modules()
+          if isinstance(m, (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d, torch.nn.Linear))]
+    try:
+        with torch.no_grad():
+            model.eval()(torch.zeros((1, *input_shape)))
+    finally:
+        for h in hs:
+            h.remove()
+    return total[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -349,6 +368,14 @@ def gradient_covariance(acc_even: np.ndarray, acc_odd: np.ndarray, n: int) -> np
     return (acc_even + acc_odd) / n
 
 
+def identifiable_overlap(a: "NADResult", b: "NADResult", k: int) -> float:
+    """:func:`subspace_overlap` of two NAD estimates, or NaN when ``k`` exceeds the number of
+    networks behind either: an N-network estimate has rank <= N, and its NADs past N are an
+    arbitrary basis of the null space (they change with the last bit of the input)."""
+    n = min(int(a.meta.get("networks", 10 ** 9)), int(b.meta.get("networks", 10 ** 9)))
+    return subspace_overlap(a.nads, b.nads, k) if k <= n else float("nan")
+
+
 def subspace_overlap(U: np.ndarray, V: np.ndarray, k: int) -> float:
     """``||U_k V_k^T||_F^2 / k`` for NAD sets stored one vector per ROW (1 = same subspace,
     about k/D for random subspaces)."""
@@ -388,18 +415,20 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
     spec_name = model if isinstance(model, str) else getattr(model, "__qualname__", repr(model))
 
     cps = sorted({int(c) for c in (checkpoints or []) if 2 <= int(c) < num_networks}) + [num_networks]
-    # "auto": one process per core on the CPU, but only once a first in-process probe of a few
-    # networks projects more than AUTO_POOL_SECONDS of remaining work (a worker pays a few
-    # seconds to start and import torch). Results do not depend on the number of workers.
-    auto = workers == "auto"
-    if auto:
-        workers = (os.cpu_count() or 1) if (dev.type == "cpu" and isinstance(model, str)) else 1
+    # "auto": one process per core on the CPU when the estimated work (forward FLOPs x passes x
+    # networks at AUTO_FLOPS_PER_SECOND) exceeds AUTO_POOL_SECONDS; a worker pays a few seconds to
+    # start and import torch. The choice is deterministic (it never depends on timings), so a
+    # chapter run twice accumulates in the same order and prints the same digits.
+    if workers == "auto":
+        passes = 2 * int(np.prod(input_shape)) if method == "secant" else 3
+        est = num_networks * passes * forward_flops(probe, input_shape) / AUTO_FLOPS_PER_SECOND
+        workers = ((os.cpu_count() or 1) if (dev.type == "cpu" and isinstance(model, str)
+                                             and est > AUTO_POOL_SECONDS) else 1)
     workers = max(1, int(workers))
     if workers > 1 and not isinstance(model, str):
         workers = 1  # factories that are not importable by name cannot travel to worker processes
-    probe_n = min(8, cps[0]) if (auto and workers > 1) else 0
+    probe_n = 0
     workers_used = 1
-
     D = int(np.prod(input_shape))
     total = _Accumulator(D)
     ck_n, ck_nads, ck_split = [], [], []

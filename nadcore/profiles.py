@@ -67,7 +67,7 @@ SETTINGS: dict[str, dict[str, dict]] = {
                       fig6_indices=[0, 1, 2, 100, 800, 1000],
                       train={"logreg": dict(n_train=256, epochs=2, max_lr=0.5),
                              "default": dict(n_train=256, epochs=2, max_lr=0.5)}),
-        "cpu": dict(grid=16, sigma=3.0, epsilon=1.0, n_test=2000, chunk=8, workers=1,
+        "cpu": dict(grid=16, sigma=3.0, epsilon=1.0, n_test=2000, chunk=8, workers=2,
                     fig1_models=["logreg", "lenet"], fig1_every=1,
                     fig3_models=["lenet_nopool"], fig3_every=2,
                     fig2_models=["lenet"], fig2_every=2, fig2_sigma=0.5, fig2_threshold=0.2,
