@@ -24,7 +24,7 @@ import numpy as np
 
 import nadcore
 
-__all__ = ["Cache", "default_cache", "cache_key", "CacheCorruptError"]
+__all__ = ["Cache", "default_cache", "cache_key", "CacheCorruptError", "file_sha256"]
 
 
 class CacheCorruptError(RuntimeError):
@@ -51,7 +51,8 @@ def cache_key(name: str, config: dict, version: str | None = None) -> tuple[str,
     return hashlib.sha256(blob).hexdigest()[:32], material
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """SHA-256 hex digest of a file, read in 1 MiB chunks."""
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
@@ -81,7 +82,7 @@ class Cache:
             meta = json.loads((d / "meta.json").read_text())
             if meta.get("key_material") != material:
                 raise CacheCorruptError("key material does not match the request")
-            if _sha256(d / "arrays.npz") != meta.get("sha256"):
+            if file_sha256(d / "arrays.npz") != meta.get("sha256"):
                 raise CacheCorruptError("checksum of arrays.npz does not match meta.json")
             with np.load(d / "arrays.npz", allow_pickle=False) as z:
                 arrays = {k: z[k] for k in z.files}
@@ -100,7 +101,7 @@ class Cache:
                 if np.asarray(v).dtype == object:
                     raise TypeError(f"array {k!r} has dtype object; only plain arrays are cached")
             np.savez(tmp / "arrays.npz", **{k: np.asarray(v) for k, v in arrays.items()})
-            record = {"key_material": material, "sha256": _sha256(tmp / "arrays.npz"),
+            record = {"key_material": material, "sha256": file_sha256(tmp / "arrays.npz"),
                       "meta": _canonical(meta or {})}
             (tmp / "meta.json").write_text(json.dumps(record, indent=1, sort_keys=True))
             if final.exists():

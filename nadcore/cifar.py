@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from nadcore.cache import file_sha256 as _sha256
+
 __all__ = [
     "CIFAR10_CLASSES", "CIFAR10_MEAN", "CIFAR10_STD", "SUBSET_FILE", "SUBSET_SHA256",
     "CIFAR10NotFoundError", "CIFAR10ChecksumError", "CIFAR10Data",
@@ -133,14 +135,6 @@ def find_subset(subset_root=None, root=None) -> Path | None:
         if f is not None:
             return f
     return None
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _expected_sha256(npz: Path) -> tuple[str, str]:

@@ -40,6 +40,7 @@ import torch
 
 import nadcore
 from nadcore import models as _models
+from nadcore.cache import file_sha256
 from nadcore.utils import derived_seed, resolve_device
 
 __all__ = [
@@ -569,7 +570,7 @@ def _check_sums(root: Path, names):
             table[parts[1].lstrip("*")] = parts[0]
     for n in names:
         if n in table:
-            h = hashlib.sha256((root / n).read_bytes()).hexdigest()
+            h = file_sha256(root / n)
             if h != table[n]:
                 raise ValueError(f"checksum mismatch for {root / n}: the file is damaged or not the "
                                  "authors' file; delete it and fetch it again")
