@@ -32,34 +32,26 @@
 # the figures in `nadcore.plots.pooling`.
 
 # %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "auto"
-mc_samples = None
-mc_ells = None
-sigmas = None
-lemma_ells = None
-lemma_iters = None
-lemma_repeats = None
+profile = "cpu"          # "smoke" (tests), "cpu" (laptop, minutes), "paper" (the papers' scale)
+seed = 0                 # first seed; the profile's `seeds` runs use seed, seed + 1, ...
+device = "auto"          # "auto", "cpu" or "cuda"
+knobs = None             # settings to override, e.g. {"mc_samples": 10000} (a dict or JSON)
 
 # %%
-import time
-
-_t0 = time.perf_counter()
-
 import numpy as np
+import pandas as pd
 
-from nadcore import profiles, theory
+from nadcore import linear_pooling, theory
+from nadcore.book import setup
+from nadcore.evidence import Criterion, exact_value
 from nadcore.plots import pooling as plots
-from nadcore.utils import generator, provenance, resolve_device
+from nadcore.utils import generator
 
-cfg = profiles.resolve("01_pooling", profile, mc_samples=mc_samples, mc_ells=mc_ells, sigmas=sigmas,
-                       lemma_ells=lemma_ells, lemma_iters=lemma_iters, lemma_repeats=lemma_repeats)
-dev = resolve_device(device)
+ch = setup("01_pooling", profile=profile, seed=seed, device=device, knobs=knobs)
+cfg = ch.cfg
 D, S = cfg["D"], cfg["S"]
 M = D // S
 m_hat = theory.average_pooling_prefilter(D, S)
-print(f"profile={profile}  D={D}  S={S}  M={M}  device={dev}")
 
 # %% [markdown]
 # ## The data model $\mathcal{D}(v)$ and the pooling layer in the Fourier domain
@@ -175,6 +167,15 @@ for l in ells[differ]:
     print(f"  l={l:3d}  Theorem 1: {closed[l]:.4f}   exact (cosine): {exact[l]:.4f}")
 assert np.abs(exact - real_cf).max() < 1e-9 and np.abs(exact - closed)[~differ].max() < 1e-9
 assert set(ells[differ]) <= {l for l in ells if (2 * l) % M == 0}
+blind = [l for l in ells if l % M == 0 and l > 0]
+ch.claim("thm1-anisotropic", "Sec. 2.1, Theorem 1: after average pooling the best achievable accuracy "
+         "depends on the discriminative frequency (an anisotropic lossy channel).",
+         Criterion(f"max - min over l of the Bayes accuracy (sigma={sig})", ">=", 0.2),
+         interval=exact_value(closed.max() - closed.min(), "closed form"), trained=False)
+ch.claim("thm1-blind", "Sec. 2.1: where the pooling prefilter vanishes (l a nonzero multiple of M) "
+         "even the Bayes-optimal classifier is at chance.",
+         Criterion(f"largest Bayes accuracy at l in {blind}", "<=", 0.5 + 1e-9),
+         interval=exact_value(exact[blind].max(), "exact optimum for any linear layer"), trained=False)
 
 # %% [markdown]
 # ## Checking Theorem 1 by simulation
@@ -191,22 +192,19 @@ mc_sigmas = list(dict.fromkeys(list(cfg["sigmas"]) + [cfg["table_sigma"]]))
 rows = []
 for k, s in enumerate(mc_sigmas):
     rows += theory.compare_theorem1_monte_carlo(cfg["mc_ells"], D, S, eps, s, cfg["mc_samples"],
-                                                generator(seed, 1, k, device=dev), phase=phase)
+                                                generator(seed, 1, k, device=ch.device), phase=phase)
+mc = pd.DataFrame(rows)
 
 # %% tags=["nbval-check-output"]
 print(f"n = {cfg['mc_samples']} samples per frequency, eps = {eps}, sigma = {sig}")
-print(f"{'l':>3} {'Theorem 1':>10} {'exact':>8} {'MC':>8} {'stderr':>8} {'z':>6}")
-for r in rows:
-    if r["sigma"] == sig:
-        print(f"{r['ell']:3d} {r['closed_form']:10.4f} {r['exact']:8.4f} {r['mc']:8.4f} "
-              f"{r['stderr']:8.4f} {r['z']:6.2f}")
-for s in mc_sigmas:
-    print(f"sigma = {s}: max z over {sum(r['sigma'] == s for r in rows)} frequencies = "
-          f"{max(r['z'] for r in rows if r['sigma'] == s):.2f}")
-
-# %%
-max_z = max(r["z"] for r in rows)
-assert max_z < 4, f"Monte Carlo disagrees with the theory: max z-score {max_z:.2f}"
+print(mc[mc.sigma == sig][["ell", "closed_form", "exact", "mc", "stderr", "z"]]
+      .to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+print(mc.groupby("sigma")["z"].agg(["count", "max"]).round(2).to_string())
+ch.claim("thm1-monte-carlo", "Sec. 2.1, Theorem 1 (Fig. 4a): the closed form is the accuracy the "
+         "best classifier reaches after pooling, checked by simulation in pixel space.",
+         Criterion(f"largest |z| of simulation vs exact optimum over {len(mc)} (frequency, sigma) pairs",
+                   "<=", 4.0), interval=exact_value(mc.z.max(), "largest z-score"), trained=False,
+         settings={"mc_samples": cfg["mc_samples"]})
 
 # %% [markdown]
 # The figure reproduces the paper's Fig. 4a. The lines are Theorem 1 for three noise levels, the
@@ -215,6 +213,7 @@ assert max_z < 4, f"Monte Carlo disagrees with the theory: max z-score {max_z:.2
 
 # %%
 fig = plots.plot_bayes_accuracy_after_pooling(rows, D, S, eps, cfg["sigmas"], phase=phase)
+ch.figure_data("fig4a", mc[["sigma", "ell", "closed_form", "exact", "mc", "stderr", "z"]])
 
 # %% [markdown]
 # Pooling is an *anisotropic* lossy channel. Low frequencies pass almost untouched:
@@ -276,41 +275,58 @@ fig = plots.plot_bayes_accuracy_after_pooling(rows, D, S, eps, cfg["sigmas"], ph
 m = np.abs(m_hat)
 le, ls, s_init = cfg["lemma_eps"], cfg["lemma_sigma"], cfg["lemma_init"]
 ell_h = cfg["lemma_ells"][-1]
-H = theory.expected_hessian_phi(ell_h, m, le, ls, s_init, S)
-H_emp = theory.empirical_hessian_phi(ell_h, m, le, ls, s_init, S, cfg["hessian_samples"],
-                                     generator(seed, 2, device=dev))
+H = linear_pooling.expected_hessian_phi(ell_h, m, le, ls, s_init, S)
+H_emp = linear_pooling.empirical_hessian_phi(ell_h, m, le, ls, s_init, S, cfg["hessian_samples"],
+                                             generator(seed, 2, device=ch.device))
 rel = np.abs(H_emp - H).max() / np.abs(H).max()
 print(f"l = {ell_h}: max |E_emp - Lemma 1| / max |Lemma 1| = {rel:.3f} "
       f"({cfg['hessian_samples']} draws of theta and x)")
 print(f"signal + noise curvature at l: Lemma 1 {H[ell_h, ell_h]:.5f}, empirical {H_emp[ell_h, ell_h]:.5f}")
-assert rel < 12 / np.sqrt(cfg["hessian_samples"]), "Lemma 1 disagrees with the sampled Hessian"
+ch.claim("lemma1-hessian", "Sec. 2.2, Lemma 1: the expected Hessian of the loss of the deep linear "
+         "model of pooling is the sum of a signal and a noise curvature term.",
+         Criterion("max |sampled - Lemma 1| / max |Lemma 1|", "<=",
+                   round(12 / np.sqrt(cfg["hessian_samples"]), 4)),
+         interval=exact_value(rel, "Monte Carlo average"), trained=False,
+         settings={"hessian_samples": cfg["hessian_samples"]})
 
 # %% [markdown]
 # Now train the model with plain minibatch SGD. The hyperparameters are in the profile: learning
 # rate `lemma_lr`, batch `lemma_batch`, initial scale `lemma_init` for both $\theta$ and $\phi$,
-# and `lemma_train` training samples. Each frequency is trained `lemma_repeats` times from
-# independent initialisations, and we plot the mean training loss. The table gives the first
-# iteration at which the mean loss falls halfway between chance (1) and the best linear loss
-# $\sigma^2/(\epsilon^2+\sigma^2)$.
+# and `lemma_train` training samples. Each frequency is trained once per seed (`seeds`), each
+# seed with its own data, initialisation and minibatches, and we plot the mean training loss. The
+# table gives the first iteration at which the loss falls halfway between chance (1) and the best
+# linear loss $\sigma^2/(\epsilon^2+\sigma^2)$, as the median over seeds.
 
 # %%
-runs = [theory.train_linear_pooling_model(
+runs = [linear_pooling.train_linear_pooling_model(
             l, D, S, m, le, ls, cfg["lemma_train"], cfg["lemma_iters"], cfg["lemma_lr"],
-            cfg["lemma_batch"], generator(seed, 3, l, device=dev), s_theta=s_init, s_phi=s_init,
-            repeats=cfg["lemma_repeats"])
+            cfg["lemma_batch"], generator(seed, 3, l, device=ch.device), s_theta=s_init, s_phi=s_init,
+            repeats=len(ch.seeds))
         for l in cfg["lemma_ells"]]
 fig = plots.plot_linear_pooling_training(runs, logx=True)
+curves = pd.DataFrame([{"ell": r["ell"], "seed": s, "iteration": i, "loss": r["losses"][k, i]}
+                       for r in runs for k, s in enumerate(ch.seeds)
+                       for i in range(0, cfg["lemma_iters"] + 1, max(1, cfg["lemma_iters"] // 200))])
+ch.figure_data("fig4b", curves)
 
 # %% tags=["nbval-check-output"]
 level = 0.5 * (1 + runs[0]["bayes_loss"])
-print(f"{'l':>3} {'m[l]':>7} {'zeta':>8} {'iterations to loss < ' + format(level, '.2f'):>26} {'final loss':>11}")
-t_conv = []
-for r in runs:
-    t = theory.convergence_iteration(r["loss"], level)
-    t_conv.append(np.inf if t is None else t)
-    print(f"{r['ell']:3d} {m[r['ell']]:7.3f} {r['zeta']:8.3f} {str(t):>26} {r['loss'][-1]:11.3f}")
-best, worst = int(np.argmax([r["zeta"] for r in runs])), int(np.argmin([r["zeta"] for r in runs]))
-assert 3 * t_conv[best] < t_conv[worst], "the largest-zeta frequency should train much faster"
+censored = cfg["lemma_iters"] + 1  # a run that never gets there counts as one step past the budget
+first = [[linear_pooling.convergence_iteration(l, level) for l in r["losses"]] for r in runs]
+t_conv = np.array([[censored if t is None else t for t in f] for f in first])  # (frequencies, seeds)
+table = pd.DataFrame({"l": [r["ell"] for r in runs], "m[l]": m[[r["ell"] for r in runs]],
+                      "zeta": [r["zeta"] for r in runs], "median iterations": np.median(t_conv, 1),
+                      "never (of seeds)": (t_conv == censored).sum(1),
+                      "final loss": [r["loss"][-1] for r in runs]})
+print(f"iterations until the loss < {level:.2f}, over {len(ch.seeds)} seeds")
+print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+best, worst = int(np.argmax(table.zeta)), int(np.argmin(table.zeta))
+ch.claim("fig4b-zeta-speed", "Sec. 2.2, Fig. 4b: SGD on the linear model of pooling converges much "
+         "more slowly at frequencies with a small curvature ratio zeta.",
+         Criterion(f"log10(iterations at l={runs[worst]['ell']} / iterations at l={runs[best]['ell']})",
+                   ">=", round(np.log10(3), 3)),
+         values=np.log10(t_conv[worst] / t_conv[best]), steps=cfg["lemma_iters"],
+         paper_steps=ch.paper_cfg["lemma_iters"], settings={"lemma_lr": cfg["lemma_lr"]})
 
 # %% [markdown]
 # This is the picture of the paper's Fig. 4b. Every frequency eventually reaches the same loss,
@@ -327,7 +343,4 @@ assert 3 * t_conv[best] < t_conv[worst], "the largest-zeta frequency should trai
 # ## Reproducibility
 
 # %%
-print("profile:", profile, "| seed:", seed)
-print("config:", cfg)
-print("provenance:", provenance(device=str(dev)))
-print(f"chapter wall time: {time.perf_counter() - _t0:.1f} s")
+ch.finish()

@@ -1,11 +1,17 @@
-"""Content-addressed cache of expensive results: plain arrays (.npz, no pickle) + JSON, checksummed.
+"""Content-addressed cache of expensive results, and the one place where nadcore hashes things.
 
-An entry is keyed on (function name, resolved config, seed, nadcore version): the key is the
-SHA-256 of the canonical JSON of those. Each entry is a directory ``<root>/<name>/<key>/`` with
-``arrays.npz`` and ``meta.json``; ``meta.json`` stores the SHA-256 of ``arrays.npz`` and the full
-key material. Entries are written into a temporary directory and renamed into place, so an
-interrupted run never leaves a half-written entry; an entry whose checksum or key does not match
-is reported and recomputed, never used.
+An entry is keyed on ``(name, config, code)``: ``config`` is the JSON-like description of the
+computation (model, settings, seed, ...) and ``code`` the :func:`code_fingerprint` of the nadcore
+modules that compute results, plus the source of any user module the config names (a model
+factory given as ``"package.module:factory"``; see :func:`nadcore.models.spec_key`). Editing any
+of that code changes the key, so stale results are never served: they are recomputed.
+
+Each entry is a directory ``<root>/<name>/<key>/`` holding ``arrays.npz`` (plain arrays, loaded
+with ``allow_pickle=False``) and ``meta.json`` (the full key material and the SHA-256 of
+``arrays.npz``). Entries are written into a temporary directory and renamed into place, so an
+interrupted run - Ctrl-C, SIGKILL, a killed cluster job - never leaves a half-written entry; the
+temporary directories of dead processes are removed by the next writer. An entry whose checksum
+or key material does not match is reported and recomputed, never used.
 
 The root is, in order: the ``root`` argument, ``$NADCORE_CACHE``, or ``~/.cache/nadcore``.
 """
@@ -16,27 +22,30 @@ import json
 import os
 import shutil
 import tempfile
+import time
 import warnings
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 
-import nadcore
-
-__all__ = ["Cache", "default_cache", "cache_key", "CacheCorruptError", "file_sha256"]
+__all__ = ["Cache", "CacheCorruptError", "digest", "file_sha256", "code_fingerprint",
+           "source_digest", "canonical"]
 
 
 class CacheCorruptError(RuntimeError):
     pass
 
 
-def _canonical(obj):
+# --------------------------------------------------------------------------------------------
+# Hashing (the only hashing in nadcore)
+# --------------------------------------------------------------------------------------------
+def canonical(obj):
     """JSON-able canonical form (sorted keys, tuples as lists, numpy scalars as Python)."""
     if isinstance(obj, dict):
-        return {str(k): _canonical(v) for k, v in sorted(obj.items(), key=lambda kv: str(kv[0]))}
+        return {str(k): canonical(v) for k, v in sorted(obj.items(), key=lambda kv: str(kv[0]))}
     if isinstance(obj, (list, tuple)):
-        return [_canonical(v) for v in obj]
+        return [canonical(v) for v in obj]
     if isinstance(obj, np.generic):
         return obj.item()
     if isinstance(obj, (str, int, float, bool)) or obj is None:
@@ -44,11 +53,24 @@ def _canonical(obj):
     raise TypeError(f"cache config values must be JSON-like; got {type(obj).__name__}: {obj!r}")
 
 
-def cache_key(name: str, config: dict, version: str | None = None) -> tuple[str, dict]:
-    material = {"function": name, "config": _canonical(config),
-                "nadcore_version": version or nadcore.__version__}
-    blob = json.dumps(material, sort_keys=True, separators=(",", ":")).encode()
-    return hashlib.sha256(blob).hexdigest()[:32], material
+def digest(obj, length: int = 16) -> str:
+    """SHA-256 (first ``length`` hex digits) of an array, a tensor, bytes, a string or a JSON-like
+    value. Arrays hash their bytes together with their shape and dtype, so a reshaped or recast
+    array gets another digest."""
+    h = hashlib.sha256()
+    if type(obj).__module__.startswith("torch"):
+        obj = obj.detach().cpu().numpy()
+    if isinstance(obj, np.ndarray):
+        a = np.ascontiguousarray(obj)
+        h.update(a.tobytes())
+        h.update(f"|{a.shape}|{a.dtype.str}".encode())
+    elif isinstance(obj, bytes):
+        h.update(obj)
+    elif isinstance(obj, str):
+        h.update(obj.encode())
+    else:
+        h.update(json.dumps(canonical(obj), sort_keys=True, separators=(",", ":")).encode())
+    return h.hexdigest()[:length]
 
 
 def file_sha256(path: Path) -> str:
@@ -60,21 +82,87 @@ def file_sha256(path: Path) -> str:
     return h.hexdigest()
 
 
+_FILE_DIGESTS: dict[tuple, str] = {}
+
+
+def _file_digest(path: Path) -> str:
+    """file_sha256 memoised on (path, size, mtime): cheap to call before every cache access."""
+    st = path.stat()
+    key = (str(path), st.st_size, st.st_mtime_ns)
+    if key not in _FILE_DIGESTS:
+        _FILE_DIGESTS[key] = file_sha256(path)
+    return _FILE_DIGESTS[key]
+
+
+def source_digest(paths: Iterable[Path]) -> str:
+    """Digest of the contents of some source files (their names relative to nothing: only the
+    bytes count, so moving a checkout does not invalidate the cache)."""
+    h = hashlib.sha256()
+    for p in sorted(Path(p) for p in paths):
+        h.update(_file_digest(p).encode())
+    return h.hexdigest()[:16]
+
+
+#: nadcore modules that only draw, print or orchestrate chapters: they compute no cached result,
+#: so editing them keeps the cache valid.
+_PRESENTATION = ("plots", "book", "explorer.py", "cli.py", "__main__.py", "evidence.py", "static")
+
+
+def _package_root() -> Path:
+    return Path(__file__).resolve().parent
+
+
+def code_fingerprint(root: Path | None = None) -> str:
+    """Digest of every nadcore source file that computes results (all ``*.py`` of the package
+    except the presentation modules in ``_PRESENTATION``). Recomputed from the files' sizes and
+    modification times at every call, so an edit made while Python runs is seen at once."""
+    root = Path(root) if root is not None else _package_root()
+    files = [p for p in root.rglob("*.py")
+             if not any(part in _PRESENTATION for part in p.relative_to(root).parts)]
+    return source_digest(files)
+
+
+# --------------------------------------------------------------------------------------------
+# The cache
+# --------------------------------------------------------------------------------------------
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 class Cache:
+    """``Cache(root)``: see the module docstring. ``enabled=False`` computes everything anew
+    (and stores nothing)."""
+
     def __init__(self, root: str | os.PathLike | None = None, enabled: bool = True):
         root = root or os.environ.get("NADCORE_CACHE") or Path.home() / ".cache" / "nadcore"
         self.root = Path(root).expanduser()
         self.enabled = enabled
 
-    def path(self, name: str, config: dict) -> Path:
-        key, _ = cache_key(name, config)
-        return self.root / name / key
+    # key material ---------------------------------------------------------------------------
+    def key(self, name: str, config: dict) -> tuple[str, dict]:
+        material = {"function": name, "config": canonical(config), "code": code_fingerprint()}
+        return digest(material, 32), material
 
+    def path(self, name: str, config: dict) -> Path:
+        return self.root / name / self.key(name, config)[0]
+
+    def __contains__(self, item) -> bool:
+        name, config = item
+        d = self.path(name, config)
+        return (d / "meta.json").is_file() and (d / "arrays.npz").is_file()
+
+    # reading and writing --------------------------------------------------------------------
     def load(self, name: str, config: dict):
-        """Return ``(arrays, meta)`` or ``None`` if absent. Corrupt entries warn and return None."""
+        """Return ``(arrays, meta)`` or ``None`` if absent. Damaged entries warn and return None."""
         if not self.enabled:
             return None
-        key, material = cache_key(name, config)
+        key, material = self.key(name, config)
         d = self.root / name / key
         if not (d / "meta.json").is_file() or not (d / "arrays.npz").is_file():
             return None
@@ -92,17 +180,18 @@ class Cache:
         return arrays, meta.get("meta", {})
 
     def save(self, name: str, config: dict, arrays: dict[str, np.ndarray], meta: dict | None = None) -> Path:
-        key, material = cache_key(name, config)
+        key, material = self.key(name, config)
         final = self.root / name / key
         final.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=final.parent))
+        self._remove_orphans(final.parent)
+        for k, v in arrays.items():
+            if np.asarray(v).dtype == object:
+                raise TypeError(f"array {k!r} has dtype object; only plain arrays are cached")
+        tmp = Path(tempfile.mkdtemp(prefix=f".{key}.{os.getpid()}.", dir=final.parent))
         try:
-            for k, v in arrays.items():
-                if np.asarray(v).dtype == object:
-                    raise TypeError(f"array {k!r} has dtype object; only plain arrays are cached")
             np.savez(tmp / "arrays.npz", **{k: np.asarray(v) for k, v in arrays.items()})
             record = {"key_material": material, "sha256": file_sha256(tmp / "arrays.npz"),
-                      "meta": _canonical(meta or {})}
+                      "meta": canonical(meta or {}), "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
             (tmp / "meta.json").write_text(json.dumps(record, indent=1, sort_keys=True))
             if final.exists():
                 shutil.rmtree(final)
@@ -111,6 +200,18 @@ class Cache:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
         return final
+
+    @staticmethod
+    def _remove_orphans(folder: Path) -> None:
+        """Delete temporary entry folders (``.<key>.<pid>.<rand>``) left by dead processes."""
+        for d in folder.glob(".*.*.*"):
+            parts = d.name.split(".")
+            try:
+                pid = int(parts[2])
+            except (IndexError, ValueError):
+                continue
+            if not _pid_alive(pid):
+                shutil.rmtree(d, ignore_errors=True)
 
     def get_or_compute(self, name: str, config: dict,
                        compute: Callable[[], tuple[dict[str, np.ndarray], dict]]):
@@ -122,7 +223,3 @@ class Cache:
         if self.enabled:
             self.save(name, config, arrays, meta)
         return arrays, meta
-
-
-def default_cache() -> Cache:
-    return Cache()

@@ -1,9 +1,6 @@
-"""CIFAR-10 for the NAD book: loading, normalisation, NAD poisoning and NAD flipping.
+"""CIFAR-10 for the NAD book: loading, normalisation, binary labels.
 
-Paper: Ortiz-Jimenez et al., "Neural Anisotropy Directions", NeurIPS 2020, Sec. 4.2
-(Fig. 7: poisoning with a carrier on NADs (i, i+1); Fig. 8: training on the NAD-flipped
-representation). Chapter ``chapters/04_cifar10.py`` uses everything here; chapter 5 uses
-:func:`binarise_labels`.
+Chapters 4 (poisoning and flipping, :mod:`nadcore.poisoning`), 5 and 6 use it.
 
 Data. :func:`load_cifar10` uses the full CIFAR-10 through ``torchvision.datasets.CIFAR10`` when it
 is present under a data root (or when the caller asks to download it), and otherwise the genuine
@@ -12,15 +9,12 @@ subset of the official files that ships with this project (``cifar10-subset/cifa
 neither is found it raises :class:`CIFAR10NotFoundError` explaining how to get the data.
 
 Conventions. Images are float32 arrays ``(N, 3, 32, 32)`` in ``[0, 1]`` (the authors'
-``ToTensor()`` scale). Poisoning acts on that scale, exactly like the authors' ``poison_cifar.py``;
-the per-channel mean/std normalisation (:func:`normalise`, the authors' constants) comes after it,
-as their ``TransformLayer`` did inside the model. NADs are given as ROWS, ``(K, H*W)``, the layout
-of the published ``<Arch>_NADs.npy``; a square orthogonal basis with NADs as COLUMNS (the paper's
-``U``) comes from :func:`basis_matrix`.
+``ToTensor()`` scale); the per-channel mean/std normalisation (:func:`normalise`, the authors'
+constants) is applied by the caller, after any poisoning, as their ``TransformLayer`` did.
 """
 from __future__ import annotations
 
-import hashlib
+import functools
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,9 +26,7 @@ from nadcore.cache import file_sha256 as _sha256
 __all__ = [
     "CIFAR10_CLASSES", "CIFAR10_MEAN", "CIFAR10_STD", "SUBSET_FILE", "SUBSET_SHA256",
     "CIFAR10NotFoundError", "CIFAR10ChecksumError", "CIFAR10Data",
-    "load_cifar10", "find_subset", "default_subset_dirs", "normalise",
-    "carrier_assignment", "poison_carriers", "poison", "basis_matrix", "flip_matrix",
-    "flip_representation", "binarise_labels", "train_cifar", "poisoning_sweep", "flipping_experiment",
+    "load_cifar10", "find_subset", "default_subset_dirs", "normalise", "binarise_labels",
 ]
 
 CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer",
@@ -284,159 +276,6 @@ def _like(out: np.ndarray, x):
 
 
 # --------------------------------------------------------------------------------------------
-# Poisoning (paper Sec. 4.2, Fig. 7)
-# --------------------------------------------------------------------------------------------
-def carrier_assignment(num_classes: int = 10, num_channels: int = 3) -> list[tuple[int, int, int]]:
-    """``(nad_offset, channel, sign)`` of each class's carrier, as in the authors' code.
-
-    Class ``t`` uses NAD ``index + t // (2 * num_channels)`` in colour channel
-    ``t % num_channels`` with sign ``2 * (t % 2) - 1``. For CIFAR-10 (10 classes, 3 channels)
-    classes 0-5 use NAD ``i`` and 6-9 NAD ``i + 1``; every class gets a distinct
-    (NAD, channel, sign) triple, so the carriers alone separate the ten classes.
-    """
-    out = []
-    for t in range(num_classes):
-        out.append((t // (2 * num_channels), t % num_channels, 2 * (t % 2) - 1))
-    if len(set(out)) != num_classes:
-        raise ValueError(f"{num_classes} classes do not get distinct carriers with {num_channels} channels")
-    return out
-
-
-def poison_carriers(nads, index: int, num_classes: int = 10, num_channels: int = 3,
-                    shape=(32, 32)) -> tuple[np.ndarray, np.ndarray]:
-    """Unit-norm carriers ``(num_classes, C, H, W)`` and signs ``(num_classes,)`` for NADs (i, i+1).
-
-    ``nads``: ``(K, H*W)``, one NAD per row. Each carrier is the class's NAD placed in one colour
-    channel (zeros elsewhere), rescaled to unit norm (a no-op for orthonormal NADs up to float
-    rounding; it makes "the component along the carrier" exact).
-    """
-    V = np.asarray(_to_numpy(nads), dtype=np.float64)
-    H, W = shape
-    if V.ndim != 2 or V.shape[1] != H * W:
-        raise ValueError(f"nads must be (K, {H * W}) with one NAD per row; got {V.shape}")
-    assign = carrier_assignment(num_classes, num_channels)
-    top = index + max(a[0] for a in assign)
-    if index < 0 or top >= V.shape[0]:
-        raise IndexError(f"carrier at NAD index {index} needs NADs {index}..{top}; "
-                         f"only {V.shape[0]} given (use basis_matrix(nads).T for all {H * W})")
-    carriers = np.zeros((num_classes, num_channels, H, W))
-    signs = np.zeros(num_classes)
-    for t, (off, ch, sign) in enumerate(assign):
-        v = V[index + off]
-        carriers[t, ch] = (v / np.linalg.norm(v)).reshape(H, W)
-        signs[t] = sign
-    return carriers, signs
-
-
-def poison(x, y, nads, index: int, eps: float, num_classes: int = 10):
-    """Poisoned copy of ``x``: the component of each image along its class's carrier becomes ``sign * eps``.
-
-    With ``c_t`` the unit carrier of class ``t`` and ``s_t = +-1`` (:func:`poison_carriers`),
-    ``x' = x + (s_t eps - <x, c_t>) c_t``: ``<x', c_t> = s_t eps`` exactly, and ``x' - x`` is
-    parallel to ``c_t`` (nothing changes orthogonally to the carrier). This is the substitution of
-    the authors' ``poison_with_NADs`` (applied on the ``[0, 1]`` pixel scale, before normalisation,
-    without clipping). Works on numpy arrays or torch tensors ``(N, C, H, W)``; returns the same kind.
-    """
-    xn = _to_numpy(x)
-    yn = np.asarray(_to_numpy(y)).astype(np.int64)
-    if xn.ndim != 4 or len(xn) != len(yn):
-        raise ValueError(f"x must be (N, C, H, W) with one label per image; got {xn.shape}, {yn.shape}")
-    carriers, signs = poison_carriers(nads, index, num_classes, xn.shape[1], xn.shape[2:])
-    flat = xn.reshape(len(xn), -1).astype(np.float64)
-    cflat = carriers.reshape(num_classes, -1)
-    c = cflat[yn]                                           # (N, C*H*W): each image's carrier
-    coef = eps * signs[yn] - np.einsum("nd,nd->n", flat, c)
-    out = (flat + coef[:, None] * c).reshape(xn.shape).astype(xn.dtype)
-    return _like(out, x)
-
-
-# --------------------------------------------------------------------------------------------
-# Flipping (paper Sec. 4.2, Fig. 8)
-# --------------------------------------------------------------------------------------------
-def basis_matrix(nads) -> np.ndarray:
-    """Square orthogonal ``U`` (D, D), NADs as COLUMNS, from ``nads`` (K, D) given as rows, K <= D.
-
-    The first K columns are the NADs, made orthonormal to float64 precision: rows that are already
-    orthonormal up to float32 rounding (eigenvectors, the published NADs: ~1e-6) get a couple of
-    Newton-Schulz steps ``V <- 1.5 V - 0.5 V V^T V`` (moves them by ~1e-6, keeps their order and
-    signs); anything further from orthonormal goes through a QR decomposition (Gram-Schmidt in
-    order, signs kept). The last D - K columns span the orthogonal complement (the published files
-    hold 1023 of 1024 NADs: the missing one is the direction of least variance and goes last); they
-    come from Gram-Schmidt of fixed pseudo-random vectors, so the result is deterministic.
-    """
-    V = np.array(_to_numpy(nads), dtype=np.float64)
-    K, D = V.shape
-    if K > D:
-        raise ValueError(f"more NADs ({K}) than dimensions ({D})")
-    V /= np.linalg.norm(V, axis=1, keepdims=True)
-    err = np.abs(V @ V.T - np.eye(K)).max()
-    if err > 1e-3:
-        Q, R = np.linalg.qr(V.T)
-        d = np.sign(np.diag(R))
-        d[d == 0] = 1.0
-        V = (Q * d[None, :]).T
-    else:
-        for _ in range(5):
-            if err < 1e-13:
-                break
-            V = 1.5 * V - 0.5 * (V @ V.T) @ V
-            err = np.abs(V @ V.T - np.eye(K)).max()
-    rows = [V]
-    rng = np.random.default_rng(0)
-    extra = []
-    while K + len(extra) < D:
-        w = rng.standard_normal(D)
-        for _ in range(2):                          # twice is enough (Kahan-Parlett)
-            w -= V.T @ (V @ w)
-            for e in extra:
-                w -= (e @ w) * e
-        n = np.linalg.norm(w)
-        if n > 1e-8:
-            extra.append(w / n)
-    if extra:
-        rows.append(np.stack(extra))
-    return np.ascontiguousarray(np.vstack(rows).T)
-
-
-def flip_matrix(U) -> np.ndarray:
-    """``M = U R U^T`` with ``R`` the index-reversal permutation: coefficient k goes to D-1-k.
-
-    ``M`` is orthogonal, symmetric and an involution (``M @ M = I``).
-    """
-    U = np.asarray(_to_numpy(U), dtype=np.float64)
-    if U.ndim != 2 or U.shape[0] != U.shape[1]:
-        raise ValueError(f"U must be square (D, D) with NADs as columns; got {U.shape} "
-                         "(use basis_matrix(nads) on NADs given as rows)")
-    err = np.abs(U.T @ U - np.eye(len(U))).max()
-    if err > 1e-4:
-        raise ValueError(f"U is not orthogonal (max |U^T U - I| = {err:.2e}); use basis_matrix(nads)")
-    return U @ U[:, ::-1].T
-
-
-def flip_representation(x, U):
-    """NAD-flipped images ``x' = U flip(U^T x)``, applied to each colour channel separately.
-
-    ``U`` (D, D) orthogonal with NADs as columns, D = H*W of ONE channel (the NADs are those of a
-    1-channel copy of the architecture, as in the paper). ``flip`` reverses the order of the NAD
-    coefficients: what lay along the first NAD now lies along the last and vice versa. The map is
-    a rotation/reflection of input space (orthogonal, norms preserved) and its own inverse, so no
-    information is lost. Channels are flipped separately because the NADs live in one channel;
-    mixing channels would be a different, arbitrary extension. The chapter applies it to the
-    normalised images (see there why). Numpy or torch ``(N, C, H, W)``; returns the same kind.
-    """
-    xn = _to_numpy(x)
-    if xn.ndim != 4:
-        raise ValueError(f"x must be (N, C, H, W); got {xn.shape}")
-    N, C, H, W = xn.shape
-    M = flip_matrix(U)
-    if M.shape[0] != H * W:
-        raise ValueError(f"U is {M.shape} but one channel has {H * W} pixels")
-    work = np.float64 if xn.dtype == np.float64 else np.float32
-    out = (xn.reshape(N * C, H * W).astype(work) @ M.astype(work)).reshape(N, C, H, W)
-    return _like(out.astype(xn.dtype, copy=False), x)
-
-
-# --------------------------------------------------------------------------------------------
 # Binary CIFAR-10 (underspecification chapter)
 # --------------------------------------------------------------------------------------------
 def binarise_labels(y, dtype=np.float32):
@@ -448,120 +287,13 @@ def binarise_labels(y, dtype=np.float32):
     return _like(out, y)
 
 
-# --------------------------------------------------------------------------------------------
-# Experiments of Sec. 4.2 (one training run = one cached entry, so an interrupted sweep resumes)
-# --------------------------------------------------------------------------------------------
-def _fingerprint(a) -> str:
-    a = np.ascontiguousarray(_to_numpy(a))
-    return hashlib.sha256(a.tobytes() + str((a.shape, a.dtype.str)).encode()).hexdigest()[:16]
+@functools.lru_cache(maxsize=2)
+def _load_cached(root, subset_root, download, max_train, max_test) -> CIFAR10Data:
+    return load_cifar10(root, subset_root, download=download, max_train=max_train, max_test=max_test)
 
 
-def train_cifar(model, x_train, y_train, x_test, y_test, *, epochs: int, max_lr: float,
-                batch_size: int = 128, momentum: float = 0.0, weight_decay: float = 0.0,
-                seed: int = 0, device="auto", extra_tests: dict | None = None,
-                cache=None, cache_config: dict | None = None) -> dict:
-    """Train a fresh 10-class, 3-channel ``model`` (registry name or ``"pkg.mod:factory"``) with the
-    authors' recipe (``nadcore.train.train_classifier``: SGD, linear decay to 0, clipping 0.5) on
-    already normalised arrays, and return accuracies as a dict.
-
-    The initial weights come from ``seed`` alone and the batch order from ``seed`` too, so runs that
-    differ only in their data (clean / poisoned at index i / flipped) are paired: same start, same
-    order. ``extra_tests``: ``{name: (x, y)}`` further test sets, evaluated after training.
-    With a ``cache`` (``nadcore.cache.Cache``) and a ``cache_config`` naming the data, the result is
-    stored under that key and reused.
-    """
-    import torch
-
-    from nadcore.models import build_model
-    from nadcore.train import evaluate, train_classifier
-    from nadcore.utils import derived_seed, generator
-
-    hyper = dict(model=str(model), epochs=int(epochs), max_lr=float(max_lr), batch_size=int(batch_size),
-                 momentum=float(momentum), weight_decay=float(weight_decay), seed=int(seed))
-
-    def compute():
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(derived_seed(seed, 4))
-            net = build_model(model, 3, 10)
-        r = train_classifier(net, x_train, y_train, epochs=epochs, batch_size=batch_size,
-                             max_lr=max_lr, momentum=momentum, weight_decay=weight_decay,
-                             generator=generator(seed, 4, 1), device=device,
-                             x_test=x_test, y_test=y_test)
-        out = dict(train_acc=r.train_acc, train_loss=r.train_loss, test_acc=r.test_acc,
-                   test_loss=r.test_loss, seconds=r.seconds)
-        for name, (xe, ye) in (extra_tests or {}).items():
-            out[f"{name}_acc"] = evaluate(net, xe, ye, device=device)[0]
-        arrays = {"epoch_acc": np.asarray(r.epoch_acc), "epoch_loss": np.asarray(r.epoch_loss)}
-        return arrays, out
-
-    if cache is not None and cache_config is not None:
-        arrays, meta = cache.get_or_compute("cifar_train", {**hyper, **cache_config,
-                                            "extra_tests": sorted(extra_tests or {})}, compute)
-        meta = dict(meta, cached=True)
-    else:
-        arrays, meta = compute()
-    return {**hyper, **meta, "epoch_acc": arrays["epoch_acc"]}
-
-
-def poisoning_sweep(data: CIFAR10Data, nads, indices, *, eps: float, model, train: dict,
-                    seed: int = 0, device="auto", cache=None, progress=None) -> list[dict]:
-    """The experiment of the paper's Fig. 7: one training run on the clean training set (the
-    baseline, ``index=None``) and one per NAD index ``i`` on the training set poisoned with the
-    carrier on NADs (i, i+1) (:func:`poison`, on the ``[0, 1]`` scale, then :func:`normalise`).
-    Every run is tested on the CLEAN test set (``test_acc``) and, as a diagnostic of whether the
-    carrier was picked up, on the test set carrying the same carrier (``carrier_test_acc``).
-
-    ``nads``: (K, 1024) rows, the NADs of a 1-channel copy of the architecture; ``train``:
-    keyword arguments of :func:`train_cifar` (epochs, max_lr, momentum, weight_decay, batch_size).
-    Also records, per index, how far poisoning moved the training images: mean L2 change
-    and mean / max absolute pixel change on the ``[0, 1]`` scale.
-    """
-    nad_fp = _fingerprint(nads)
-    data_fp = dict(name=data.description.get("name"), sha256=data.description.get("sha256"),
-                   n_train=data.description["n_train"], n_test=data.description["n_test"])
-    x_test = normalise(data.x_test)
-    rows = []
-    for index in [None, *indices]:
-        if progress:
-            progress(index)
-        if index is None:
-            x_tr = data.x_train
-            extra = None
-            change = dict(l2_change=0.0, mean_abs_change=0.0, max_abs_change=0.0)
-        else:
-            x_tr = poison(data.x_train, data.y_train, nads, int(index), eps)
-            d = (x_tr - data.x_train).reshape(len(x_tr), -1)
-            change = dict(l2_change=float(np.linalg.norm(d, axis=1).mean()),
-                          mean_abs_change=float(np.abs(d).mean()), max_abs_change=float(np.abs(d).max()))
-            extra = {"carrier_test": (normalise(poison(data.x_test, data.y_test, nads, int(index), eps)),
-                                      data.y_test)}
-        cfg = dict(experiment="clean", data=data_fp) if index is None else \
-            dict(experiment="poison", index=int(index), eps=float(eps), nads=nad_fp, data=data_fp)
-        r = train_cifar(model, normalise(x_tr), data.y_train, x_test, data.y_test, seed=seed,
-                        device=device, extra_tests=extra, cache=cache, cache_config=cfg, **train)
-        rows.append({"index": index, **change, **r})
-    return rows
-
-
-def flipping_experiment(data: CIFAR10Data, U, *, model, train: dict, seed: int = 0, device="auto",
-                        cache=None, clean_result: dict | None = None) -> dict:
-    """The experiment of the paper's Fig. 8 for one architecture: train on the normalised images
-    and on their NAD-flipped version (:func:`flip_representation`, train AND test flipped) with
-    identical hyperparameters, initialisation and batch order. Returns ``{"original": ...,
-    "flipped": ...}`` (dicts of :func:`train_cifar`); ``clean_result`` reuses an existing run on the
-    original representation with the same settings (e.g. the poisoning baseline)."""
-    data_fp = dict(name=data.description.get("name"), sha256=data.description.get("sha256"),
-                   n_train=data.description["n_train"], n_test=data.description["n_test"])
-    xtr, xte = normalise(data.x_train), normalise(data.x_test)
-    out = {}
-    if clean_result is not None:
-        out["original"] = clean_result
-    else:
-        out["original"] = train_cifar(model, xtr, data.y_train, xte, data.y_test, seed=seed,
-                                      device=device, cache=cache,
-                                      cache_config=dict(experiment="clean", data=data_fp), **train)
-    cfg = dict(experiment="flip", U=_fingerprint(U), data=data_fp)
-    out["flipped"] = train_cifar(model, flip_representation(xtr, U), data.y_train,
-                                 flip_representation(xte, U), data.y_test, seed=seed, device=device,
-                                 cache=cache, cache_config=cfg, **train)
-    return out
+def load_cifar10_spec(spec: dict) -> CIFAR10Data:
+    """:func:`load_cifar10` from a dict (``root``, ``subset_root``, ``download``, ``max_train``,
+    ``max_test``), remembered per process: what a job sends to its worker instead of the images."""
+    return _load_cached(spec.get("root"), spec.get("subset_root"), bool(spec.get("download", False)),
+                        spec.get("max_train"), spec.get("max_test"))

@@ -33,30 +33,26 @@ def _shape(text: str):
     return parts
 
 
-def _positive_int(text: str):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    if v < 2:
-        raise argparse.ArgumentTypeError(f"need at least 2 networks, got {v}")
-    return v
+def _number(kind, minimum, what: str):
+    """An argparse type: ``kind(text)`` that must be at least ``minimum`` (strictly above 0 for
+    ``minimum=0.0``), with an error naming ``what``."""
+    def parse(text: str):
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{what}: expected a number, got {text!r}")
+        if v < minimum or (minimum == 0 and v <= 0):
+            raise argparse.ArgumentTypeError(f"{what} must be {'positive' if minimum == 0 else f'at least {minimum}'}, got {v}")
+        return v
+    return parse
 
 
-def _positive_float(text: str):
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"the step must be positive, got {v}")
-    return v
+#: networks of ``nads`` when --networks is not given (the book's cpu profile for LeNet's secant)
+DEFAULT_NETWORKS = 4000
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from nadcore import profiles
-
-    default_networks = profiles.SETTINGS["02_nads"]["cpu"]["secant_networks"]["lenet"]
+    default_networks = DEFAULT_NETWORKS
     p = argparse.ArgumentParser(prog="python -m nadcore", description="Neural anisotropy directions.")
     sub = p.add_subparsers(dest="command", required=True)
     n = sub.add_parser("nads", help="estimate the NADs of an architecture and save them (.npz)")
@@ -64,11 +60,14 @@ def build_parser() -> argparse.ArgumentParser:
                    help="registry name (logreg, lenet, vgg11, resnet18, densenet121, ...) or "
                         "'package.module:factory' with factory(in_channels, num_outputs)")
     n.add_argument("--input-shape", type=_shape, default=(1, 32, 32), help="C,H,W (default 1,32,32)")
-    n.add_argument("--networks", type=_positive_int, default=default_networks,
-                   help=f"random initialisations (default {default_networks}, the cpu profile's)")
+    n.add_argument("--networks", type=_number(int, 2, "the number of networks"), default=default_networks,
+                   help=f"random initialisations (default {default_networks})")
     n.add_argument("--seed", type=int, default=0)
     n.add_argument("--method", choices=["secant", "gradient"], default="secant")
-    n.add_argument("--step", type=_positive_float, default=100.0, help="secant step h (default 100)")
+    n.add_argument("--step", type=_number(float, 0.0, "the step"), default=100.0,
+                   help="secant step h (default 100)")
+    n.add_argument("--points", type=_number(int, 1, "the number of evaluation points"), default=1,
+                   help="evaluation points averaged per network (default 1, as the authors)")
     n.add_argument("--device", default="auto", help="auto, cpu or cuda")
     n.add_argument("--workers", default="auto", help="CPU worker processes (default: one per core)")
     n.add_argument("--out", required=True, help="output .npz file")
@@ -86,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("files", nargs="+", metavar="FILE", help="NAD file(s) (.npz from `nads`) or published:ARCH")
     s.add_argument("--out", required=True, help="image file to write (.png, .pdf, .svg, ...)")
     g = s.add_mutually_exclusive_group()
-    g.add_argument("--n", type=_count, default=8, help="draw NADs 0..n-1 (default 8)")
+    g.add_argument("--n", type=_number(int, 1, "--n"), default=8, help="draw NADs 0..n-1 (default 8)")
     g.add_argument("--indices", type=_k_list, help="comma-separated NAD indices instead of --n (0 = first)",
                    default=None)
     s.add_argument("--title", default=None, help="figure title (default: \"NADs: pixel space (top), Fourier energy (bottom)\")")
@@ -104,16 +103,6 @@ def _k_list(text: str):
     return ks
 
 
-def _count(text: str):
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {v}")
-    return v
-
-
 class CLIError(Exception):
     """A usage problem reported as ``error: ...`` with exit status 2."""
 
@@ -123,11 +112,11 @@ def load_nad_file(spec: str):
     or the authors' published NADs for ``published:ARCH``."""
     import os
 
-    from nadcore import nads
+    from nadcore import nads, published
 
     if spec.startswith("published:"):
         try:
-            return nads.load_published_nads(spec.split(":", 1)[1])
+            return published.load_published_nads(spec.split(":", 1)[1])
         except (FileNotFoundError, ValueError, KeyError) as e:
             raise CLIError(f"{spec}: {e}") from e
     if not os.path.exists(spec):
@@ -265,7 +254,7 @@ def main(argv=None) -> int:
             return 2
         try:
             r = nads.compute_nads(args.model, args.input_shape, args.networks, args.seed, args.method,
-                                  args.step, args.device, workers=args.workers,
+                                  args.step, args.device, workers=args.workers, points=args.points,
                                   progress=not args.quiet)
         except (ModelSpecError, ValueError) as e:
             print(f"error: {e}", file=sys.stderr)

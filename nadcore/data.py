@@ -26,11 +26,17 @@ frequencies: the whole spectrum is covered, as in ``np.fft.fftshift``.
 
 D(v) (paper Sec. 2)
 -------------------
-``x = eps * y * v + w`` with ``y`` uniform in {-1, +1} and ``w ~ N(0, sigma^2 (I - v v^T))``: the
-noise is drawn isotropic and its component along ``v`` projected out, so the data are linearly
-separable along ``v`` with margin ``eps``. (The authors' code used ``eps / 2`` and drew an exactly
-balanced set of labels, and its test set silently had the training set's size; here the train and
-test sets are independent draws of the requested sizes and the signal is the paper's ``eps``.)
+Two conventions, chosen with ``signal``:
+
+* ``"paper"``: ``x = eps * y * v + w`` with ``y`` uniform in {-1, +1} (the paper's text);
+* ``"authors"``: the authors' code (``directional_bias.py``): exactly balanced classes (the first
+  ``ceil(n/2)`` samples have ``y = +1``, the rest ``-1``) and ``x = (eps / 2) * y * v + w``, a
+  margin half as large.
+
+In both, ``w ~ N(0, sigma^2 (I - v v^T))``: isotropic noise with its component along ``v``
+projected out, so the data are linearly separable along ``v``. The training and test sets are
+independent draws of the requested sizes (the authors' test set silently had the training set's
+size).
 """
 from __future__ import annotations
 
@@ -41,7 +47,7 @@ import torch
 
 __all__ = [
     "fourier_basis_vector", "fourier_grid", "FourierGrid", "fourier_directions",
-    "directional_dataset", "directional_train_test", "concat_channels", "unit",
+    "directional_dataset", "directional_train_test", "concat_channels", "unit", "SIGNALS",
 ]
 
 
@@ -125,29 +131,43 @@ def fourier_directions(grid: FourierGrid, channels: int = 1) -> torch.Tensor:
     return torch.stack([fourier_basis_vector(a, b, grid.size, channels) for a, b in grid.frequencies])
 
 
-def directional_dataset(v, n: int, sigma: float = 3.0, epsilon: float = 1.0,
-                        generator: torch.Generator | None = None):
-    """``n`` samples of D(v): ``x = epsilon * y * v + w``, ``w ~ N(0, sigma^2 (I - v v^T))``.
+SIGNALS = ("authors", "paper")
+
+
+def directional_dataset(v, n: int, sigma: float = 3.0, epsilon: float = 1.0, *,
+                        generator: torch.Generator, signal: str = "paper"):
+    """``n`` samples of D(v) (paper Sec. 2): ``x = s * y * v + w``, ``w ~ N(0, sigma^2 (I - v v^T))``,
+    with ``s = epsilon`` and i.i.d. uniform labels (``signal="paper"``) or ``s = epsilon / 2`` and
+    exactly balanced labels (``signal="authors"``, their code).
 
     ``v``: any shape (e.g. (1, 32, 32)); it is normalised. Returns ``x`` (n, *v.shape) float32 and
-    ``y`` (n,) int64 in {-1, +1}, both drawn from ``generator`` (labels first, then noise).
+    ``y`` (n,) int64 in {-1, +1}, drawn from ``generator`` (labels first, then noise).
     """
+    if signal not in SIGNALS:
+        raise ValueError(f"signal must be one of {SIGNALS}, got {signal!r}")
+    if not isinstance(generator, torch.Generator):
+        raise TypeError("directional_dataset needs an explicit torch.Generator (generator=...)")
     u = unit(v)
     shape = tuple(u.shape)
     flat = u.reshape(-1)
-    y = torch.randint(0, 2, (n,), generator=generator) * 2 - 1
+    if signal == "paper":
+        y = torch.randint(0, 2, (n,), generator=generator) * 2 - 1
+        scale = float(epsilon)
+    else:
+        y = torch.cat([torch.ones(n - n // 2, dtype=torch.int64), -torch.ones(n // 2, dtype=torch.int64)])
+        scale = float(epsilon) / 2
     w = torch.randn((n, flat.numel()), generator=generator, dtype=torch.float32) * float(sigma)
     w -= (w @ flat)[:, None] * flat[None, :]
-    x = w + float(epsilon) * y.to(torch.float32)[:, None] * flat[None, :]
+    x = w + scale * y.to(torch.float32)[:, None] * flat[None, :]
     return x.reshape(n, *shape), y
 
 
 def directional_train_test(v, n_train: int, n_test: int, sigma: float = 3.0, epsilon: float = 1.0,
-                           generator: torch.Generator | None = None):
+                           *, generator: torch.Generator, signal: str = "paper"):
     """Independent train and test draws of D(v) of the requested sizes:
     ``(x_train, y_train, x_test, y_test)``."""
-    x_tr, y_tr = directional_dataset(v, n_train, sigma, epsilon, generator)
-    x_te, y_te = directional_dataset(v, n_test, sigma, epsilon, generator)
+    x_tr, y_tr = directional_dataset(v, n_train, sigma, epsilon, generator=generator, signal=signal)
+    x_te, y_te = directional_dataset(v, n_test, sigma, epsilon, generator=generator, signal=signal)
     return x_tr, y_tr, x_te, y_te
 
 

@@ -11,33 +11,32 @@ Two explorers, in the spirit of the original NAD blog post:
     architecture; hovering over, clicking or focusing a cell shows that direction ``v`` and the
     accuracy on ``D(v)``.
 
-How they survive without a kernel. Every picture is precomputed in Python as a small PNG
-(palette mode, about 1 kB for a 32x32 NAD) and shipped inside the output; the browser only
-switches between them.
+Without a kernel: every picture is a small precomputed PNG (about 1 kB for a 32x32 NAD) shipped
+inside the output; the browser only switches between them.
 
 * ``backend="widgets"`` (the default for :func:`nad_explorer`) builds ipywidgets linked on the
   client side only: a ``Dropdown`` (architecture) and a ``SelectionSlider`` (NAD index) are
   ``jslink``-ed to the ``selected_index`` of nested ``Stack`` containers whose pages are ``HTML``
-  widgets holding the precomputed images. No Python callback is involved, so when papermill
-  stores the widget state in the notebook (nbclient does by default) Jupyter Book embeds it in
-  the page and the locally served ipywidgets HTML manager makes the explorer work in the static
-  HTML exactly as in a live kernel.
-* ``backend="html"`` emits one self-contained HTML fragment (inline ``<script>``, images as
-  ``data:`` URIs, no external request) with the same controls, for places where widget state is
-  not kept (e.g. ``jupyter nbconvert`` without widget state, or a notebook viewer).
-  :func:`direction_explorer` always uses this form: hovering cannot be expressed with ``jslink``.
+  widgets holding the precomputed images. No Python callback is involved, so the widget state
+  that papermill stores lets the book's local widget manager run the explorer in static HTML.
+* ``backend="html"`` emits one self-contained HTML fragment (inline ``<script>`` from
+  ``nadcore/static/``, images as ``data:`` URIs, no external request) with the same controls,
+  for places where widget state is not kept. :func:`direction_explorer` always uses this form:
+  hovering cannot be expressed with ``jslink``.
 """
 from __future__ import annotations
 
 import base64
-import hashlib
 import html as _html
 import io
 import json
 import math
+from pathlib import Path
 from typing import Mapping
 
 import numpy as np
+
+from nadcore.cache import digest
 
 __all__ = ["nad_explorer", "direction_explorer", "default_indices", "png_bytes", "png_data_uri",
            "HTMLExplorer"]
@@ -198,14 +197,18 @@ def _nad_entries(results: Mapping, indices, accuracies) -> tuple[list[str], list
     return labels, indices, entries
 
 
-#: the explorers' styles, shipped once per explorer (the pages only carry class names)
-_CSS = """<style>
-.nadx-panel{display:flex;gap:14px;align-items:flex-start;flex-wrap:wrap}
-.nadx-panel figure{margin:0;text-align:center}
-.nadx-panel figcaption{font-size:80%}
-.nadx-img{width:160px;height:160px;image-rendering:pixelated;image-rendering:crisp-edges;border:1px solid #ccc}
-.nad-explorer-info{font-size:90%;line-height:1.6;min-width:12em}
-</style>"""
+def _static(name: str) -> str:
+    """A file of nadcore/static/ (the explorers' CSS and scripts)."""
+    return (Path(__file__).resolve().parent / "static" / name).read_text(encoding="utf-8")
+
+
+def _css() -> str:
+    """The explorers' styles, shipped once per explorer (the pages only carry class names)."""
+    return f"<style>\n{_static('explorer.css')}</style>"
+
+
+def _script(name: str, root_id: str) -> str:
+    return f"<script>\n{_static(name).replace('__ROOT_ID__', root_id)}</script>"
 
 
 def _nad_panel(label: str, i: int, pix: str | None, fou: str | None, info: str) -> str:
@@ -272,7 +275,7 @@ def _nad_widgets(labels, indices, entries):
                      for lab in labels], selected_index=0)
     links = [W.jslink((arch, "index"), (pages, "selected_index"))]
     links += [W.jslink((slider, "index"), (inner, "selected_index")) for inner in pages.children]
-    note = W.HTML(_CSS + '<span style="font-size:85%">Fourier energy: low frequencies at the '
+    note = W.HTML(_css() + '<span style="font-size:85%">Fourier energy: low frequencies at the '
                   'centre. Eigenvalues relative to the largest one.</span>')
     controls = W.VBox([W.HBox([label("architecture"), arch], layout=W.Layout(align_items="center")),
                        W.HBox([label("NAD index"), slider], layout=W.Layout(align_items="center"))])
@@ -304,7 +307,7 @@ class HTMLExplorer:
 
 
 def _uid(kind: str, payload) -> str:
-    return f"{kind}-" + hashlib.sha1(json.dumps(payload, sort_keys=True).encode()).hexdigest()[:10]
+    return f"{kind}-" + digest(payload, 10)
 
 
 def _nad_html(labels, indices, entries) -> HTMLExplorer:
@@ -323,38 +326,9 @@ def _nad_html(labels, indices, entries) -> HTMLExplorer:
 <output class="nadx-index">{indices[0]}</output>
 <button type="button" class="nadx-prev">&#9664;</button><button type="button" class="nadx-next">&#9654;</button>
 </div>
-{_CSS}<div class="nadx-holder">{_nad_panel(labels[0], indices[0], *first)}</div>
+{_css()}<div class="nadx-holder">{_nad_panel(labels[0], indices[0], *first)}</div>
 <script type="application/json" class="nadx-data">{_json_for_script({"labels": labels, "indices": indices, "data": data})}</script>
-<script>
-(function () {{
-  var root = document.getElementById("{uid}");
-  if (!root || root.dataset.ready) return;
-  root.dataset.ready = "1";
-  var d = JSON.parse(root.querySelector(".nadx-data").textContent);
-  var arch = root.querySelector(".nadx-arch"), slider = root.querySelector(".nadx-slider");
-  var out = root.querySelector(".nadx-index"), panel = root.querySelector(".nadx-holder");
-  function show() {{
-    var a = d.labels[+arch.value], k = +slider.value, row = d.data[a][k];
-    var figs = panel.querySelectorAll("figure"), imgs = panel.querySelectorAll("img");
-    for (var f = 0; f < figs.length; f++) figs[f].style.display = row[0] ? "" : "none";
-    if (row[0]) {{
-      imgs[0].src = row[0]; imgs[1].src = row[1];
-      imgs[0].alt = "NAD " + d.indices[k] + " of " + a + " in pixel space";
-      imgs[1].alt = "Fourier energy of NAD " + d.indices[k] + " of " + a;
-    }}
-    panel.querySelector(".nad-explorer-info").innerHTML = row[2];
-    out.textContent = d.indices[k];
-  }}
-  function step(s) {{
-    slider.value = Math.max(0, Math.min(d.indices.length - 1, +slider.value + s)); show();
-  }}
-  arch.addEventListener("change", show);
-  slider.addEventListener("input", show);
-  root.querySelector(".nadx-prev").addEventListener("click", function () {{ step(-1); }});
-  root.querySelector(".nadx-next").addEventListener("click", function () {{ step(1); }});
-  show();
-}})();
-</script>
+{_script("nad_explorer.js", uid)}
 </div>"""
     return HTMLExplorer(html, f"NAD explorer: {len(labels)} architecture(s) x {len(indices)} NAD indices")
 
@@ -449,21 +423,20 @@ def direction_explorer(grid_accuracies: Mapping, directions, *, vmin: float = 0.
                 x = m[c]
                 tip = f"{arch}, {cell_labels[c]}: " + ("not measured" if x is None else f"{x:.1%}")
                 cells.append(f'<td class="dirx-cell" tabindex="0" data-a="{a}" data-c="{c}" title="{_html.escape(tip)}" '
-                             f'style="width:{cell_px}px;height:{cell_px}px;padding:0;background:{colour(x)};'
-                             f'cursor:pointer;border:1px solid #fff"></td>')
+                             f'style="width:{cell_px}px;height:{cell_px}px;background:{colour(x)}"></td>')
             rows.append("<tr>" + "".join(cells) + "</tr>")
         tables.append(f'<div style="text-align:center"><div style="font-size:85%;margin-bottom:2px">'
-                      f'{_html.escape(arch)}</div><table class="dirx-map" style="border-collapse:collapse;'
-                      f'margin:0;table-layout:fixed">{"".join(rows)}</table></div>')
+                      f'{_html.escape(arch)}</div><table class="dirx-map">{"".join(rows)}</table></div>')
     stops = ", ".join(f"{mcolors.to_hex(cm(t))} {100 * t:.0f}%" for t in np.linspace(0, 1, 6))
     bar = (f'<div style="font-size:80%;margin-top:4px">accuracy {vmin:.0%} '
            f'<span style="display:inline-block;width:140px;height:10px;vertical-align:middle;'
            f'background:linear-gradient(to right, {stops})"></span> {vmax:.0%}'
            f'<span style="margin-left:10px">(grey: not measured)</span></div>')
-    payload = {"archs": archs, "acc": acc, "labels": cell_labels, "dir": dir_uris, "fou": fou_uris}
     first = next((c for c in range(len(imgs)) if any(m[c] is not None for m in acc)), 0)
+    payload = {"archs": archs, "acc": acc, "labels": cell_labels, "dir": dir_uris, "fou": fou_uris,
+               "first": first}
     heading = f'<div style="font-weight:bold;margin-bottom:4px">{_html.escape(title)}</div>' if title else ""
-    html = f"""<div id="{uid}" class="direction-explorer" style="font-family:sans-serif">{heading}
+    html = f"""<div id="{uid}" class="direction-explorer" style="font-family:sans-serif">{heading}{_css()}
 <div style="display:flex;flex-wrap:wrap;gap:14px;align-items:flex-start">
 {"".join(tables)}
 <div class="dirx-detail" style="display:flex;gap:10px;align-items:flex-start">
@@ -472,37 +445,6 @@ def direction_explorer(grid_accuracies: Mapping, directions, *, vmin: float = 0.
 <div class="dirx-info" style="font-size:90%;line-height:1.6;min-width:12em"></div>
 </div></div>{bar}
 <script type="application/json" class="dirx-data">{_json_for_script(payload)}</script>
-<script>
-(function () {{
-  var root = document.getElementById("{uid}");
-  if (!root || root.dataset.ready) return;
-  root.dataset.ready = "1";
-  var d = JSON.parse(root.querySelector(".dirx-data").textContent);
-  var imgs = root.querySelectorAll(".dirx-detail img"), info = root.querySelector(".dirx-info");
-  var current = null;
-  function pct(x) {{ return x === null ? "not measured" : (100 * x).toFixed(1) + "%"; }}
-  function show(c, a) {{
-    imgs[0].src = d.dir[c]; imgs[1].src = d.fou[c];
-    imgs[0].alt = "direction " + d.labels[c]; imgs[1].alt = "Fourier energy of " + d.labels[c];
-    var html = "<b>" + d.labels[c] + "</b>";
-    for (var k = 0; k < d.archs.length; k++) {{
-      var s = d.archs[k] + ": " + pct(d.acc[k][c]);
-      html += "<br>" + (k === a ? "<b>" + s + "</b>" : s);
-    }}
-    info.innerHTML = html;
-    if (current) current.forEach(function (el) {{ el.style.outline = ""; }});
-    current = root.querySelectorAll('.dirx-cell[data-c="' + c + '"]');
-    current.forEach(function (el) {{ el.style.outline = "2px solid #d62728"; }});
-  }}
-  function handler(ev) {{
-    var t = ev.target.closest ? ev.target.closest(".dirx-cell") : null;
-    if (t) show(+t.dataset.c, +t.dataset.a);
-  }}
-  root.addEventListener("mouseover", handler);
-  root.addEventListener("click", handler);
-  root.addEventListener("focusin", handler);
-  show({first}, 0);
-}})();
-</script>
+{_script("direction_explorer.js", uid)}
 </div>"""
     return HTMLExplorer(html, f"direction explorer: {len(archs)} architecture(s), {shape[0]}x{shape[1]} grid")

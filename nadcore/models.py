@@ -3,10 +3,13 @@
 The CIFAR-style definitions follow the ones used by the authors' code (3x3 stems, no ImageNet
 max-pool, ``F.avg_pool2d(out, 4)`` heads), with any number of input channels and outputs and
 PyTorch's default initialisation (the VGG keeps its own normal initialisation of convolutions, as
-the original did). Every registry model exposes ``reset_parameters()``, which redraws *all* its
-parameters exactly as construction does, so NAD sampling can re-initialise in place.
+the original did), drawn from explicit generators by :mod:`nadcore.initialisation`.
 
 A model factory has the signature ``factory(in_channels: int, num_outputs: int) -> nn.Module``.
+:func:`build_model` builds any spec from a seed: registry models (and any model class declaring
+``default_init = True``) draw their parameters from numpy generators seeded with it; other
+factories run under :func:`nadcore.initialisation.seeded_global_rng` (a lock and a seeded,
+restored torch RNG), so they keep their own initialisation and stay reproducible under threads.
 """
 from __future__ import annotations
 
@@ -20,7 +23,7 @@ import torch.nn.functional as F
 
 __all__ = [
     "REGISTRY", "build_model", "resolve_factory", "check_model_output", "model_names",
-    "reset_parameters", "ModelSpecError",
+    "spec_key", "spec_name", "ModelSpecError", "PUBLISHED_NAMES",
 ]
 
 
@@ -28,34 +31,17 @@ class ModelSpecError(ValueError):
     """A model specification could not be resolved or the model it builds is unusable."""
 
 
-def _reset_children(module: nn.Module) -> None:
-    for m in module.modules():
-        if m is not module and hasattr(m, "reset_parameters"):
-            m.reset_parameters()
-
-
-class _Resettable(nn.Module):
-    """Mixin: ``reset_parameters`` redraws every parameter as ``__init__`` did.
-
-    ``default_init = True`` declares that every parameter has PyTorch's default initialisation
-    (Linear/Conv2d: U(-1/sqrt(fan_in), 1/sqrt(fan_in)) for weights and biases; BatchNorm: 1 and 0),
-    which lets NAD sampling draw many networks at once (``nadcore.nads.default_init_plan``).
-    """
+class _Registered(nn.Module):
+    """Registry models declare PyTorch's default initialisation for every parameter, so that
+    :mod:`nadcore.initialisation` can draw them from explicit generators, many at once."""
 
     default_init = True
-
-    def reset_parameters(self) -> None:  # noqa: D401
-        _reset_children(self)
-        self._custom_init()
-
-    def _custom_init(self) -> None:
-        pass
 
 
 # --------------------------------------------------------------------------------------------
 # Models
 # --------------------------------------------------------------------------------------------
-class LogReg(_Resettable):
+class LogReg(_Registered):
     """Logistic regression: a single affine map of the flattened input."""
 
     def __init__(self, in_channels: int = 1, num_outputs: int = 1, input_size: int = 32):
@@ -66,7 +52,7 @@ class LogReg(_Resettable):
         return self.fc(x.flatten(1))
 
 
-class MLP(_Resettable):
+class MLP(_Registered):
     """Fully connected ReLU network (hidden sizes 100 and 20 in the underspecification paper)."""
 
     def __init__(self, in_channels: int = 1, num_outputs: int = 1, input_size: int = 32,
@@ -83,7 +69,7 @@ class MLP(_Resettable):
         return self.net(x.flatten(1))
 
 
-class LeNet(_Resettable):
+class LeNet(_Registered):
     """LeNet-5 as in the original code: conv5-relu-maxpool, conv5-relu-maxpool, 3 FC layers.
 
     ``pooling=False`` gives the no-pooling variant of the paper's Fig. 3: the two max-pools are
@@ -120,14 +106,14 @@ class LeNet(_Resettable):
 _VGG11_CFG = [64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"]
 
 
-class VGG11(_Resettable):
+class VGG11(_Registered):
     """VGG-11 with batch norm (the variant the authors used for NADs), CIFAR head (512-512-out).
 
     Convolutions get the original code's normal initialisation N(0, 2/(k*k*out_channels)) with
     zero bias; everything else keeps PyTorch's default.
     """
 
-    default_init = False  # convolutions use the original code's normal initialisation
+    conv_init = "normal_fan_out"  # the original code's normal initialisation of convolutions
 
     def __init__(self, in_channels: int = 1, num_outputs: int = 1, batch_norm: bool = True):
         super().__init__()
@@ -148,15 +134,6 @@ class VGG11(_Resettable):
             nn.Linear(512, 512), nn.ReLU(True), nn.Dropout(),
             nn.Linear(512, num_outputs),
         )
-        self._custom_init()
-
-    def _custom_init(self) -> None:
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                n = m.kernel_size[0] * m.kernel_size[1] * m.out_channels
-                with torch.no_grad():
-                    m.weight.normal_(0, math.sqrt(2.0 / n))
-                    m.bias.zero_()
 
     def forward(self, x):
         return self.classifier(self.features(x).flatten(1))
@@ -180,7 +157,7 @@ class _BasicBlock(nn.Module):
         return F.relu(out + self.shortcut(x))
 
 
-class ResNet18(_Resettable):
+class ResNet18(_Registered):
     """CIFAR ResNet-18 (3x3 stem, no max-pool, global 4x4 average pool before the classifier).
 
     ``pooling=False`` removes the final average pool (the classifier sees the 512x4x4 map), the
@@ -234,7 +211,7 @@ class _Transition(nn.Module):
         return F.avg_pool2d(self.conv(F.relu(self.bn(x))), 2)
 
 
-class DenseNet121(_Resettable):
+class DenseNet121(_Registered):
     """CIFAR DenseNet-121 (growth 32, blocks 6-12-24-16, reduction 0.5) as in the original code."""
 
     def __init__(self, in_channels: int = 1, num_outputs: int = 1, growth_rate: int = 32,
@@ -318,22 +295,76 @@ def resolve_factory(spec) -> Callable[[int, int], nn.Module]:
     return obj
 
 
-def build_model(spec, in_channels: int = 1, num_outputs: int = 1, input_size: int = 32,
-                check: bool = True) -> nn.Module:
-    """Build a model from ``spec`` and (by default) check it maps (B, C, H, W) to (B, num_outputs)."""
+def _network_seed(seed) -> int:
+    from nadcore.utils import derived_seed
+
+    return derived_seed(*seed) if isinstance(seed, (tuple, list)) else int(seed)
+
+
+def build_model(spec, in_channels: int = 1, num_outputs: int = 1, input_size: int = 32, *,
+                seed=0, check: bool = True) -> nn.Module:
+    """Build a model from ``spec``, initialised from ``seed`` (an int, or a tuple of ints combined
+    with :func:`nadcore.utils.derived_seed`), and by default check it maps (B, C, H, W) to
+    (B, num_outputs). See the module docstring for how each kind of model is initialised."""
+    from nadcore import initialisation as init
+
     factory = resolve_factory(spec)
     in_registry = isinstance(spec, str) and spec.strip().lower() in REGISTRY
-    try:
-        model = factory(in_channels, num_outputs, input_size) if in_registry else factory(in_channels, num_outputs)
-    except Exception as e:
-        raise ModelSpecError(
-            f"model factory {spec!r} failed when called as factory(in_channels={in_channels}, "
-            f"num_outputs={num_outputs}): {type(e).__name__}: {e}") from e
-    if not isinstance(model, nn.Module):
-        raise ModelSpecError(f"model factory {spec!r} returned {type(model).__name__}, not a torch.nn.Module")
+    s = _network_seed(seed)
+
+    def make():
+        try:
+            return factory(in_channels, num_outputs, input_size) if in_registry else factory(in_channels, num_outputs)
+        except Exception as e:
+            raise ModelSpecError(
+                f"model factory {spec!r} failed when called as factory(in_channels={in_channels}, "
+                f"num_outputs={num_outputs}): {type(e).__name__}: {e}") from e
+
+    if in_registry:
+        with torch.device("meta"):  # no throw-away initialisation, no global RNG
+            model = make()
+        model = model.to_empty(device="cpu")
+        init.initialise(model, s)
+    else:
+        with init.seeded_global_rng(s):
+            model = make()
+        if not isinstance(model, nn.Module):
+            raise ModelSpecError(f"model factory {spec!r} returned {type(model).__name__}, not a torch.nn.Module")
+        plan = init.init_plan(model)
+        if plan is not None:  # the class declares default_init: draw it like a registry model
+            init.initialise(model, s, plan)
     if check:
         check_model_output(model, (in_channels, input_size, input_size), num_outputs, spec)
     return model
+
+
+def spec_name(spec) -> str:
+    """The name a model spec goes by in tables and cache keys (registry names in lower case)."""
+    if isinstance(spec, str):
+        return spec.strip().lower() if spec.strip().lower() in REGISTRY else spec.strip()
+    return getattr(spec, "__qualname__", type(spec).__name__)
+
+
+def spec_key(spec) -> dict:
+    """What identifies a model spec in a cache key: its name, and for anything outside the
+    registry the digest of the source file of the module that defines the factory (so editing a
+    user's model recomputes; registry models are covered by nadcore's own code fingerprint)."""
+    import inspect
+
+    from nadcore.cache import source_digest
+
+    name = spec_name(spec)
+    if isinstance(spec, str) and name in REGISTRY:
+        return {"model": name}
+    fn = resolve_factory(spec)
+    try:
+        path = inspect.getsourcefile(inspect.getmodule(fn) or fn)
+    except TypeError:
+        path = None
+    if not path:
+        raise ModelSpecError(f"cannot find the source file of model {name!r}; define the factory in "
+                             "a module file so that cached results can track its code")
+    return {"model": name, "source": source_digest([path])}
 
 
 def check_model_output(model: nn.Module, input_shape, num_outputs: int = 1, spec=None) -> None:
@@ -358,12 +389,3 @@ def check_model_output(model: nn.Module, input_shape, num_outputs: int = 1, spec
             f"model {name!r} returned {shape} for a batch of 2 inputs of shape {tuple(input_shape)}; "
             f"expected (2, {num_outputs}): one value per example"
             + (" (NADs need a scalar output: build the model with num_outputs=1)" if num_outputs == 1 else ""))
-
-
-def reset_parameters(model: nn.Module) -> bool:
-    """Redraw all parameters in place if the model knows how; return False if it does not."""
-    fn = getattr(model, "reset_parameters", None)
-    if callable(fn):
-        fn()
-        return True
-    return False

@@ -10,35 +10,32 @@ every ``D(v)`` experiment of the NAD paper (Sec. 2 and 4.1, Figs. 1-3 and 6):
 * the gradient's global norm clipped to 0.5 (``nn.utils.clip_grad_norm_``) before every step;
 * batches of 128 drawn by a fresh random permutation of the training set every epoch.
 
-Two losses: a binary problem with labels in {-1, +1} and a model with ONE output uses the logistic
-loss (``BCEWithLogits`` on ``(y + 1) / 2``; the prediction is the sign of the output), a
-multi-class problem with integer labels 0..K-1 and K outputs uses cross-entropy. (The authors used
-two outputs and cross-entropy for the binary problems; one logit with the logistic loss is the
-same model family and is what NADs, defined for a scalar output, are computed on.)
+Two losses: labels in {-1, +1} with ONE output use the logistic loss (the prediction is the sign
+of the output); integer labels 0..K-1 with K outputs use cross-entropy (the authors' two-output
+binary problems).
 
 ``train_classifier`` trains one model. ``train_many`` trains M independent copies of a small
-architecture (each with its own initialisation, its own dataset and its own batch order) in one
-vectorised program (``torch.func.functional_call`` + ``vmap`` over stacked parameters) with exactly
-the same semantics as M calls of ``train_classifier``: same schedule, per-model clipping, same
-batches given the same generators. This is what makes the 16x16 Fourier grids of chapter 3
-affordable on a CPU (see ``benchmarks/bench_training.py``).
+architecture (each with its own initialisation, dataset and batch order) in one vectorised
+program (:mod:`nadcore.train_batched`) with the semantics of M calls of ``train_classifier``:
+same schedule, per-model clipping, same batches given the same generators.
 """
 from __future__ import annotations
 
 import math
 import time
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from nadcore.train_batched import batched_forward
 from nadcore.utils import resolve_device
 
 __all__ = [
-    "TrainResult", "train_classifier", "train_many", "evaluate", "lr_at", "iterations_to_loss",
+    "TrainResult", "train_classifier", "train_many", "evaluate", "lr_at",
     "supports_train_many",
 ]
 
@@ -53,7 +50,8 @@ class TrainResult:
     ``train_acc`` / ``train_loss``: running accuracy / mean loss over the last epoch's batches,
     as the original code reported them. ``epoch_loss`` / ``epoch_acc``: the same per epoch.
     ``iter_loss``: the loss of every mini-batch, in order (``epochs * batches_per_epoch`` values);
-    ``iterations_to_loss`` turns it into the paper's Fig. 2 quantity. ``test_acc`` / ``test_loss``:
+    ``nadcore.separability.iterations_to_loss`` turns it into the paper's Fig. 2 quantity.
+    ``test_acc`` / ``test_loss``:
     after training, model in eval mode (None without a test set).
     """
 
@@ -93,27 +91,6 @@ def lr_at(iteration: int, iters_per_epoch: int, epochs: int, max_lr: float,
     raise ValueError(f"schedule must be one of {SCHEDULES}, got {schedule!r}")
 
 
-def iterations_to_loss(iter_loss, threshold: float = 0.1, window: int = 20) -> int | None:
-    """Iterations needed to reach a small training loss (the paper's Fig. 2).
-
-    The first iteration (1-based count) at which the mean of the last ``window`` mini-batch losses
-    falls below ``threshold``; ``None`` if it never does (the run is censored at its length).
-    Accepts one run's losses (T,) or a batch (M, T) and then returns an int array with -1 for
-    censored runs.
-    """
-    a = np.asarray(iter_loss, dtype=np.float64)
-    if a.ndim == 2:
-        out = np.array([iterations_to_loss(r, threshold, window) or -1 for r in a], dtype=np.int64)
-        return out
-    if a.size == 0:
-        return None
-    w = max(1, min(int(window), a.size))
-    c = np.cumsum(np.r_[0.0, a])
-    ma = (c[w:] - c[:-w]) / w  # ma[j] = mean of a[j : j + w]
-    hit = np.nonzero(ma < threshold)[0]
-    return int(hit[0] + w) if hit.size else None
-
-
 def _as_tensor(x, dtype=None) -> torch.Tensor:
     if isinstance(x, torch.Tensor):
         return x if dtype is None else x.to(dtype)
@@ -145,15 +122,20 @@ def _prepare_labels(y: torch.Tensor, kind: str, num_outputs: int) -> torch.Tenso
 
 
 def _loss_and_correct(out: torch.Tensor, t: torch.Tensor, kind: str):
-    """Mean loss and number of correct predictions of a batch (out: (B, K))."""
+    """Mean loss and number of correct predictions of one model's batch (out: (B, K))."""
+    per, correct = _per_sample_losses(out[None], t[None], kind)
+    return per.mean(), correct[0]
+
+
+def _per_sample_losses(out: torch.Tensor, t: torch.Tensor, kind: str):
+    """Losses (M, B) and numbers of correct predictions (M,) of M models' outputs (M, B, K)."""
     if kind == "logistic":
         z = out[..., 0]
-        loss = F.binary_cross_entropy_with_logits(z, t)
-        correct = ((z > 0).to(t.dtype) == t).sum()
-    else:
-        loss = F.cross_entropy(out, t)
-        correct = (out.argmax(-1) == t).sum()
-    return loss, correct
+        return (F.binary_cross_entropy_with_logits(z, t, reduction="none"),
+                ((z > 0).to(t.dtype) == t).sum(1))
+    M, B, K = out.shape
+    return (F.cross_entropy(out.reshape(-1, K), t.reshape(-1), reduction="none").reshape(M, B),
+            (out.argmax(-1) == t).sum(1))
 
 
 def _num_outputs(model: nn.Module, x: torch.Tensor) -> int:
@@ -193,9 +175,8 @@ def evaluate(model: nn.Module, x, y, *, batch_size: int = 1000, device="auto", l
 # --------------------------------------------------------------------------------------------
 def train_classifier(model: nn.Module, x_train, y_train, *, epochs: int, batch_size: int = 128,
                      max_lr: float, momentum: float = 0.0, weight_decay: float = 0.0,
-                     clip_grad_norm: float | None = 0.5, generator: torch.Generator | None,
+                     clip_grad_norm: float | None = 0.5, generator: torch.Generator,
                      device="auto", x_test=None, y_test=None, loss: str = "auto",
-                     augment: Callable[[torch.Tensor, torch.Generator], torch.Tensor] | None = None,
                      eval_batch_size: int = 1000, schedule: str = "linear") -> TrainResult:
     """Train ``model`` in place with the original recipe (see the module docstring).
 
@@ -208,13 +189,31 @@ def train_classifier(model: nn.Module, x_train, y_train, *, epochs: int, batch_s
     epochs, batch_size, max_lr, momentum, weight_decay: SGD with a per-batch linear decay of the
         learning rate from ``max_lr`` to 0.
     clip_grad_norm: max global gradient norm (0.5 in the original code); None disables clipping.
-    generator: ``torch.Generator`` (CPU) that draws the batch order of every epoch (and is passed
-        to ``augment``); None uses torch's global RNG.
+    generator: ``torch.Generator`` (CPU) that draws the batch order of every epoch. A model with
+        dropout also needs torch's global RNG during training: it is then seeded from
+        ``generator`` and held under :func:`nadcore.initialisation.seeded_global_rng`, so
+        concurrent threads take turns and results stay reproducible.
     x_test, y_test: optional test set, evaluated once after training.
     loss: "auto" (1 output -> logistic, K > 1 -> cross-entropy), "logistic" or "cross_entropy".
-    augment: optional ``augment(x_batch, generator) -> x_batch`` applied to every training batch.
     schedule: "linear" (decay from ``max_lr`` to 0) or "triangular" (see :func:`lr_at`).
     """
+    if not isinstance(generator, torch.Generator):
+        raise TypeError("train_classifier needs an explicit torch.Generator for the batch order")
+    if any(isinstance(m, nn.modules.dropout._DropoutNd) for m in model.modules()):
+        from nadcore.initialisation import seeded_global_rng
+
+        with seeded_global_rng(int(torch.randint(1 << 62, (1,), generator=generator))):
+            return _train_classifier(model, x_train, y_train, epochs, batch_size, max_lr, momentum,
+                                     weight_decay, clip_grad_norm, generator, device, x_test, y_test,
+                                     loss, eval_batch_size, schedule)
+    return _train_classifier(model, x_train, y_train, epochs, batch_size, max_lr, momentum,
+                             weight_decay, clip_grad_norm, generator, device, x_test, y_test, loss,
+                             eval_batch_size, schedule)
+
+
+def _train_classifier(model, x_train, y_train, epochs, batch_size, max_lr, momentum, weight_decay,
+                      clip_grad_norm, generator, device, x_test, y_test, loss, eval_batch_size,
+                      schedule) -> TrainResult:
     t0 = time.perf_counter()
     dev = resolve_device(device)
     model = model.to(dev)
@@ -243,8 +242,6 @@ def train_classifier(model: nn.Module, x_train, y_train, *, epochs: int, batch_s
         for b in range(nb):
             idx = perm[b * batch_size:(b + 1) * batch_size]
             xb, tb = x[idx], t[idx]
-            if augment is not None:
-                xb = augment(xb, generator)
             for g in opt.param_groups:
                 g["lr"] = lr_at(it, nb, epochs, max_lr, schedule)
             out = model(xb)
@@ -299,96 +296,10 @@ def _stack_datasets(xs, dtype=None) -> torch.Tensor:
     return _as_tensor(xs, dtype)
 
 
-def _lenet_batched(base, names):
-    """M LeNets at once as grouped convolutions in channels-last layout (much faster on CPU than
-    ``vmap``, whose grouped convolutions run in NCHW; max-pool before ReLU, which commutes)."""
-    pooling = bool(getattr(base, "pooling", True))
-    cl = torch.channels_last
-
-    def f(plist, x):  # x: (M, B, C, H, W) -> (M, B, K)
-        p = dict(zip(names, plist))
-        M, B, C, H, W = x.shape
-        o = x.permute(1, 0, 2, 3, 4).reshape(B, M * C, H, W).contiguous(memory_format=cl)
-        for layer in ("conv1", "conv2"):
-            w = p[f"{layer}.weight"]
-            o = F.conv2d(o, w.reshape(-1, *w.shape[2:]), p[f"{layer}.bias"].reshape(-1), groups=M)
-            if pooling:
-                o = F.max_pool2d(o, 2)
-            o = F.relu(o)
-        o = o.reshape(B, M, -1).transpose(0, 1)  # (M, B, C*h*w), each model's NCHW flatten order
-        for layer, act in (("fc1", True), ("fc2", True), ("fc3", False)):
-            o = _BatchedLinear.apply(o, p[f"{layer}.weight"], p[f"{layer}.bias"])
-            if act:
-                o = F.relu(o)
-        return o
-
-    return f
-
-
-class _BatchedLinear(torch.autograd.Function):
-    """``x @ W^T + b`` for M models at once (x: (M, B, D), W: (M, K, D), b: (M, K)), with the
-    backward written so that every batched product reads contiguous operands (autograd's default
-    for ``baddbmm`` multiplies by a transposed (M, D, B) view of x, which is very slow on CPU)."""
-
-    @staticmethod
-    def forward(ctx, x, w, b):
-        ctx.save_for_backward(x, w)
-        return torch.baddbmm(b[:, None], x, w.transpose(1, 2))
-
-    @staticmethod
-    def backward(ctx, g):
-        x, w = ctx.saved_tensors
-        g = g.contiguous()
-        gx = torch.bmm(g, w) if ctx.needs_input_grad[0] else None
-        gw = torch.bmm(g.transpose(1, 2).contiguous(), x.contiguous())
-        return gx, gw, g.sum(1)
-
-
-def _mlp_batched(layers: list, names: list[str]):
-    """M fully connected stacks at once: ``layers`` is a list of (param prefix or None for ReLU);
-    batched matrix products with the weight transposed as a view (fast forward and backward,
-    unlike ``vmap`` of ``nn.Linear``, whose weight gradient hits a slow strided path)."""
-
-    def f(plist, x):  # x: (M, B, ...) -> (M, B, K)
-        p = dict(zip(names, plist))
-        o = x.reshape(x.shape[0], x.shape[1], -1)
-        for pre in layers:
-            if pre is None:
-                o = F.relu(o)
-            else:
-                o = _BatchedLinear.apply(o, p[f"{pre}.weight"], p[f"{pre}.bias"])
-        return o
-
-    return f
-
-
-def _batched_forward(base: nn.Module, names: list[str]):
-    """``f(param_list, x) -> out`` for M stacked models: hand-vectorised paths for LeNet, LogReg
-    and MLP (the architectures of the D(v) sweeps), ``vmap(functional_call)`` for anything else
-    without buffers."""
-    from nadcore.models import MLP, LeNet, LogReg
-
-    if type(base) is LeNet and set(names) == {f"{l}.{k}" for l in ("conv1", "conv2", "fc1", "fc2", "fc3")
-                                              for k in ("weight", "bias")}:
-        return _lenet_batched(base, names)
-    if type(base) is LogReg and set(names) == {"fc.weight", "fc.bias"}:
-        return _mlp_batched(["fc"], names)
-    if type(base) is MLP and all(isinstance(m, (nn.Linear, nn.ReLU)) for m in base.net):
-        layers = [f"net.{i}" if isinstance(m, nn.Linear) else None for i, m in enumerate(base.net)]
-        if set(names) == {f"{l}.{k}" for l in layers if l for k in ("weight", "bias")}:
-            return _mlp_batched(layers, names)
-    from torch.func import functional_call, vmap
-
-    def f_single(plist, xb):
-        return functional_call(base, dict(zip(names, plist)), (xb,))
-
-    return vmap(f_single, in_dims=(0, 0))
-
-
 def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, batch_size: int = 128,
                max_lr: float, momentum: float = 0.0, weight_decay: float = 0.0,
                clip_grad_norm: float | None = 0.5,
-               generators: Sequence[torch.Generator] | None, device="auto",
+               generators: Sequence[torch.Generator], device="auto",
                xs_test=None, ys_test=None, loss: str = "auto", eval_batch_size: int = 1000,
                fallback: bool = True, schedule: str = "linear") -> list[TrainResult]:
     """Train M independent models, each on its own dataset, in one vectorised program.
@@ -410,8 +321,6 @@ def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, 
     M = len(models)
     if M == 0:
         return []
-    if generators is None:
-        generators = [None] * M
     generators = list(generators)
     if len(generators) != M:
         raise ValueError(f"need one generator per model: {M} models, {len(generators)} generators")
@@ -447,7 +356,7 @@ def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, 
               for nm in names]
     bufs = [None] * len(params)
 
-    f_batched = _batched_forward(base, names)
+    f_batched = batched_forward(base, names)
 
     nb = math.ceil(n / batch_size)
     total = epochs * nb
@@ -469,14 +378,8 @@ def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, 
             tb = t.reshape(-1).index_select(0, flat).reshape(M, -1)         # (M, B)
             lr = lr_at(it, nb, epochs, max_lr, schedule)
             leaves = [p.detach().requires_grad_(True) for p in params]
-            out = f_batched(leaves, xb)                                     # (M, B, K)
-            if kind == "logistic":
-                z = out[..., 0]
-                losses = F.binary_cross_entropy_with_logits(z, tb, reduction="none").mean(1)
-                correct = ((z > 0).to(tb.dtype) == tb).sum(1)
-            else:
-                losses = F.cross_entropy(out.reshape(-1, k), tb.reshape(-1), reduction="none").reshape(M, -1).mean(1)
-                correct = (out.argmax(-1) == tb).sum(1)
+            per, correct = _per_sample_losses(f_batched(leaves, xb), tb, kind)  # (M, B), (M,)
+            losses = per.mean(1)
             grads = torch.autograd.grad(losses.sum(), leaves)
             with torch.no_grad():
                 if clip_grad_norm is not None:
@@ -517,14 +420,9 @@ def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, 
             for i in range(0, xt.shape[1], eval_batch_size):
                 xb = xt[:, i:i + eval_batch_size].to(dev)
                 tb = tt[:, i:i + eval_batch_size].to(dev)
-                out = f_batched(params, xb)
-                if kind == "logistic":
-                    z = out[..., 0]
-                    l_sum += F.binary_cross_entropy_with_logits(z, tb, reduction="none").sum(1).cpu()
-                    acc_sum += ((z > 0).to(tb.dtype) == tb).sum(1).cpu()
-                else:
-                    l_sum += F.cross_entropy(out.reshape(-1, k), tb.reshape(-1), reduction="none").reshape(M, -1).sum(1).cpu()
-                    acc_sum += (out.argmax(-1) == tb).sum(1).cpu()
+                per, correct = _per_sample_losses(f_batched(params, xb), tb, kind)
+                l_sum += per.sum(1).cpu()
+                acc_sum += correct.cpu()
         nt = xt.shape[1]
         test_acc = (acc_sum / nt).tolist()
         test_loss = (l_sum / nt).tolist()

@@ -1,27 +1,25 @@
 #!/usr/bin/env python
-"""Build the NAD book: execute every chapter with papermill, then render it with Jupyter Book.
+"""Build the NAD book: execute every chapter with papermill, write the scorecard, render the HTML.
 
     python scripts/build_book.py                          # all chapters, `cpu` profile
     python scripts/build_book.py --profile smoke          # seconds per chapter (what CI runs)
     python scripts/build_book.py --chapters 02 -p model resnet18 -p seed 1
-    python scripts/build_book.py --no-execute             # re-render the notebooks already executed
+    python scripts/build_book.py --no-execute             # re-render what book/executed/ holds
 
-Data flow: chapters/<stem>.py --(jupytext, papermill)--> book/executed/<stem>.ipynb
---(jupyter-book build . -W --keep-going)--> _build/html/index.html.
+Data flow: chapters/<stem>.py --(jupytext, papermill)--> book/executed/<stem>.ipynb, with the
+chapters' claims (book/executed/claims/) and figure data (book/executed/data/) beside it
+--(this script)--> book/executed/scorecard.{json,md} --(jupyter-book build -W)--> _build/html/.
 
-* ``-p NAME VALUE`` is passed to every selected chapter whose ``parameters`` cell assigns NAME
-  (VALUE is read as a Python literal when it parses as one -- ``3``, ``0.5``, ``None``, ``[1, 2]``
-  -- and as a string otherwise); chapters without NAME are told so and run without it.
-* Chapters run with the repository root as working directory and ``NADCORE_CACHE`` set to
-  ``<repo>/.nadcache`` (unless ``--cache`` or the environment says otherwise), so they share
-  cached NADs.
-* A chapter is executed into ``_build/papermill/<stem>.ipynb`` and moved to ``book/executed/``
-  only if every cell succeeded; on a failure the partial notebook stays in ``_build/papermill/``,
-  the error names the chapter, the cell and its line in ``chapters/<stem>.py``, and the exit
-  status is 1.
-* ``_toc.yml`` is regenerated from ``chapters/*.py`` on every run (commit it with a new chapter).
-  With ``--chapters`` the other chapters keep their notebooks from earlier runs; a chapter never
-  executed yet is left out of this build's table of contents (a partial copy in ``_build/``).
+* ``-p NAME VALUE`` goes to every selected chapter whose parameters cell defines NAME (VALUE is a
+  Python literal when it parses as one, else a string); a NAME no selected chapter defines is an
+  error. Chapters run with the repository root as working directory, ``NADCORE_CACHE`` =
+  ``.nadcache`` (unless ``--cache`` or the environment says otherwise) and ``NADBOOK_OUTPUT`` =
+  ``book/executed``.
+* A chapter runs into ``_build/papermill/<stem>.ipynb`` and moves to ``book/executed/`` only if
+  every cell succeeded; on a failure the error names the chapter, the cell and its line in
+  ``chapters/<stem>.py``, and the exit status is 1.
+* ``_toc.yml`` is written by hand (a test checks it lists every chapter). A chapter never executed
+  yet is left out of this build through a partial copy of it in ``_build/``.
 
 The helpers below are also used by ``tests/conftest.py``.
 """
@@ -35,18 +33,16 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-CHAPTERS_DIR = ROOT / "chapters"
-EXECUTED_DIR = ROOT / "book" / "executed"
 PROFILES = ("smoke", "cpu", "paper")
-DEFAULT_PROFILE = "cpu"
 KERNEL_NAME = "python3"
-
+SCORECARD = "scorecard"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -70,15 +66,11 @@ class ChapterFailed(Exception):
 
     def __str__(self) -> str:
         where = f"{self.chapter}:{self.line}" if self.line else self.chapter
-        head = (f"chapter {self.chapter} failed in cell In [{self.exec_count}] "
-                f"({where}): {self.ename}: {self.evalue}")
         src = "\n".join("    | " + s for s in self.source.splitlines()[:15])
-        tb = [_ANSI.sub("", t) for t in self.traceback]
-        tb = "\n".join("\n".join(tb).splitlines()[-25:])
-        out = f"{head}\n  cell source:\n{src}\n  traceback (last lines):\n{tb}"
-        if self.partial:
-            out += f"\n  partially executed notebook: {_rel(self.partial)}"
-        return out
+        tb = "\n".join("\n".join(_ANSI.sub("", t) for t in self.traceback).splitlines()[-25:])
+        out = (f"chapter {self.chapter} failed in cell In [{self.exec_count}] ({where}): "
+               f"{self.ename}: {self.evalue}\n  cell source:\n{src}\n  traceback (last lines):\n{tb}")
+        return out + (f"\n  partially executed notebook: {_rel(self.partial)}" if self.partial else "")
 
 
 def _rel(path: Path) -> str:
@@ -91,7 +83,7 @@ def _rel(path: Path) -> str:
 # ---------------------------------------------------------------------------------------------
 # Chapters and their parameters
 # ---------------------------------------------------------------------------------------------
-def list_chapters(chapters_dir: Path = CHAPTERS_DIR) -> list[Path]:
+def list_chapters(chapters_dir: Path = ROOT / "chapters") -> list[Path]:
     """All chapter sources, sorted by name (``chapters/*.py``, files starting with _ skipped)."""
     return sorted(p for p in Path(chapters_dir).glob("*.py") if not p.name.startswith("_"))
 
@@ -104,8 +96,7 @@ def select_chapters(chapters: list[Path], spec: str | None) -> list[Path]:
     for token in (t.strip() for t in spec.split(",")):
         if not token:
             continue
-        token = Path(token).name
-        token = token[:-3] if token.endswith(".py") else token
+        token = Path(token).name.removesuffix(".py")
         hits = [c for c in chapters if c.stem == token] or [c for c in chapters if c.stem.startswith(token)]
         if len(hits) != 1:
             names = ", ".join(c.stem for c in chapters) or "(none)"
@@ -145,32 +136,24 @@ def parameters_cell(nb, chapter: str = "chapter"):
 
 
 def parameter_defaults(nb, chapter: str = "chapter") -> dict:
-    """{name: default} for every simple assignment in the parameters cell.
+    """{name: default} of the parameters cell, as ``papermill.inspect_notebook`` reads it (a
+    default that is not a literal is returned as the string of its source expression)."""
+    import nbformat
+    import papermill
 
-    A default that is not a literal is returned as the string of its source expression."""
-    _, cell = parameters_cell(nb, chapter)
-    try:
-        tree = ast.parse(cell.source)
-    except SyntaxError as exc:
-        raise ChapterError(f"{chapter}: the parameters cell is not valid Python: {exc}") from exc
-    out = {}
-    for node in tree.body:
-        targets, value = [], None
-        if isinstance(node, ast.Assign):
-            targets, value = node.targets, node.value
-        elif isinstance(node, ast.AnnAssign) and node.value is not None:
-            targets, value = [node.target], node.value
-        for t in targets:
-            if isinstance(t, ast.Name):
-                try:
-                    out[t.id] = ast.literal_eval(value)
-                except ValueError:
-                    out[t.id] = ast.get_source_segment(cell.source, value)
-    return out
+    parameters_cell(nb, chapter)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "chapter.ipynb"
+        nbformat.write(nb, str(path))
+        try:
+            params = papermill.inspect_notebook(str(path))
+        except SyntaxError as exc:
+            raise ChapterError(f"{chapter}: the parameters cell is not valid Python: {exc}") from exc
+    return {name: parse_value(p["default"]) for name, p in params.items()}
 
 
 def parse_value(text: str):
-    """A command-line value: a Python literal if it parses as one, else the string itself."""
+    """A literal if ``text`` parses as one, else the string itself."""
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError):
@@ -187,8 +170,7 @@ def _cell_line(path: Path, nb, source: str) -> int | None:
     idx = [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and c.source == source]
     if not idx:
         return None
-    offset = len(nb.cells) - len(markers)  # cells before the first marker (a header cell)
-    k = idx[0] - offset
+    k = idx[0] - (len(nb.cells) - len(markers))  # cells before the first marker (a header cell)
     if 0 <= k < len(markers):
         return markers[k] + 2
     first = next((s for s in source.splitlines() if s.strip()), None)
@@ -199,18 +181,18 @@ def _cell_line(path: Path, nb, source: str) -> int | None:
 # Execution
 # ---------------------------------------------------------------------------------------------
 @contextmanager
-def chapter_environment(cache_dir: Path | str | None = None, extra: dict | None = None):
-    """Environment seen by the kernels started inside this block (they inherit os.environ):
-    NADCORE_CACHE, the repository root on PYTHONPATH, no interactive matplotlib backend."""
+def chapter_environment(cache_dir: Path | str | None = None, output_dir: Path | str | None = None):
+    """Environment of the kernels started inside this block (they inherit os.environ):
+    NADCORE_CACHE, NADBOOK_OUTPUT (claims and figure data) and the repository on PYTHONPATH."""
     saved = dict(os.environ)
     try:
         if cache_dir is not None:
             os.environ["NADCORE_CACHE"] = str(cache_dir)
+        if output_dir is not None:
+            os.environ["NADBOOK_OUTPUT"] = str(output_dir)
         pp = os.environ.get("PYTHONPATH", "")
         if str(ROOT) not in pp.split(os.pathsep):
             os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT)] + ([pp] if pp else []))
-        for k, v in (extra or {}).items():
-            os.environ[k] = str(v)
         yield
     finally:
         os.environ.clear()
@@ -220,18 +202,15 @@ def chapter_environment(cache_dir: Path | str | None = None, extra: dict | None 
 def split_parameters(path: Path, nb, parameters: dict) -> tuple[dict, list[str]]:
     """(the parameters this chapter defines, the names it does not)."""
     known = parameter_defaults(nb, _rel(path))
-    used = {k: v for k, v in parameters.items() if k in known}
-    return used, [k for k in parameters if k not in known]
+    return {k: v for k, v in parameters.items() if k in known}, [k for k in parameters if k not in known]
 
 
 def execute_chapter(path: Path, out_path: Path, parameters: dict, *, work_dir: Path | None = None,
-                    cwd: Path = ROOT, progress_bar: bool = True, log_output: bool = False,
-                    kernel_name: str = KERNEL_NAME) -> float:
+                    cwd: Path = ROOT, progress_bar: bool = True, log_output: bool = False) -> float:
     """Execute one chapter with papermill; returns the seconds it took.
 
-    ``parameters`` must only hold names the chapter defines (see ``split_parameters``). The
-    notebook is written to ``work_dir/<stem>.ipynb`` while it runs and moved to ``out_path`` when
-    every cell succeeded; raises ChapterFailed (partial notebook kept) or ChapterError."""
+    The notebook is written to ``work_dir/<stem>.ipynb`` while it runs and moved to ``out_path``
+    when every cell succeeded; raises ChapterFailed (partial notebook kept) or ChapterError."""
     import papermill
     from papermill.exceptions import PapermillExecutionError
 
@@ -244,15 +223,14 @@ def execute_chapter(path: Path, out_path: Path, parameters: dict, *, work_dir: P
     partial = work_dir / out_path.name
     t0 = time.perf_counter()
     try:
-        papermill.execute_notebook(
-            nb, str(partial), parameters=dict(parameters), kernel_name=kernel_name,
-            language="python", cwd=str(cwd), progress_bar=progress_bar, log_output=log_output,
-            report_mode=False)
+        papermill.execute_notebook(nb, str(partial), parameters=dict(parameters), kernel_name=KERNEL_NAME,
+                                   language="python", cwd=str(cwd), progress_bar=progress_bar,
+                                   log_output=log_output)
     except PapermillExecutionError as exc:
-        raise ChapterFailed(
-            chapter=_rel(path), cell_index=exc.cell_index, exec_count=exc.exec_count,
-            ename=exc.ename, evalue=exc.evalue, source=exc.source, traceback=list(exc.traceback),
-            line=_cell_line(path, nb, exc.source), partial=partial) from None
+        raise ChapterFailed(chapter=_rel(path), cell_index=exc.cell_index, exec_count=exc.exec_count,
+                            ename=exc.ename, evalue=exc.evalue, source=exc.source,
+                            traceback=list(exc.traceback), line=_cell_line(path, nb, exc.source),
+                            partial=partial) from None
     shutil.move(str(partial), str(out_path))
     return time.perf_counter() - t0
 
@@ -260,134 +238,143 @@ def execute_chapter(path: Path, out_path: Path, parameters: dict, *, work_dir: P
 def executed_profile(ipynb: Path) -> str | None:
     """The profile an executed notebook was run with (from papermill's metadata)."""
     try:
-        meta = json.loads(Path(ipynb).read_text())["metadata"]
-        return meta.get("papermill", {}).get("parameters", {}).get("profile")
+        return json.loads(Path(ipynb).read_text())["metadata"]["papermill"]["parameters"].get("profile")
     except (OSError, ValueError, KeyError):
         return None
 
 
 # ---------------------------------------------------------------------------------------------
-# Table of contents and HTML
+# Scorecard, table of contents and HTML
 # ---------------------------------------------------------------------------------------------
-TOC_HEADER = """\
-# Generated by scripts/build_book.py from chapters/*.py -- do not edit by hand.
-# Regenerate with: python scripts/build_book.py --toc-only   (and commit it with a new chapter)
-"""
+def write_scorecard(executed: Path, stems: list[str]) -> dict:
+    """Merge the executed chapters' claims into ``scorecard.json`` and write the Scorecard page
+    ``scorecard.md`` (a table linking every claim to the section that states its verdict)."""
+    sys.path.insert(0, str(ROOT))
+    from nadcore.evidence import VERDICTS, read_claims
+
+    files = [executed / "claims" / f"{s}.json" for s in stems if (executed / "claims" / f"{s}.json").exists()]
+    card = read_claims(files)
+    ids = [c["id"] for c in card["claims"]]
+    dup = sorted({i for i in ids if ids.count(i) > 1})
+    if dup:
+        raise ChapterError(f"claim ids must be unique across chapters; repeated: {dup}")
+    (executed / "scorecard.json").write_text(json.dumps(card, indent=1))
+    counts = {v: sum(c["verdict"] == v for c in card["claims"]) for v in VERDICTS}
+
+    def num(v):
+        return "" if v is None else f"{v:.3g}"
+
+    lines = ["# Reproduction scorecard", "",
+             "Every claim of the papers that this book tests, with the criterion written in the "
+             "chapter's code before the run, our value and its 95% interval, the number of seeds "
+             "(or values) behind it, and the verdict computed from the interval: *reproduced* "
+             "(the whole interval satisfies the criterion), *not reproduced* (the whole interval "
+             "violates it) or *inconclusive* (it straddles the threshold, or a precondition such "
+             "as fitting the training set failed). `budget` is our SGD steps per run divided by "
+             "the paper's. The same table as JSON: {download}`scorecard.json <scorecard.json>`.", "",
+             f"**{len(card['claims'])} claims**: " + ", ".join(f"{n} {v}" for v, n in counts.items())
+             + (f" (profile: {executed_profile(executed / (stems[0] + '.ipynb'))})" if stems else ""), "",
+             "| claim | chapter | paper | criterion | value [95% interval] | seeds | budget | verdict |",
+             "|---|---|---|---|---|---|---|---|"]
+    for c in card["claims"]:
+        iv = num(c["value"]) + (f" [{num(c['ci_low'])}, {num(c['ci_high'])}]"
+                                if c["ci_low"] is not None and c["ci_low"] != c["ci_high"] else "")
+        paper = c["paper"].replace("|", "\\|")
+        lines.append(f"| {{ref}}`{c['id']} <claim-{c['id']}>` | {c['chapter'][:2]} | {paper} | "
+                     f"{c['criterion'].replace('|', chr(92) + '|')} | {iv} | {c['seeds']} | "
+                     f"{num(c['budget_fraction']) or '-'} | **{c['verdict']}** |")
+    if not card["claims"]:
+        lines.append("| (no chapter has been executed yet) | | | | | | | |")
+    (executed / f"{SCORECARD}.md").write_text("\n".join(lines) + "\n")
+    return card
 
 
-def toc_text(stems: list[str], executed_dir: str = "book/executed") -> str:
-    lines = [TOC_HEADER.rstrip("\n"), "format: jb-book", "root: book/intro", "parts:"]
+def toc_text(stems: list[str]) -> str:
+    """The table of contents for these executed chapters (the committed _toc.yml lists all)."""
+    lines = ["format: jb-book", "root: book/intro", "parts:"]
     if stems:
         lines += ["- caption: Chapters", "  numbered: true", "  chapters:"]
-        lines += [f"  - file: {executed_dir}/{s}" for s in stems]
-    lines += ["- caption: Back matter", "  chapters:", "  - file: book/references"]
+        lines += [f"  - file: book/executed/{s}" for s in stems]
+    lines += ["- caption: Back matter", "  chapters:", f"  - file: book/executed/{SCORECARD}",
+              "  - file: book/references"]
     return "\n".join(lines) + "\n"
 
 
-def write_toc(path: Path, stems: list[str]) -> bool:
-    """Write the toc if it changed; returns True when the file was (re)written."""
-    text = toc_text(stems)
-    path = Path(path)
-    if path.exists() and path.read_text() == text:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text)
-    return True
-
-
 def toc_stems(path: Path) -> list[str]:
-    """Chapter stems listed in a toc written by ``toc_text``."""
-    return re.findall(r"file:\s*book/executed/(\S+)", Path(path).read_text())
+    """Chapter stems listed in a toc (the scorecard page excluded)."""
+    return [s for s in re.findall(r"file:\s*book/executed/(\S+)", Path(path).read_text()) if s != SCORECARD]
 
 
-def build_html(root: Path = ROOT, toc: Path | None = None, extra_args: tuple = ()) -> int:
+def build_html(root: Path = ROOT, toc: Path | None = None) -> int:
     """``jupyter-book build ROOT --builder html -W --keep-going --all``; returns its exit code."""
     cmd = [sys.executable, "-c", "import sys; from jupyter_book.cli.main import main; sys.exit(main())",
            "build", str(root), "--builder", "html", "-W", "--keep-going", "--all"]
-    if toc is not None:
-        cmd += ["--toc", str(toc)]
-    cmd += list(extra_args)
-    return subprocess.call(cmd, cwd=str(root))
+    return subprocess.call(cmd + (["--toc", str(toc)] if toc else []), cwd=str(root))
 
 
 # ---------------------------------------------------------------------------------------------
 # Command line
 # ---------------------------------------------------------------------------------------------
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="python scripts/build_book.py", description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog="Executed notebooks: book/executed/. HTML: _build/html/index.html.")
-    p.add_argument("--profile", choices=PROFILES, default=DEFAULT_PROFILE,
+    p = argparse.ArgumentParser(prog="python scripts/build_book.py", description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--profile", choices=PROFILES, default="cpu",
                    help="execution profile passed to every chapter (default: %(default)s)")
-    p.add_argument("--chapters", metavar="LIST",
-                   help="comma-separated chapter stems or prefixes, e.g. 01,02 (default: all)")
-    p.add_argument("-p", "--parameter", nargs=2, action="append", default=[],
-                   metavar=("NAME", "VALUE"), help="papermill parameter for the chapters that define NAME")
-    p.add_argument("--cache", metavar="DIR",
-                   help="NAD/result cache shared by the chapters (default: $NADCORE_CACHE or .nadcache)")
-    p.add_argument("--no-execute", action="store_true",
-                   help="do not run chapters; render the notebooks already in book/executed/")
+    p.add_argument("--chapters", metavar="LIST", help="comma-separated stems or prefixes, e.g. 01,02")
+    p.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
+                   help="papermill parameter for the chapters that define NAME")
+    p.add_argument("--cache", metavar="DIR", help="result cache (default: $NADCORE_CACHE or .nadcache)")
+    p.add_argument("--no-execute", action="store_true", help="render what book/executed/ holds")
     p.add_argument("--no-html", action="store_true", help="execute chapters only, skip jupyter-book")
-    p.add_argument("--keep-going", action="store_true",
-                   help="after a failing chapter, run the remaining ones (exit status still 1)")
+    p.add_argument("--keep-going", action="store_true", help="after a failing chapter, run the others")
     p.add_argument("--log-output", action="store_true", help="stream cell outputs to the terminal")
-    p.add_argument("--toc-only", action="store_true", help="regenerate _toc.yml from chapters/ and exit")
-    p.add_argument("--root", type=Path, default=ROOT,
-                   help="book root holding _config.yml, chapters/ and book/ (default: this repository)")
+    p.add_argument("--root", type=Path, default=ROOT, help="book root (default: this repository)")
     return p
+
+
+def _plan(selected, user_params, profile):
+    plans, unused = [], {k: [] for k in user_params}
+    for path in selected:
+        nb = read_chapter(path)
+        used, missing = split_parameters(path, nb, user_params)
+        if "profile" not in parameter_defaults(nb, _rel(path)):
+            raise ChapterError(f"{_rel(path)}: the parameters cell must define `profile`")
+        for k in missing:
+            unused[k].append(path.stem)
+        plans.append((path, {"profile": profile, **used}))
+    for k, stems in unused.items():
+        if len(stems) == len(selected):
+            raise ChapterError(f"no selected chapter has a parameter {k!r} (typo?)")
+        if stems:
+            print(f"warning: -p {k}: not a parameter of {', '.join(stems)}; not passed to them")
+    return plans
 
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     root = args.root.resolve()
-    executed_dir = root / "book" / "executed"
+    executed = root / "book" / "executed"
     chapters = list_chapters(root / "chapters")
-    all_stems = [c.stem for c in chapters]
-    if write_toc(root / "_toc.yml", all_stems):
-        print(f"_toc.yml updated: {len(all_stems)} chapter(s) ({', '.join(all_stems) or 'none'})")
-    if args.toc_only:
-        return 0
+    user_params = {name: parse_value(value) for name, value in args.parameter}
     try:
+        if "profile" in user_params:
+            raise ChapterError("give the profile with --profile, not -p profile")
         selected = select_chapters(chapters, args.chapters)
+        plans = _plan(selected, user_params, args.profile) if not args.no_execute else []
     except ChapterError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    user_params = {name: parse_value(value) for name, value in args.parameter}
-    if "profile" in user_params:
-        print("error: give the profile with --profile, not -p profile", file=sys.stderr)
-        return 2
-
-    failures: list[Exception] = []
-    if not args.no_execute and selected:
+    failures = []
+    if plans:
         cache = Path(args.cache or os.environ.get("NADCORE_CACHE") or root / ".nadcache").resolve()
-        print(f"Executing {len(selected)} chapter(s) on profile {args.profile!r}; NADCORE_CACHE={cache}")
-        plans, unused = [], {k: [] for k in user_params}
-        try:
-            for path in selected:
-                nb = read_chapter(path)
-                used, missing = split_parameters(path, nb, user_params)
-                for k in missing:
-                    unused[k].append(path.stem)
-                if "profile" not in parameter_defaults(nb, _rel(path)):
-                    raise ChapterError(f"{_rel(path)}: the parameters cell must define `profile`")
-                plans.append((path, {"profile": args.profile, **used}))
-        except ChapterError as exc:
-            print(f"error: {exc}", file=sys.stderr)
-            return 2
-        for k, stems in unused.items():
-            if len(stems) == len(selected):
-                print(f"error: no selected chapter has a parameter {k!r} (typo?)", file=sys.stderr)
-                return 2
-            if stems:
-                print(f"warning: -p {k}: not a parameter of {', '.join(stems)}; not passed to them")
+        print(f"Executing {len(plans)} chapter(s) on profile {args.profile!r}; NADCORE_CACHE={cache}")
         total = time.perf_counter()
-        with chapter_environment(cache):
+        with chapter_environment(cache, executed):
             for i, (path, params) in enumerate(plans, 1):
-                shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
-                print(f"[{i}/{len(plans)}] {path.stem}  ({shown})", flush=True)
+                print(f"[{i}/{len(plans)}] {path.stem}  ({', '.join(f'{k}={v!r}' for k, v in params.items())})",
+                      flush=True)
                 try:
-                    secs = execute_chapter(path, executed_dir / f"{path.stem}.ipynb", params,
+                    secs = execute_chapter(path, executed / f"{path.stem}.ipynb", params,
                                            work_dir=root / "_build" / "papermill", cwd=root,
                                            log_output=args.log_output)
                 except (ChapterFailed, ChapterError) as exc:
@@ -402,16 +389,17 @@ def main(argv: list[str] | None = None) -> int:
         if failures and not args.keep_going:
             print("Not building HTML because a chapter failed.", file=sys.stderr)
             return 1
-
+    available = [c.stem for c in chapters if (executed / f"{c.stem}.ipynb").exists()]
+    executed.mkdir(parents=True, exist_ok=True)
+    card = write_scorecard(executed, available)
+    print(f"Scorecard: {len(card['claims'])} claims -> {_rel(executed / 'scorecard.json')}")
     if args.no_html:
         return 1 if failures else 0
-    available = [s for s in all_stems if (executed_dir / f"{s}.ipynb").exists()]
     for s in available:
-        print(f"  book page {s}: profile {executed_profile(executed_dir / f'{s}.ipynb')!r}")
+        print(f"  book page {s}: profile {executed_profile(executed / f'{s}.ipynb')!r}")
     toc = None
-    missing = [s for s in all_stems if s not in available]
-    if missing:
-        print(f"  not executed yet, left out of this build: {', '.join(missing)}")
+    if len(available) < len(chapters):
+        print(f"  not executed yet, left out: {', '.join(c.stem for c in chapters if c.stem not in available)}")
         toc = root / "_build" / "_toc.partial.yml"
         toc.parent.mkdir(parents=True, exist_ok=True)
         toc.write_text(toc_text(available))

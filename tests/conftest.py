@@ -8,15 +8,19 @@ How it works (no flags needed; plain `pytest` runs it):
    ``profile="smoke"`` with papermill's ``parameterize_notebook`` (the same "injected-parameters"
    cell papermill adds) and yields one nbval item per code cell: ``chapters/02_nads.py::Cell 4``.
    Collection runs nothing.
-2. Reference run. Before the first cell of a chapter runs, the chapter is executed once with
+2. Papermill run. Before the first cell of a chapter runs, the chapter is executed once with
    papermill (scripts/build_book.py's ``execute_chapter``) on the smoke profile, with
-   NADCORE_CACHE pointing to a fresh per-session directory. The executed notebook's outputs
-   become nbval's reference outputs. The executed notebooks are reused by
-   tests/test_book_build.py, which renders them with jupyter-book (nothing runs twice for it).
-3. Re-run. nbval then re-executes the parameterised notebook cell by cell in a new kernel (working
+   NADCORE_CACHE pointing to a fresh per-session directory and NADBOOK_OUTPUT to the folder of
+   the executed notebooks (claims and figure data land beside them). The executed notebooks are
+   reused by tests/test_book_build.py and tests/test_browser.py (rendered, not run again) and by
+   tests/test_chapter_facts.py (robust facts read from the claims and figure data).
+3. nbval. nbval then re-executes the parameterised notebook cell by cell in a new kernel (working
    directory: the repository root, NADCORE_CACHE: a second fresh directory, so cached results
    are recomputed, not read back) in *lax* mode: every cell must run without error, and cells
-   tagged ``nbval-check-output`` must print exactly what they printed in the reference run.
+   tagged ``nbval-check-output`` must print exactly what the COMMITTED reference says
+   (tests/reference/<stem>.json, see tests/reference_outputs.py; regenerate it deliberately with
+   ``python scripts/update_references.py``). A changed default seed or a flipped sign in the
+   science therefore fails here.
 
 If the reference run fails, the failing cell's item fails with the chapter, cell, line in the .py
 file and traceback; the chapter's other cells are skipped (not run twice).
@@ -41,6 +45,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+from reference_outputs import is_checked, load_reference
 
 TESTS_DIR = Path(__file__).resolve().parent
 REPO = TESTS_DIR.parent
@@ -84,7 +90,7 @@ class SmokeRuns:
         env_dir = os.environ.get("NADBOOK_TEST_ARTIFACTS")
         if env_dir:
             base = Path(env_dir).resolve()
-            for sub in ("executed", "running", "cache-reference", "cache-nbval", "book-root"):
+            for sub in ("executed", "running", "cache-reference", "cache-nbval", "book-root", "nbval-output"):
                 shutil.rmtree(base / sub, ignore_errors=True)
             base.mkdir(parents=True, exist_ok=True)
         else:
@@ -97,6 +103,7 @@ class SmokeRuns:
         self.ref_cache = base / "cache-reference"
         shared = os.environ.get("NADBOOK_NBVAL_CACHE", "").lower() == "shared"
         self.nbval_cache = self.ref_cache if shared else base / "cache-nbval"
+        self.nbval_output = base / "nbval-output"
         self.results: dict[Path, Reference] = {}
 
     def reference(self, chapter: Path) -> Reference:
@@ -106,7 +113,7 @@ class SmokeRuns:
             out = self.executed / f"{chapter.stem}.ipynb"
             t0 = time.perf_counter()
             try:
-                with bb.chapter_environment(self.ref_cache):
+                with bb.chapter_environment(self.ref_cache, self.executed):
                     bb.execute_chapter(chapter, out, SMOKE, work_dir=self.base / "running",
                                        cwd=book_root(), progress_bar=False)
                 res = Reference(chapter, out, None, time.perf_counter() - t0)
@@ -231,11 +238,22 @@ if IPyNbFile is not None:
             if [c.source for c in ref_cells] != [i.cell.source for i in self.items]:
                 raise RuntimeError(f"{self.nodeid}: the executed reference notebook does not have "
                                    "the same code cells as the parameterised chapter")
+            committed = {r["cell"]: r for r in (load_reference(self.path.stem) or [])}
             for item, ref_cell in zip(self.items, ref_cells):
-                item.cell = ref_cell  # reference outputs + execution_count
+                item.cell = ref_cell  # execution_count; outputs of checked cells: the committed ones
+                if is_checked(ref_cell):
+                    r = committed.get(item.cell_num)
+                    if r is None or r["source"] != (ref_cell.source.splitlines() or [""])[0]:
+                        item.missing_reference = (
+                            f"no committed reference output for {self.nodeid}, Cell {item.cell_num} "
+                            f"(tests/reference/{self.path.stem}.json is missing or was made from other "
+                            "cells): run `python scripts/update_references.py --chapters "
+                            f"{self.path.stem}` and commit the file")
+                    else:
+                        ref_cell.outputs = [nbformat.from_dict(o) for o in r["outputs"]]
             opt = self.config.option
             kernel_name = opt.nbval_kernel_name or CURRENT_ENV_KERNEL_NAME
-            with runs.bb.chapter_environment(runs.nbval_cache):
+            with runs.bb.chapter_environment(runs.nbval_cache, runs.nbval_output):
                 self.kernel = RunningKernel(kernel_name, cwd=str(book_root()),
                                             startup_timeout=opt.nbval_kernel_startup_timeout)
             self.setup_sanitize_files()
@@ -255,7 +273,11 @@ if IPyNbFile is not None:
         def reportinfo(self):
             return self.path, 0, f"{self.parent.nodeid}::{self.name}"
 
+        missing_reference = None
+
         def runtest(self):
+            if self.missing_reference:
+                raise ReferenceMissing(self.missing_reference)
             failure = self.parent.failure
             if failure is not None:
                 num, error = failure
@@ -269,13 +291,17 @@ if IPyNbFile is not None:
         def repr_failure(self, excinfo):
             exc = excinfo.value
             chapter = self.parent.nodeid
+            if isinstance(exc, ReferenceMissing):
+                return str(exc)
             if isinstance(exc, ReferenceRunError):
                 return (f"{chapter} fails on the smoke profile (papermill run, Cell "
                         f"{self.cell_num}):\n{exc.error}")
             text = super().repr_failure(excinfo)
             if "Cell outputs differ" in str(exc):
                 head = (f"{chapter}, Cell {self.cell_num}: this `nbval-check-output` cell printed "
-                        "something else when the chapter was run a second time (smoke profile)")
+                        "something else than the committed reference (tests/reference/; smoke "
+                        "profile). If the change is intended, regenerate it with `python "
+                        "scripts/update_references.py` and commit it")
             else:
                 head = f"{chapter}, Cell {self.cell_num} raised when nbval re-ran the chapter"
             return f"{head}\n{text}"
@@ -286,6 +312,9 @@ if IPyNbFile is not None:
             self.error = error
 
     class ChapterProblemError(Exception):
+        pass
+
+    class ReferenceMissing(Exception):
         pass
 
 

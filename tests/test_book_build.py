@@ -65,12 +65,17 @@ def built_book(smoke):
     shutil.copy2(REPO / "_config.yml", root / "_config.yml")
     shutil.copytree(REPO / "book", root / "book", ignore=shutil.ignore_patterns("executed", "static"))
     (root / "book" / "static").symlink_to(REPO / "book" / "static", target_is_directory=True)
+    shutil.copy2(REPO / "_toc.yml", root / "_toc.yml")
     (root / "chapters").symlink_to(book_root() / "chapters", target_is_directory=True)
+    (root / "nadcore").symlink_to(REPO / "nadcore", target_is_directory=True)  # literalinclude
     executed = root / "book" / "executed"
     executed.mkdir()
     for stem, ref in refs.items():
         if ref.notebook is not None:
             shutil.copy2(ref.notebook, executed / f"{stem}.ipynb")
+    for sub in ("claims", "data"):  # what the smoke runs wrote beside their notebooks
+        if (smoke.executed / sub).is_dir():
+            shutil.copytree(smoke.executed / sub, executed / sub)
     rc = bb.main(["--root", str(root), "--no-execute"])
     return root / "_build" / "html", refs, rc
 

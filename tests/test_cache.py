@@ -1,9 +1,17 @@
+"""nadcore.cache: keys that see the config and the code, atomic checksummed entries, no pickle."""
 import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from nadcore.cache import Cache, cache_key
+from nadcore import cache as cache_mod
+from nadcore.cache import Cache, code_fingerprint, digest
 
 
 def test_roundtrip_and_key_depends_on_everything(tmp_path):
@@ -17,9 +25,18 @@ def test_roundtrip_and_key_depends_on_everything(tmp_path):
     a1, m1 = c.get_or_compute("f", {"n": 1, "s": [1, 2]}, compute)
     a2, m2 = c.get_or_compute("f", {"s": [1, 2], "n": 1}, compute)  # same config, other key order
     assert len(calls) == 1 and np.array_equal(a1["a"], a2["a"]) and m2 == {"note": "x"}
-    assert cache_key("f", {"n": 1})[0] != cache_key("f", {"n": 2})[0]
-    assert cache_key("f", {"n": 1})[0] != cache_key("g", {"n": 1})[0]
-    assert cache_key("f", {"n": 1})[0] != cache_key("f", {"n": 1}, version="9.9")[0]
+    assert c.key("f", {"n": 1})[0] != c.key("f", {"n": 2})[0]
+    assert c.key("f", {"n": 1})[0] != c.key("g", {"n": 1})[0]
+    assert c.key("f", {"n": 1})[1]["code"] == code_fingerprint()
+
+
+def test_digest_is_the_one_hash_and_sees_shape_and_dtype():
+    a = np.arange(6, dtype=np.float32)
+    assert digest(a) == digest(a.copy()) and len(digest(a)) == 16
+    assert digest(a) != digest(a.reshape(2, 3)) != digest(a.astype(np.float64))
+    assert digest({"b": 1, "a": [1, 2]}) == digest({"a": [1, 2], "b": 1})
+    import torch
+    assert digest(torch.arange(6, dtype=torch.float32)) == digest(a)
 
 
 def test_interrupted_write_leaves_no_entry(tmp_path):
@@ -28,6 +45,20 @@ def test_interrupted_write_leaves_no_entry(tmp_path):
         c.save("f", {"n": 1}, {"bad": np.array([{"x": 1}], dtype=object)})
     assert c.load("f", {"n": 1}) is None
     assert not any(p.name.startswith(".") for p in (tmp_path / "f").iterdir())
+
+
+def test_temporary_folders_of_dead_processes_are_removed(tmp_path):
+    c = Cache(tmp_path)
+    c.save("f", {"n": 0}, {"a": np.ones(1)})
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()
+    orphan = tmp_path / "f" / f".abc.{dead}.xyz"
+    orphan.mkdir()
+    (orphan / "arrays.npz").write_bytes(b"half")
+    mine = tmp_path / "f" / f".def.{os.getpid()}.xyz"  # a live writer's folder stays
+    mine.mkdir()
+    c.save("f", {"n": 1}, {"a": np.ones(1)})
+    assert not orphan.exists() and mine.exists()
 
 
 def test_entries_are_plain_npz_and_json_and_damage_is_detected(tmp_path):
@@ -52,3 +83,52 @@ def test_entries_are_plain_npz_and_json_and_damage_is_detected(tmp_path):
 def test_config_must_be_json_like(tmp_path):
     with pytest.raises(TypeError, match="JSON-like"):
         Cache(tmp_path).save("f", {"fn": object()}, {"a": np.ones(1)})
+
+
+def test_editing_nadcore_code_changes_the_fingerprint_but_plots_do_not(tmp_path):
+    pkg = tmp_path / "nadcore"
+    shutil.copytree(Path(cache_mod.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    before = code_fingerprint(pkg)
+    assert before == code_fingerprint(Path(cache_mod.__file__).parent)
+    plots = pkg / "plots" / "nads.py"
+    plots.write_text(plots.read_text() + "\n# a presentation-only edit\n")
+    assert code_fingerprint(pkg) == before
+    train = pkg / "train.py"
+    src = train.read_text()
+    train.write_text(src.replace("def lr_at(", "def lr_at(  # edited\n", 1))
+    assert code_fingerprint(pkg) != before
+
+
+def test_editing_a_user_model_recomputes_its_cached_nads(tmp_path, monkeypatch):
+    from nadcore import nads
+
+    mod = tmp_path / "mynets_fp.py"
+    body = textwrap.dedent("""
+        import torch.nn as nn
+        class Net(nn.Module):
+            def __init__(self, c, k):
+                super().__init__()
+                self.fc = nn.Linear(c * 32 * 32, k)
+            def forward(self, x):
+                return self.fc(x.flatten(1)) * SCALE
+        def factory(c, k):
+            return Net(c, k)
+        SCALE = 1.0
+    """)
+    mod.write_text(body)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("mynets_fp", None)
+    c = Cache(tmp_path / "cache")
+    kw = dict(method="gradient", num_networks=4, cache=c, workers=1)
+    first = nads.cached_nads("mynets_fp:factory", **kw)
+    assert len(list((tmp_path / "cache" / "nads").iterdir())) == 1
+    again = nads.cached_nads("mynets_fp:factory", **kw)  # unchanged code: served from the cache
+    assert len(list((tmp_path / "cache" / "nads").iterdir())) == 1
+    np.testing.assert_array_equal(first.eigenvalues, again.eigenvalues)
+    # edit the model's forward (the file, as a user would): a new entry, new numbers
+    mod.write_text(body.replace("SCALE = 1.0", "SCALE = 3.0"))
+    os.utime(mod, ns=(mod.stat().st_atime_ns, mod.stat().st_mtime_ns + 10 ** 9))
+    sys.modules.pop("mynets_fp", None)
+    edited = nads.cached_nads("mynets_fp:factory", **kw)
+    assert len(list((tmp_path / "cache" / "nads").iterdir())) == 2
+    np.testing.assert_allclose(edited.eigenvalues[:3], 9 * first.eigenvalues[:3], rtol=1e-5)

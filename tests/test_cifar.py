@@ -1,4 +1,5 @@
-"""Fast tests of nadcore.cifar: loading, poisoning and flipping preserve what they must."""
+"""Fast tests of nadcore.cifar and nadcore.poisoning: loading, poisoning and flipping preserve what
+they must, and the chapter-4 jobs pair their runs."""
 from __future__ import annotations
 
 import hashlib
@@ -7,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from nadcore import cifar
+from nadcore import cifar, poisoning
+from nadcore.nads import complete_basis
 
 
 def _orthonormal_rows(k, d, seed=0):
@@ -25,51 +27,54 @@ def small_images():
 
 
 # ---------------------------------------------------------------------------- flipping
-def test_basis_matrix_is_orthogonal_and_keeps_nads():
+def test_complete_basis_is_orthogonal_keeps_nads_and_is_deterministic():
     nads = _orthonormal_rows(63, 64)
-    U = cifar.basis_matrix(nads)
-    assert U.shape == (64, 64)
-    np.testing.assert_allclose(U.T @ U, np.eye(64), atol=1e-10)
-    np.testing.assert_allclose(U[:, :63].T, nads, atol=1e-6)
+    V = complete_basis(nads)
+    assert V.shape == (64, 64)
+    np.testing.assert_allclose(V @ V.T, np.eye(64), atol=1e-10)
+    np.testing.assert_allclose(V[:63], nads, atol=1e-6)
+    np.testing.assert_array_equal(complete_basis(nads), V)
+    few = complete_basis(np.random.default_rng(0).standard_normal((5, 64)))  # not orthonormal: QR
+    np.testing.assert_allclose(few @ few.T, np.eye(64), atol=1e-10)
 
 
 def test_flip_is_orthogonal_and_an_involution(small_images):
     x, _ = small_images
-    U = cifar.basis_matrix(_orthonormal_rows(63, 64, seed=2))
-    xf = cifar.flip_representation(x, U)
+    U = complete_basis(_orthonormal_rows(63, 64, seed=2))
+    xf = poisoning.flip_representation(x, U)
     assert xf.shape == x.shape and xf.dtype == x.dtype
     np.testing.assert_allclose(np.linalg.norm(xf.reshape(20, -1), axis=1),
                                np.linalg.norm(x.reshape(20, -1), axis=1), rtol=1e-5)
     # per channel too: the flip never mixes colour channels
     np.testing.assert_allclose(np.linalg.norm(xf, axis=(2, 3)), np.linalg.norm(x, axis=(2, 3)), rtol=1e-5)
-    np.testing.assert_allclose(cifar.flip_representation(xf, U), x, atol=1e-5)
+    np.testing.assert_allclose(poisoning.flip_representation(xf, U), x, atol=1e-5)
     assert not np.allclose(xf, x)
 
 
 def test_flip_moves_first_nad_to_last():
-    U = cifar.basis_matrix(_orthonormal_rows(64, 64, seed=3))
-    x = U[:, 0].reshape(1, 1, 8, 8)
-    np.testing.assert_allclose(cifar.flip_representation(x, U).reshape(-1), U[:, -1], atol=1e-12)
+    U = complete_basis(_orthonormal_rows(64, 64, seed=3))
+    x = U[0].reshape(1, 1, 8, 8)
+    np.testing.assert_allclose(poisoning.flip_representation(x, U).reshape(-1), U[-1], atol=1e-12)
 
 
 def test_flip_torch_matches_numpy(small_images):
     x, _ = small_images
-    U = cifar.basis_matrix(_orthonormal_rows(64, 64, seed=4))
-    out = cifar.flip_representation(torch.from_numpy(x), U)
+    U = complete_basis(_orthonormal_rows(64, 64, seed=4))
+    out = poisoning.flip_representation(torch.from_numpy(x), U)
     assert isinstance(out, torch.Tensor)
-    np.testing.assert_allclose(out.numpy(), cifar.flip_representation(x, U), atol=1e-6)
+    np.testing.assert_allclose(out.numpy(), poisoning.flip_representation(x, U), atol=1e-6)
 
 
 def test_flip_rejects_non_orthogonal():
     with pytest.raises(ValueError):
-        cifar.flip_representation(np.zeros((1, 1, 4, 4)), np.ones((16, 16)))
+        poisoning.flip_representation(np.zeros((1, 1, 4, 4)), np.ones((16, 16)))
     with pytest.raises(ValueError):
-        cifar.flip_representation(np.zeros((1, 1, 4, 4)), _orthonormal_rows(15, 16))
+        poisoning.flip_representation(np.zeros((1, 1, 4, 4)), _orthonormal_rows(15, 16))
 
 
 # ---------------------------------------------------------------------------- poisoning
 def test_carrier_assignment_matches_authors_layout():
-    a = cifar.carrier_assignment(10, 3)
+    a = poisoning.carrier_assignment(10, 3)
     assert [t[0] for t in a] == [0] * 6 + [1] * 4
     assert [t[1] for t in a] == [0, 1, 2, 0, 1, 2, 0, 1, 2, 0]
     assert [t[2] for t in a] == [-1, 1] * 5
@@ -81,8 +86,8 @@ def test_poison_sets_component_and_leaves_orthogonal_part(small_images, index):
     x, y = small_images
     nads = _orthonormal_rows(64, 64, seed=5)
     eps = 0.05
-    xp = cifar.poison(x, y, nads, index, eps)
-    carriers, signs = cifar.poison_carriers(nads, index, shape=(8, 8))
+    xp = poisoning.poison(x, y, nads, index, eps)
+    carriers, signs = poisoning.poison_carriers(nads, index, shape=(8, 8))
     c = carriers[y].reshape(20, -1)
     along = np.einsum("nd,nd->n", xp.reshape(20, -1).astype(np.float64), c)
     np.testing.assert_allclose(along, eps * signs[y], atol=1e-6)
@@ -93,7 +98,7 @@ def test_poison_sets_component_and_leaves_orthogonal_part(small_images, index):
     assert np.abs(resid).max() < 1e-6
     # the other channels of each image are untouched
     for n in range(20):
-        ch = cifar.carrier_assignment()[y[n]][1]
+        ch = poisoning.carrier_assignment()[y[n]][1]
         others = [k for k in range(3) if k != ch]
         np.testing.assert_array_equal(xp[n, others], x[n, others])
 
@@ -101,11 +106,11 @@ def test_poison_sets_component_and_leaves_orthogonal_part(small_images, index):
 def test_poison_torch_and_index_check(small_images):
     x, y = small_images
     nads = _orthonormal_rows(64, 64, seed=6)
-    out = cifar.poison(torch.from_numpy(x), torch.from_numpy(y), nads, 3, 0.1)
+    out = poisoning.poison(torch.from_numpy(x), torch.from_numpy(y), nads, 3, 0.1)
     assert isinstance(out, torch.Tensor)
-    np.testing.assert_allclose(out.numpy(), cifar.poison(x, y, nads, 3, 0.1), atol=1e-7)
+    np.testing.assert_allclose(out.numpy(), poisoning.poison(x, y, nads, 3, 0.1), atol=1e-7)
     with pytest.raises(IndexError):
-        cifar.poison(x, y, nads, 63, 0.1)        # needs NAD 64, which does not exist
+        poisoning.poison(x, y, nads, 63, 0.1)        # needs NAD 64, which does not exist
 
 
 def test_binarise_labels():
@@ -170,29 +175,26 @@ def test_normalise_matches_authors_constants():
 
 
 # ---------------------------------------------------------------------------- experiment plumbing
-def test_sweep_and_flip_run_pair_and_cache(tmp_path):
-    """Plumbing only (random arrays as a test fixture, a logistic regression, one epoch)."""
+def test_jobs_pair_their_runs_and_resume_from_the_cache(tmp_path):
+    """Plumbing only (a 4-image fake subset, a logistic regression, one epoch)."""
     from nadcore.cache import Cache
+    from nadcore.experiments import run_jobs
 
-    rng = np.random.default_rng(7)
-    x = rng.random((64, 3, 32, 32)).astype(np.float32)
-    y = np.arange(64) % 10
-    data = cifar.CIFAR10Data(x, y, x[:32], y[:32], dict(name="fixture", n_train=64, n_test=32))
+    _write_fake_subset(tmp_path)
+    spec = {"subset_root": str(tmp_path)}
+    data = cifar.load_cifar10_spec(spec)
+    key = {"name": data.description["name"], "sha256": data.description["sha256"]}
     q = _orthonormal_rows(32, 32, seed=8).astype(np.float64)
     nads = np.kron(q, q)              # a cheap 1024 x 1024 orthogonal matrix (rows orthonormal)
-    train = dict(epochs=1, max_lr=0.01, batch_size=32)
-    cache = Cache(tmp_path)
-    rows = cifar.poisoning_sweep(data, nads, [0, 5], eps=0.05, model="logreg", train=train,
-                                 device="cpu", cache=cache)
-    assert [r["index"] for r in rows] == [None, 0, 5]
-    assert rows[0]["l2_change"] == 0.0 and rows[1]["l2_change"] > 0
-    assert all(0.0 <= r["test_acc"] <= 1.0 for r in rows) and "carrier_test_acc" in rows[1]
-    again = cifar.poisoning_sweep(data, nads, [0, 5], eps=0.05, model="logreg", train=train,
-                                  device="cpu", cache=cache)
-    assert [r["test_acc"] for r in again] == [r["test_acc"] for r in rows]
-    assert all(r.get("cached") for r in again)
-    U = cifar.basis_matrix(nads)
-    f = cifar.flipping_experiment(data, U, model="logreg", train=train, device="cpu", cache=cache)
-    # the clean run of the flipping experiment is the sweep's baseline (same key: reused)
-    assert f["original"]["test_acc"] == rows[0]["test_acc"] and f["original"]["cached"]
-    assert set(f) == {"original", "flipped"}
+    kw = dict(seeds=[0, 1], nads=nads, nads_key={"digest": "test"}, data_spec=spec, data_key=key,
+              train=dict(epochs=1, max_lr=0.01, batch_size=2), device="cpu")
+    jobs = poisoning.cifar_jobs("logreg", ["clean", ("poison", 0), ("poison", 5), "flip"], **kw)
+    cache = Cache(tmp_path / "cache")
+    res = run_jobs(jobs, poisoning.cifar_job, cache=cache)
+    assert [a["test_acc"].shape for a, _ in res] == [(2,)] * 4
+    assert "carrier_test_acc" in res[1][0] and res[1][1]["l2_change"] > 0
+    calls = []
+    again = run_jobs(jobs, lambda c, **d: calls.append(c), cache=cache, name="cifar_job")
+    assert calls == [] and all(np.array_equal(a["test_acc"], b["test_acc"]) for (a, _), (b, _) in zip(res, again))
+    with pytest.raises(ValueError, match="experiment"):
+        poisoning.cifar_jobs("logreg", ["rotate"], **kw)

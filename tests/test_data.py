@@ -55,16 +55,29 @@ def test_directional_dataset_definition():
     torch.testing.assert_close(proj, 0.7 * y.float(), atol=1e-4, rtol=0)   # separable, margin eps
     w = x.reshape(4000, -1) - proj[:, None] * v.reshape(1, -1)
     assert abs(w.var().item() * 1024 / 1023 - 4.0) < 0.05              # sigma^2 off the direction
-    x2, y2 = directional_dataset(v, 4000, 2.0, 0.7, torch.Generator().manual_seed(0))
+    x2, y2 = directional_dataset(v, 4000, 2.0, 0.7, generator=torch.Generator().manual_seed(0))
     assert torch.equal(y, y2)                                          # v is normalised
     torch.testing.assert_close(x, x2, atol=1e-5, rtol=0)
-    x3, _ = directional_dataset(v * 3.0, 4000, 2.0, 0.7, torch.Generator().manual_seed(0))
+    x3, _ = directional_dataset(v * 3.0, 4000, 2.0, 0.7, generator=torch.Generator().manual_seed(0))
     assert torch.equal(x3, x)                                         # seeded: reproducible
+
+
+def test_authors_signal_is_balanced_with_half_the_margin():
+    v = fourier_basis_vector(2, 4)
+    x, y = directional_dataset(v, 1001, sigma=3.0, epsilon=1.0, generator=torch.Generator().manual_seed(0),
+                               signal="authors")
+    assert int((y == 1).sum()) == 501 and int((y == -1).sum()) == 500      # exactly balanced
+    proj = x.reshape(1001, -1) @ v.reshape(-1)
+    torch.testing.assert_close(proj, 0.5 * y.float(), atol=1e-4, rtol=0)   # +-(eps/2) v
+    with pytest.raises(ValueError, match="signal"):
+        directional_dataset(v, 10, generator=torch.Generator(), signal="mine")
+    with pytest.raises(TypeError, match="explicit torch.Generator"):
+        directional_dataset(v, 10, generator=None)
 
 
 def test_train_and_test_are_independent_draws_of_the_requested_sizes():
     v = fourier_basis_vector(0, 2)
-    xtr, ytr, xte, yte = directional_train_test(v, 300, 120, 3.0, 1.0, torch.Generator().manual_seed(1))
+    xtr, ytr, xte, yte = directional_train_test(v, 300, 120, 3.0, 1.0, generator=torch.Generator().manual_seed(1))
     assert len(xtr) == len(ytr) == 300 and len(xte) == len(yte) == 120
     assert not torch.allclose(xtr[:120], xte)
 

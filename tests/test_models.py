@@ -18,33 +18,42 @@ def test_registry_models_build_and_map_to_outputs(name, channels, outputs):
         assert m.eval()(torch.randn(3, channels, 32, 32)).shape == (3, outputs)
 
 
-def test_reset_parameters_redraws_every_parameter():
-    m = build_model("lenet")
-    before = [p.detach().clone() for p in m.parameters()]
-    torch.manual_seed(1)
-    models.reset_parameters(m)
-    for a, b in zip(before, m.parameters()):
-        assert not torch.equal(a, b)
+def test_seed_decides_every_parameter():
+    a, b = build_model("lenet", seed=3), build_model("lenet", seed=3)
+    c = build_model("lenet", seed=4)
+    for p, q, r in zip(a.parameters(), b.parameters(), c.parameters()):
+        assert torch.equal(p, q) and not torch.equal(p, r)
+    assert all(torch.equal(p, q) for p, q in zip(build_model("lenet", seed=(3, 1)).parameters(),
+                                                   build_model("lenet", seed=models._network_seed((3, 1))).parameters()))
 
 
-def test_vgg_reset_keeps_the_authors_conv_initialisation():
-    m = build_model("vgg11")
-    torch.manual_seed(0)
-    m.reset_parameters()
-    conv = [mod for mod in m.modules() if isinstance(mod, torch.nn.Conv2d)][-1]
-    expected = math.sqrt(2.0 / (9 * conv.out_channels))
-    assert conv.weight.std().item() == pytest.approx(expected, rel=0.05)
+def test_registry_models_follow_pytorch_default_init_and_the_authors_vgg():
+    m = build_model("lenet", seed=1)
+    bound = 1 / math.sqrt(6 * 25)
+    assert m.conv2.weight.abs().max() <= bound and m.conv2.weight.abs().max() > 0.9 * bound
+    v = build_model("vgg11", seed=0)
+    conv = [mod for mod in v.modules() if isinstance(mod, torch.nn.Conv2d)][-1]
+    assert conv.weight.std().item() == pytest.approx(math.sqrt(2.0 / (9 * conv.out_channels)), rel=0.05)
     assert torch.count_nonzero(conv.bias) == 0
+    bn = [mod for mod in v.modules() if isinstance(mod, torch.nn.BatchNorm2d)][0]
+    assert torch.all(bn.weight == 1) and torch.all(bn.running_var == 1) and torch.all(bn.running_mean == 0)
 
 
-def test_same_seed_same_network_whether_built_or_reset():
-    torch.manual_seed(5)
-    a = build_model("resnet18_narrow", check=False)
-    b = build_model("resnet18_narrow", check=False)
-    torch.manual_seed(5)
-    b.reset_parameters()
-    for p, q in zip(a.state_dict().values(), b.state_dict().values()):
-        assert torch.equal(p, q)
+def test_building_never_touches_the_global_rng(tmp_path, monkeypatch):
+    (tmp_path / "globalnets.py").write_text(textwrap.dedent("""
+        import torch.nn as nn
+        def factory(c, k):
+            return nn.Sequential(nn.Flatten(), nn.Linear(c * 32 * 32, k))
+    """))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    sys.modules.pop("globalnets", None)
+    torch.manual_seed(123)
+    state = torch.get_rng_state()
+    build_model("resnet18_narrow", seed=1)
+    a = build_model("globalnets:factory", seed=2)
+    assert torch.equal(torch.get_rng_state(), state)
+    b = build_model("globalnets:factory", seed=2)  # a user factory: seeded, reproducible
+    assert torch.equal(a[1].weight, b[1].weight)
 
 
 def test_unknown_name_lists_the_registry():

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-from nadcore import nads
+from nadcore import estimators as est
+from nadcore import nads, published
 from nadcore.cache import Cache
 from nadcore.models import ModelSpecError, build_model
 
@@ -23,21 +24,21 @@ def test_autograd_equals_small_step_finite_difference_float64():
     torch.manual_seed(0)
     for name in ["lenet", "mlp"]:
         m = build_model(name).double().eval()
-        x = nads.evaluation_point((1, 32, 32), 3).double()
-        g = nads.input_gradient(m, x)
+        x = est.evaluation_point((1, 32, 32), 3).double()
+        g = est.input_gradient(m, x)
         atol = 1e-9 * g.abs().max().item()
-        fd = nads.input_sensitivity_secant(m, x, step=1e-3)
+        fd = est.input_sensitivity_secant(m, x, step=1e-3)
         close = torch.isclose(g, fd, rtol=1e-6, atol=atol)
         assert close.float().mean() > 0.99, name
         assert (g - fd).norm() / g.norm() < 1e-2, name
-        fd_tiny = nads.input_sensitivity_secant(m, x, step=1e-5)
+        fd_tiny = est.input_sensitivity_secant(m, x, step=1e-5)
         assert torch.allclose(g, fd_tiny, rtol=1e-6, atol=atol), name
 
 
 def test_secant_equals_gradient_for_a_linear_model_at_any_step():
     m = build_model("logreg").double().eval()
-    x = nads.evaluation_point((1, 32, 32), 0).double()
-    assert torch.allclose(nads.input_gradient(m, x), nads.input_sensitivity_secant(m, x, 100.0))
+    x = est.evaluation_point((1, 32, 32), 0).double()
+    assert torch.allclose(est.input_gradient(m, x), est.input_sensitivity_secant(m, x, 100.0))
 
 
 def test_batched_gradient_equals_one_network_at_a_time():
@@ -70,20 +71,47 @@ def test_logreg_nads_are_isotropic():
     assert lam.max() < 1.5 ** 2 * 1.1 and lam.min() > 0.5 ** 2 * 0.8
 
 
-def test_secant_lenet_matches_published_nads_and_gradient_does_not():
-    # Measured with this test's seed (nadcore 0.1): overlap of 512-network secant NADs with the
+@pytest.fixture(scope="module")
+def secant512():
+    return nads.compute_nads("lenet", num_networks=512, seed=0, method="secant")
+
+
+def test_secant_lenet_matches_published_nads_and_gradient_does_not(secant512):
+    # Measured with this test's seed (nadcore 0.1; 0.2 draws the same networks): overlap of 512-network secant NADs with the
     # authors' (10,000 networks) is 0.87 / 0.68 / 0.62 at k = 1 / 16 / 64, rising to 0.94 / 0.78 /
     # 0.71 at 1,024 networks; 128 networks give 0.38 / 0.40 / 0.41. Chance is k/D = 0.001 / 0.016
     # / 0.06. The thresholds sit between the 128- and 512-network values, so a wrong step, a wrong
     # sign convention or a broken accumulation fails. Exact-gradient NADs (2,048 networks) stay
     # near chance at k=16 (README of the published NADs: about 0.03 even at 10,000 networks).
-    P = nads.load_published_nads("lenet")
-    s = nads.compute_nads("lenet", num_networks=512, seed=0, method="secant")
+    P = published.load_published_nads("lenet")
+    s = secant512
     assert nads.subspace_overlap(s.nads, P.nads, 1) > 0.7
     assert nads.subspace_overlap(s.nads, P.nads, 16) > 0.5
     assert nads.subspace_overlap(s.nads, P.nads, 64) > 0.5
     g = nads.compute_nads("lenet", num_networks=2048, seed=0, method="gradient", workers=1)
     assert nads.subspace_overlap(g.nads, P.nads, 16) < 0.2
+
+
+def test_jackknife_interval_covers_the_overlap_and_shrinks_with_networks(secant512):
+    P = published.load_published_nads("lenet")
+    small = nads.compute_nads("lenet", num_networks=128, seed=0, method="secant", workers=1)
+    big = secant512
+    assert small.extras["jackknife_nads"].shape == (nads.GROUPS, nads.JACKKNIFE_K, 1024)
+    v1, lo1, hi1 = nads.overlap_interval(small, P.nads, 16)
+    v2, lo2, hi2 = nads.overlap_interval(big, P.nads, 16)
+    assert lo1 <= v1 <= hi1 and lo2 <= v2 <= hi2 and v2 > v1
+    assert hi2 - lo2 < hi1 - lo1
+
+
+def test_several_evaluation_points_average_the_gradient_covariance():
+    one = nads.compute_nads("lenet", num_networks=32, seed=0, method="gradient", workers=1)
+    four = nads.compute_nads("lenet", num_networks=32, seed=0, method="gradient", workers=1, points=4)
+    # point 0 is the authors' single point: the 4-point estimate includes the 1-point one
+    assert four.meta["points"] == 4 and one.meta["points"] == 1
+    assert nads.subspace_overlap(one.nads, four.nads, 1) < 0.99
+    pts = est.evaluation_points((1, 32, 32), 0, 4)
+    assert torch.equal(pts[0], est.evaluation_point((1, 32, 32), 0))
+    assert not torch.equal(pts[1], pts[2])
 
 
 def test_checkpoints_record_running_estimates():
@@ -153,20 +181,20 @@ def test_cached_nads_hits_and_detects_damage(tmp_path):
 
 
 def test_published_loader(tmp_path):
-    P = nads.load_published_nads("LeNet")
+    P = published.load_published_nads("LeNet")
     assert P.nads.shape == (1023, 1024)
     assert np.allclose(np.linalg.norm(P.nads, axis=1), 1, atol=1e-5)
     assert np.all(np.diff(P.eigenvalues) <= 0)
-    src = nads.published_nads_root()
+    src = published.published_nads_root()
     for f in ["LeNet_NADs.npy", "LeNet_eigenvals.npy", "SHA256SUMS"]:
         shutil.copy(src / f, tmp_path / f)
     arr = np.load(tmp_path / "LeNet_NADs.npy")
     arr[0, 0] += 1
     np.save(tmp_path / "LeNet_NADs.npy", arr)
     with pytest.raises(ValueError, match="checksum mismatch"):
-        nads.load_published_nads("lenet", root=tmp_path)
+        published.load_published_nads("lenet", root=tmp_path)
     with pytest.raises(FileNotFoundError, match="NADCORE_PUBLISHED_NADS"):
-        nads.load_published_nads("lenet", root=tmp_path / "nothing")
+        published.load_published_nads("lenet", root=tmp_path / "nothing")
     U = nads.complete_basis(P.nads)
     assert np.allclose(U @ U.T, np.eye(1024), atol=1e-5)
 
@@ -182,7 +210,7 @@ def test_cli_writes_the_documented_file(tmp_path):
         meta = json.loads(str(z["meta"]))
         assert z["nads"].shape == (1024, 1024)
     for key in ["model", "input_shape", "networks", "seed", "method", "step", "device",
-                "sampling_seconds", "networks_per_second", "nadcore_version", "torch_version"]:
+                "sampling_seconds", "networks_per_second", "nadcore_version", "torch_version", "points"]:
         assert key in meta
     bad = subprocess.run([sys.executable, "-m", "nadcore", "nads", "--model", "nonet", "--out",
                           str(tmp_path / "b.npz")], capture_output=True, text=True, timeout=120)

@@ -65,11 +65,28 @@ def test_parameters_and_values(book):
     assert used == {"knob": 1} and missing == ["model"]
 
 
-def test_toc_round_trip(tmp_path):
-    assert bb.write_toc(tmp_path / "_toc.yml", ["01_a", "02_b"])
-    assert not bb.write_toc(tmp_path / "_toc.yml", ["01_a", "02_b"])  # unchanged: not rewritten
+def test_partial_toc_round_trip(tmp_path):
+    (tmp_path / "_toc.yml").write_text(bb.toc_text(["01_a", "02_b"]))
     assert bb.toc_stems(tmp_path / "_toc.yml") == ["01_a", "02_b"]
-    assert "chapters:" in bb.toc_text([]) and bb.toc_stems.__doc__
+    assert f"book/executed/{bb.SCORECARD}" in bb.toc_text([]) and "chapters:" in bb.toc_text([])
+
+
+def test_scorecard_page_links_every_claim_and_refuses_duplicates(tmp_path):
+    import json
+
+    from nadcore.evidence import Claim, Criterion, exact_value, write_claims
+
+    c = Claim.evaluate("a-claim", "01_demo", "Fig. 9: a | b.", Criterion("x", ">=", 0), exact_value(1.0),
+                       seeds=1, trained=False)
+    write_claims(tmp_path / "claims" / "01_demo.json", "01_demo", [c])
+    card = bb.write_scorecard(tmp_path, ["01_demo", "02_never_run"])
+    assert [x["id"] for x in card["claims"]] == ["a-claim"]
+    assert json.loads((tmp_path / "scorecard.json").read_text()) == card
+    page = (tmp_path / "scorecard.md").read_text()
+    assert "{ref}`a-claim <claim-a-claim>`" in page and "a \\| b" in page and "**reproduced**" in page
+    write_claims(tmp_path / "claims" / "02_never_run.json", "02_never_run", [c])
+    with pytest.raises(bb.ChapterError, match="unique"):
+        bb.write_scorecard(tmp_path, ["01_demo", "02_never_run"])
 
 
 def test_cli_usage_errors(book, capsys):
@@ -77,7 +94,6 @@ def test_cli_usage_errors(book, capsys):
     assert "matches no chapter" in capsys.readouterr().err
     assert bb.main(["--root", str(book), "-p", "modle", "x", "--no-html"]) == 2
     assert "no selected chapter has a parameter 'modle'" in capsys.readouterr().err
-    assert (book / "_toc.yml").exists()
 
 
 def test_failing_cell_names_chapter_cell_and_line(book, tmp_path):

@@ -5,6 +5,7 @@ import numpy as np
 import pytest
 import torch
 
+from nadcore import linear_pooling as L
 from nadcore import theory as T
 from nadcore.utils import generator
 
@@ -130,17 +131,17 @@ def test_theorem1_matches_monte_carlo():
 
 def test_zeta_monotone_for_box_filter():
     m = np.abs(T.average_pooling_prefilter(D, S))
-    z = T.zeta(np.arange(M + 1), m, 1.0, 0.5)
+    z = L.zeta(np.arange(M + 1), m, 1.0, 0.5)
     assert z[0] == pytest.approx(4.0)
     assert np.all(np.diff(z) < 0)
     assert z[M] == pytest.approx(0.0, abs=1e-20)
-    assert T.zeta(3, m, 1.0, 0.5) == pytest.approx(z[3])
+    assert L.zeta(3, m, 1.0, 0.5) == pytest.approx(z[3])
 
 
 def test_expected_hessian_matches_average():
     m = np.abs(T.average_pooling_prefilter(16, 4))
-    H = T.expected_hessian_phi(3, m, 1.0, 0.5, 1.0, 4)
-    Hemp = T.empirical_hessian_phi(3, m, 1.0, 0.5, 1.0, 4, 40_000, generator(2))
+    H = L.expected_hessian_phi(3, m, 1.0, 0.5, 1.0, 4)
+    Hemp = L.empirical_hessian_phi(3, m, 1.0, 0.5, 1.0, 4, 40_000, generator(2))
     assert np.allclose(H, np.diag(np.diag(H)))
     assert np.abs(Hemp - H).max() < 0.05 * np.abs(H).max()
 
@@ -148,15 +149,15 @@ def test_expected_hessian_matches_average():
 def test_linear_pooling_model_trains_faster_at_low_frequency():
     m = np.abs(T.average_pooling_prefilter(D, S))
     kw = dict(D=D, S=S, m=m, eps=1.0, sigma=0.5, n_train=512, iters=400, lr=0.2, batch=64, repeats=3)
-    low = T.train_linear_pooling_model(1, generator=generator(3), **kw)
-    high = T.train_linear_pooling_model(26, generator=generator(3), **kw)
+    low = L.train_linear_pooling_model(1, generator=generator(3), **kw)
+    high = L.train_linear_pooling_model(26, generator=generator(3), **kw)
     for r in (low, high):
         assert r["loss"].shape == (401,) and r["losses"].shape == (3, 401)
         assert np.allclose(r["loss"], r["losses"].mean(0))
         assert r["loss"][-1] < 0.7 * r["loss"][0]
     assert low["loss"][-1] < 1.3 * low["bayes_loss"]
     level = 0.5 * (1 + low["bayes_loss"])
-    t_low, t_high = T.convergence_iteration(low["loss"], level), T.convergence_iteration(high["loss"], level)
+    t_low, t_high = L.convergence_iteration(low["loss"], level), L.convergence_iteration(high["loss"], level)
     assert t_low is not None and (t_high is None or 3 * t_low < t_high), (t_low, t_high)
     assert low["zeta"] > 10 * high["zeta"]
 
@@ -165,7 +166,7 @@ def test_linear_pooling_model_matches_autograd_sgd():
     # the recorded losses are the plain training loss before and after one autograd SGD step
     m = torch.as_tensor(np.abs(T.average_pooling_prefilter(16, 4)))
     lr, B = 0.3, 8
-    r = T.train_linear_pooling_model(2, 16, 4, m.numpy(), 1.0, 0.5, 64, 1, lr, B, generator(5), repeats=2)
+    r = L.train_linear_pooling_model(2, 16, 4, m.numpy(), 1.0, 0.5, 64, 1, lr, B, generator(5), repeats=2)
     g = generator(5)
     y = torch.randint(0, 2, (2, 64), generator=g).double() * 2 - 1
     x = 0.5 * torch.randn(2, 64, 16, generator=g, dtype=torch.float64)

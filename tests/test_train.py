@@ -8,13 +8,13 @@ import torch.nn as nn
 
 from nadcore.data import directional_train_test, fourier_basis_vector
 from nadcore.models import build_model
-from nadcore.train import (iterations_to_loss, lr_at, supports_train_many, train_classifier,
-                           train_many)
+from nadcore.separability import iterations_to_loss
+from nadcore.train import lr_at, supports_train_many, train_classifier, train_many
 
 
 def _data(k, n=256, n_test=200, seed=0, sigma=3.0):
     return directional_train_test(fourier_basis_vector(0, k), n, n_test, sigma, 1.0,
-                                  torch.Generator().manual_seed(seed))
+                                  generator=torch.Generator().manual_seed(seed))
 
 
 def test_learning_rate_schedule_is_the_original_linear_decay():
@@ -54,17 +54,18 @@ def test_train_classifier_multiclass_and_label_checks():
                          weight_decay=5e-4, generator=torch.Generator().manual_seed(0),
                          x_test=x[:50], y_test=y[:50])
     assert r.config["loss"] == "cross_entropy" and 0 <= r.test_acc <= 1 and r.iterations == 4
+    g = torch.Generator().manual_seed(0)
     with pytest.raises(ValueError, match="cross-entropy labels"):
-        train_classifier(build_model("lenet", 1, 10), x, y * 2 - 1, epochs=1, max_lr=0.1,
-                         generator=None)
+        train_classifier(build_model("lenet", 1, 10), x, y * 2 - 1, epochs=1, max_lr=0.1, generator=g)
     with pytest.raises(ValueError, match="binary labels"):
+        train_classifier(build_model("logreg"), x, y, epochs=1, max_lr=0.1, generator=g)
+    with pytest.raises(TypeError, match="explicit torch.Generator"):
         train_classifier(build_model("logreg"), x, y, epochs=1, max_lr=0.1, generator=None)
 
 
 def _many_vs_loop(arch, M=3, **kw):
     data = [_data(2 * i + 1, n=200, n_test=100, seed=i) for i in range(M)]
-    torch.manual_seed(1)
-    models = [build_model(arch) for _ in range(M)]
+    models = [build_model(arch, seed=(1, i)) for i in range(M)]
     copies = [copy.deepcopy(m) for m in models]
     settings = dict(epochs=2, batch_size=64, **{"max_lr": 0.5, **kw})
     loop = [train_classifier(copies[i], data[i][0], data[i][1], generator=torch.Generator().manual_seed(i),
@@ -112,7 +113,8 @@ def test_train_many_falls_back_to_a_loop_for_batchnorm():
                      generators=[torch.Generator().manual_seed(0)] * 2, xs_test=[xt, xt], ys_test=[yt, yt])
     assert len(res) == 2 and all(0 <= r.test_acc <= 1 for r in res)
     with pytest.raises(ValueError):
-        train_many([_BNNet()], [x], [y], epochs=1, max_lr=0.1, generators=None, fallback=False)
+        train_many([_BNNet()], [x], [y], epochs=1, max_lr=0.1,
+                   generators=[torch.Generator().manual_seed(0)], fallback=False)
 
 
 def test_triangular_schedule_and_train_many_follow_it():
@@ -121,3 +123,28 @@ def test_triangular_schedule_and_train_many_follow_it():
     with pytest.raises(ValueError):
         lr_at(0, 10, 5, 0.2, "cosine")
     _many_vs_loop("logreg", M=2, schedule="triangular", momentum=0.9)
+
+
+class _DropNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1, self.drop, self.fc2 = nn.Linear(1024, 16), nn.Dropout(0.5), nn.Linear(16, 1)
+
+    def forward(self, x):
+        return self.fc2(self.drop(torch.relu(self.fc1(x.flatten(1)))))
+
+
+def test_dropout_training_is_reproducible_and_leaves_the_global_rng_alone():
+    x, y, xt, yt = _data(1, n=128, n_test=32)
+    runs = []
+    for _ in range(2):
+        with torch.random.fork_rng():
+            torch.manual_seed(7)
+            m = _DropNet()
+        state = torch.get_rng_state()
+        train_classifier(m, x, y, epochs=2, max_lr=0.1, generator=torch.Generator().manual_seed(3))
+        assert torch.equal(torch.get_rng_state(), state)
+        torch.manual_seed(999)  # whatever the global state, the run is the same
+        runs.append([p.detach().clone() for p in m.parameters()])
+    for p, q in zip(*runs):
+        assert torch.equal(p, q)

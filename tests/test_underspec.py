@@ -9,6 +9,7 @@ import torch
 import torch.nn as nn
 
 from nadcore import underspec as us
+from nadcore import underspec_experiments as ux
 from nadcore.cache import Cache
 from nadcore.train import lr_at
 
@@ -38,7 +39,7 @@ def test_directional_with_labels_is_d_v_given_y():
     # the noise orthogonal to v has variance sigma^2 per coordinate
     assert abs(float(x.reshape(len(y), -1).std()) - 2.0) < 0.05
     with pytest.raises(ValueError):
-        us.directional_with_labels(v, torch.tensor([0, 1]), 1.0, 1.0)
+        us.directional_with_labels(v, torch.tensor([0, 1]), 1.0, 1.0, generator=torch.Generator())
 
 
 def test_underspecified_dataset_shares_labels_and_margins():
@@ -152,33 +153,37 @@ def test_triangular_learning_rate():
 
 
 def test_concat_grid_experiment_runs_and_caches(tmp_path):
-    torch.set_num_threads(1)
     U = _basis(8, 3)
     kw = dict(n_train=64, n_test=32, train=dict(epochs=1, max_lr=0.1, clip_grad_norm=0.5),
-              resolution=5, extent=1.0, seed=0, device="cpu", chunk=3)
+              resolution=5, extent=1.0, seeds=[0, 1], device="cpu", chunk=3)
     cache = Cache(tmp_path)
-    r = us.concat_grid_experiment("logreg", U, [0, 2], [1, 2], cache=cache, **kw)
-    assert r.acc_both.shape == (2, 2) and r.sections.shape == (2, 2, 5, 5)
+    r = ux.concat_grid_experiment("logreg", U, [0, 2], [1, 2], cache=cache, **kw)
+    assert r.acc_both.shape == (2, 2, 2) and r.sections.shape == (2, 2, 2, 5, 5)
     assert np.all((r.acc_first >= 0) & (r.acc_first <= 1))
     assert r.section(2, 1)["logits"].shape == (5, 5)
-    r2 = us.concat_grid_experiment("logreg", U, [0, 2], [1, 2], cache=cache, **kw)
+    r2 = ux.concat_grid_experiment("logreg", U, [0, 2], [1, 2], cache=cache, **kw)
     assert np.array_equal(r.acc_both, r2.acc_both) and np.array_equal(r.sections, r2.sections)
     # same pair, same seed -> same run, whatever the grid or chunking around it
-    r3 = us.concat_grid_experiment("logreg", U, [2], [1], cache=None, **{**kw, "chunk": 1})
-    assert r3.acc_second[0, 0] == r.acc_second[1, 0]
-    assert np.allclose(r3.sections[0, 0], r.sections[1, 0], atol=1e-5)
+    r3 = ux.concat_grid_experiment("logreg", U, [2], [1], cache=None, **{**kw, "chunk": 1, "seeds": [1]})
+    assert r3.acc_second[0, 0, 0] == r.acc_second[1, 1, 0]
+    assert np.allclose(r3.sections[0, 0, 0], r.sections[1, 1, 0], atol=1e-5)
 
 
 def test_cifar_dv_experiment_runs(tmp_path):
-    torch.set_num_threads(1)
+    from nadcore import cifar
+
     U = _basis(9, 2)
-    rng = np.random.default_rng(0)
-    x = rng.standard_normal((80, 3, 32, 32)).astype(np.float32)
-    y = np.where(rng.random(80) < 0.5, -1, 1)
-    r = us.cifar_dv_experiment("logreg", x[:64], y[:64], x[64:], y[64:], U, [0, 1], sigma=1.0,
-                               train=dict(epochs=2, max_lr=0.1, clip_grad_norm=0.5), device="cpu",
-                               cache=Cache(tmp_path), chunk=2)
-    assert r.acc_all.shape == r.acc_cifar.shape == r.acc_dv.shape == (2,)
+    x = np.random.default_rng(0).integers(0, 255, (8, 32, 32, 3), dtype=np.uint8)
+    y = np.arange(8, dtype=np.uint8) % 10
+    np.savez(tmp_path / cifar.SUBSET_FILE, x_train=x, y_train=y, x_test=x[:4], y_test=y[:4])
+    import hashlib
+    (tmp_path / "SHA256SUMS").write_text(
+        hashlib.sha256((tmp_path / cifar.SUBSET_FILE).read_bytes()).hexdigest() + f"  {cifar.SUBSET_FILE}\n")
+    r = ux.cifar_dv_experiment("logreg", U, [0, 1], seeds=[0, 1], data_spec={"subset_root": str(tmp_path)},
+                               data_key={"name": "fixture"}, sigma=1.0,
+                               train=dict(epochs=2, max_lr=0.1, clip_grad_norm=0.5, batch_size=4),
+                               device="cpu", cache=Cache(tmp_path / "c"), chunk=2)
+    assert r.acc_all.shape == r.acc_cifar.shape == r.acc_dv.shape == (2, 2)
     assert np.all((r.acc_dv >= 0) & (r.acc_dv <= 1))
 
 

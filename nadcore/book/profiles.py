@@ -1,0 +1,56 @@
+"""Execution profiles, nanoGPT-style: one base dict per chapter plus small overrides.
+
+Each chapter has a module in :mod:`nadcore.book.settings` (named after the chapter's stem without
+its number, e.g. ``settings/linear_separability.py``) defining
+
+* ``PAPER``: every setting, at the papers' scale (the ``paper`` profile, meant for a GPU);
+* ``CPU``: only what the ``cpu`` profile (the default build, a 2-core laptop) changes;
+* ``SMOKE``: only what the ``smoke`` profile (the tests, seconds per chapter) changes on top of
+  ``CPU``.
+
+``resolve(chapter, profile, knobs)`` applies them in that order, then the reader's ``knobs``
+(which must name existing settings). Values are replaced whole: a nested dict in an override
+replaces the base's dict.
+"""
+from __future__ import annotations
+
+import copy
+import difflib
+import importlib
+
+PROFILES = ("smoke", "cpu", "paper")
+
+
+def _module(chapter: str):
+    name = chapter.split("_", 1)[1] if chapter[:2].isdigit() else chapter
+    try:
+        return importlib.import_module(f"nadcore.book.settings.{name}")
+    except ModuleNotFoundError as e:
+        raise KeyError(f"no settings for chapter {chapter!r} (expected nadcore/book/settings/{name}.py)") from e
+
+
+def resolve(chapter: str, profile: str, knobs: dict | None = None) -> dict:
+    """The settings of ``chapter`` on ``profile`` with ``knobs`` applied (unknown knobs raise)."""
+    if profile not in PROFILES:
+        raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
+    mod = _module(chapter)
+    cfg = copy.deepcopy(mod.PAPER)
+    layers = {"paper": [], "cpu": [mod.CPU], "smoke": [mod.CPU, mod.SMOKE]}[profile]
+    for layer in layers:
+        unknown = set(layer) - set(cfg)
+        if unknown:
+            raise KeyError(f"{mod.__name__}: profile override of unknown settings {sorted(unknown)}")
+        cfg.update(copy.deepcopy(layer))
+    for k, v in (knobs or {}).items():
+        if k not in cfg:
+            close = difflib.get_close_matches(k, list(cfg), n=3)
+            hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
+            raise ValueError(f"unknown knob {k!r} for chapter {chapter}.{hint} Valid knobs: "
+                             f"{', '.join(sorted(cfg))}.")
+        cfg[k] = copy.deepcopy(v)
+    return cfg
+
+
+def knob_names(chapter: str) -> list[str]:
+    """The settings a reader may override with ``-p knobs '{...}'``."""
+    return sorted(_module(chapter).PAPER)

@@ -1,0 +1,213 @@
+"""One setup for every chapter: parameters in; settings, device, cache, seeds, scorecard out.
+
+    ch = setup("03_linear_separability", profile=profile, seed=seed, device=device,
+               knobs=knobs, model=model)
+    ch.cfg["fig1_every"]            # the resolved settings (profile + knobs)
+    ch.seeds                        # [seed, seed + 1, ...]: one per independent repetition
+    ch.claim(...)                   # a scorecard claim, its verdict computed and shown
+    ch.figure_data("fig1", frame)   # the numbers behind a figure, as CSV, linked under it
+    ch.finish()                     # writes the chapter's claims and prints the provenance block
+
+Outputs go to ``$NADBOOK_OUTPUT`` (the book build sets it to ``book/executed``; default
+``nadbook-output/`` in the working directory): ``claims/<chapter>.json`` and
+``data/<chapter>/<figure>.csv``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+import nadcore
+from nadcore import evidence
+from nadcore.book import profiles
+from nadcore.cache import Cache
+from nadcore.utils import resolve_device
+
+__all__ = ["Chapter", "setup", "output_root"]
+
+
+def output_root() -> Path:
+    return Path(os.environ.get("NADBOOK_OUTPUT") or "nadbook-output")
+
+
+def _show_markdown(text: str) -> None:
+    try:
+        from IPython import get_ipython
+        from IPython.display import Markdown, display
+        if get_ipython() is not None:
+            display(Markdown(text))
+            return
+    except ImportError:
+        pass
+    print(text)
+
+
+def _parse_knobs(knobs) -> dict:
+    if knobs is None:
+        return {}
+    if isinstance(knobs, str):  # papermill -p knobs '{"fig1_every": 2}' passes a string
+        try:
+            knobs = json.loads(knobs)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"knobs must be a JSON object such as '{{\"epochs\": 5}}': {e}") from e
+    if not isinstance(knobs, dict):
+        raise ValueError(f"knobs must be a dict of setting -> value, got {type(knobs).__name__}")
+    return knobs
+
+
+class Chapter:
+    """A chapter's run: see the module docstring. Build it with :func:`setup`."""
+
+    def __init__(self, name: str, profile: str, seed: int, device, knobs, params: dict):
+        self.name, self.profile, self.seed = name, profile, int(seed)
+        self.knobs = _parse_knobs(knobs)
+        self.cfg = profiles.resolve(name, profile, self.knobs)
+        self.paper_cfg = profiles.resolve(name, "paper")
+        self.asked_device = device
+        self.device = resolve_device(device)
+        self.params = dict(params)
+        self.cache = Cache()
+        self.out = output_root()
+        self.claims: list[evidence.Claim] = []
+        self.started = time.perf_counter()
+        self._executor = None
+
+    # ------------------------------------------------------------------ settings and seeds
+    @property
+    def seeds(self) -> list[int]:
+        """One seed per independent repetition (``seeds`` setting): seed, seed + 1, ..."""
+        return [self.seed + k for k in range(int(self.cfg.get("seeds", 1)))]
+
+    def executor(self):
+        """A process pool of ``workers`` one-thread processes on the CPU (None: in-process)."""
+        from nadcore.experiments import make_executor
+
+        if self._executor is None and self.device.type == "cpu":
+            self._executor = make_executor(self.cfg.get("workers", 1))
+        return self._executor
+
+    # ------------------------------------------------------------------ NADs
+    def nads(self, arch: str, source: str = "auto", networks: int | None = None, progress=False):
+        """The NADs this book uses for ``arch`` (one-channel copy, one output), and a sentence
+        saying where they come from. The one rule, for every chapter:
+
+        * ``"secant"``: the authors' estimator (step 100) with chapter 2's number of networks on
+          this profile and this chapter's seed, so chapter 2's cache entry is reused; with
+          ``networks`` given (or when chapter 2 has no secant NADs of ``arch``), that many;
+        * ``"gradient"``: exact-gradient NADs, likewise with chapter 2's count or ``networks``;
+        * ``"published"``: the authors' published NADs (10,000 networks);
+        * ``"auto"``: chapter 2's secant NADs if it computes them for ``arch``, else the
+          published ones if they exist, else secant NADs from ``networks`` networks.
+        """
+        from nadcore import nads as N
+        from nadcore import published
+
+        ch2 = profiles.resolve("02_nads", self.profile)
+        key = arch.strip().lower()
+        if source == "auto":
+            if ch2["secant_networks"].get(key):
+                source = "secant"
+            elif key in published.FIG6_COLUMNS or key == "logreg":
+                source = "published"
+            else:
+                source = "secant"
+        if source == "published":
+            r = published.load_published_nads(key)
+            return r, f"the authors' published NADs of {arch} ({published.PUBLISHED_NETWORKS:,} networks, secant)"
+        if source not in N.METHODS:
+            raise ValueError(f"source must be auto, secant, gradient or published; got {source!r}")
+        n = networks or ch2[f"{source}_networks"].get(key)
+        if not n:
+            raise ValueError(f"chapter 2 computes no {source} NADs of {arch!r} on the {self.profile} "
+                             "profile: pass networks=...")
+        r = N.cached_nads(arch, source, int(n), self.seed, device=self.device, cache=self.cache,
+                          progress=progress)
+        return r, f"{source} NADs of a 1-channel {arch}, {int(n):,} networks, seed {self.seed}"
+
+    # ------------------------------------------------------------------ evidence
+    def claim(self, id: str, paper: str, criterion: evidence.Criterion, *, values=None,
+              interval: evidence.Interval | None = None, trained: bool = True,
+              steps: int | None = None, paper_steps: int | None = None,
+              paper_value: float | None = None, preconditions: dict | None = None,
+              settings: dict | None = None, show: bool = True) -> evidence.Claim:
+        """Record a scorecard claim. ``values``: the quantity once per seed (a t-interval is
+        taken), or ``interval``; ``steps``/``paper_steps``: SGD steps of one run here and in the
+        paper (their ratio is the claim's ``budget_fraction``). Shows the verdict under a label
+        the scorecard page links to."""
+        iv = interval if interval is not None else evidence.t_interval(values)
+        budget = steps / paper_steps if (trained and steps and paper_steps) else None
+        c = evidence.Claim.evaluate(id, self.name, paper, criterion, iv,
+                                    seeds=iv.n, trained=trained, budget_fraction=budget,
+                                    paper_value=paper_value, preconditions=preconditions,
+                                    settings={"profile": self.profile, **(settings or {})})
+        self.claims = [x for x in self.claims if x.id != c.id] + [c]
+        if show:
+            _show_markdown(f"(claim-{c.id})=\n{c.sentence()}")
+        return c
+
+    def figure_data(self, figure: str, frame) -> Path:
+        """Write the tidy table behind a figure to ``data/<chapter>/<figure>.csv`` and show a
+        "data" link to it (under the figure it belongs to)."""
+        path = self.out / "data" / self.name / f"{figure}.csv"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}")
+        frame.to_csv(tmp, index=False, float_format="%.6g")
+        os.replace(tmp, path)
+        _show_markdown(f"{{download}}`data <data/{self.name}/{figure}.csv>` ({len(frame):,} rows)")
+        return path
+
+    # ------------------------------------------------------------------ the end
+    def finish(self, data=None, extra: dict | None = None) -> None:
+        """Write the chapter's claims and print the reproducibility block."""
+        if self._executor is not None:
+            self._executor.shutdown()
+            self._executor = None
+        if self.claims:
+            evidence.write_claims(self.out / "claims" / f"{self.name}.json", self.name, self.claims)
+        print(self.provenance(data=data, extra=extra))
+
+    def provenance(self, data=None, extra: dict | None = None) -> str:
+        """Profile, parameters, knobs, settings, seeds, device, data, versions and wall time."""
+        dev = str(self.device)
+        if self.device.type == "cuda":
+            dev += f", {torch.cuda.get_device_name(self.device)}"
+        elif self.device.type == "cpu":
+            dev += f", {torch.get_num_threads()} torch thread(s)"
+        if str(self.asked_device) != str(self.device):
+            dev += f" (asked: {self.asked_device})"
+        rows = [("profile", self.profile),
+                ("parameters", ", ".join(f"{k}={v!r}" for k, v in self.params.items()) or "-"),
+                ("knobs", json.dumps(self.knobs) if self.knobs else "none"),
+                ("settings", json.dumps(self.cfg, default=str)),
+                ("seeds", ", ".join(map(str, self.seeds))), ("device", dev)]
+        if data is not None:
+            rows.append(("data", data))
+        rows += [(str(k), str(v)) for k, v in (extra or {}).items()]
+        if self.claims:
+            counts = {v: sum(c.verdict == v for c in self.claims) for v in evidence.VERDICTS}
+            rows.append(("claims", ", ".join(f"{n} {v}" for v, n in counts.items())))
+        rows.append(("versions", f"nadcore {nadcore.__version__}, torch {torch.__version__}, numpy "
+                                 f"{np.__version__}, python {platform.python_version()}, "
+                                 f"{platform.system()} {platform.machine()}"))
+        secs = time.perf_counter() - self.started
+        rows.append(("wall time", f"{secs:.0f} s" if secs < 60 else f"{int(secs // 60)} min {secs % 60:.0f} s"))
+        width = max(len(k) for k, _ in rows)
+        return "\n".join(["Reproducibility", "---------------"] + [f"{k:<{width}}  {v}" for k, v in rows])
+
+
+def setup(chapter: str, *, profile: str = "cpu", seed: int = 0, device="auto", knobs=None,
+          **params) -> Chapter:
+    """Start a chapter: resolve ``profile`` + ``knobs`` (unknown knobs raise, listing the valid
+    ones), the device and the cache; ``params`` are the chapter's other parameters (model, data
+    paths), recorded for the provenance block. Prints one line saying what runs."""
+    ch = Chapter(chapter, profile, seed, device, knobs, params)
+    shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
+    print(f"{chapter}: profile {profile!r}, seeds {ch.seeds}, device {ch.device}"
+          + (f", {shown}" if shown else "") + (f", knobs {ch.knobs}" if ch.knobs else ""))
+    return ch

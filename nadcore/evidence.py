@@ -1,0 +1,193 @@
+"""Evidence: intervals over seeds, criteria stated before a run, verdicts computed from them.
+
+A *claim* is one statement of the papers that the book tests, e.g. "LeNet's mean accuracy on
+|k| <= 4 exceeds its mean on |k| >= 8 by at least 0.05" (Fig. 1). Its :class:`Criterion` is
+written in code before the experiment runs: a quantity, a comparison and a threshold. After the
+run, the quantity is measured once per seed; :func:`t_interval` gives its mean and a 95%
+t-interval over the seeds (or another :class:`Interval` where the quantity is not a mean over
+seeds: a jackknife over Monte Carlo groups, an exact value). :meth:`Criterion.verdict` then says
+
+* ``"reproduced"``: the whole interval satisfies the criterion;
+* ``"not reproduced"``: the whole interval violates it;
+* ``"inconclusive"``: the interval straddles the threshold, a precondition failed (the network
+  did not fit its training set, or sits at chance where the claim needs it to have learned), or
+  there are too few seeds for an interval.
+
+Comparisons between two quantities (which estimator predicts better?) are criteria on their
+paired per-seed difference: a winner is named only when the difference's interval excludes 0.
+
+:class:`Claim` is one row of the reproduction scorecard (``book/executed/scorecard.json``).
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+__all__ = ["VERDICTS", "Interval", "t_interval", "jackknife_interval", "exact_value", "Criterion",
+           "Claim", "CLAIM_KEYS", "write_claims", "read_claims"]
+
+VERDICTS = ("reproduced", "not reproduced", "inconclusive")
+#: the keys of a scorecard claim, in order (the schema of book/executed/scorecard.json)
+CLAIM_KEYS = ("id", "chapter", "paper", "paper_value", "value", "ci_low", "ci_high", "seeds",
+              "trained", "budget_fraction", "verdict", "settings", "criterion", "interval",
+              "note")
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A value with a 95% interval: ``method`` says how it was obtained, ``n`` from how many
+    independent values (seeds, jackknife groups, 1 for an exact value)."""
+
+    value: float
+    low: float
+    high: float
+    n: int
+    method: str
+
+    def __str__(self) -> str:
+        if self.method == "exact" or not (math.isfinite(self.low) and math.isfinite(self.high)):
+            return f"{self.value:.3g}"
+        return f"{self.value:.3g} [{self.low:.3g}, {self.high:.3g}]"
+
+
+def t_interval(values, level: float = 0.95) -> Interval:
+    """Mean of independent per-seed values and its Student-t interval,
+    ``mean +- t_{n-1, (1+level)/2} * sd / sqrt(n)``; NaN bounds for fewer than 2 values."""
+    from scipy.stats import t
+
+    a = np.asarray(values, dtype=float).ravel()
+    a = a[np.isfinite(a)]
+    n = a.size
+    if n == 0:
+        return Interval(float("nan"), float("nan"), float("nan"), 0, "t-interval over seeds")
+    m = float(a.mean())
+    if n < 2:
+        return Interval(m, float("nan"), float("nan"), 1, "t-interval over seeds")
+    half = float(t.ppf(0.5 + level / 2, n - 1)) * float(a.std(ddof=1)) / math.sqrt(n)
+    return Interval(m, m - half, m + half, n, "t-interval over seeds")
+
+
+def jackknife_interval(value: float, low: float, high: float, groups: int) -> Interval:
+    """An interval from a delete-one-group jackknife (e.g. :func:`nadcore.nads.overlap_interval`)."""
+    return Interval(float(value), float(low), float(high), int(groups),
+                    f"jackknife over {groups} Monte Carlo groups")
+
+
+def exact_value(value: float, method: str = "exact") -> Interval:
+    """A value without sampling noise (a closed form, or a test statistic that already includes
+    its noise, such as a largest z-score)."""
+    return Interval(float(value), float(value), float(value), 1, method)
+
+
+_OPS = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b,
+        "<=": lambda a, b: a <= b, "<": lambda a, b: a < b}
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """``quantity op threshold`` must hold for the claim to be reproduced, e.g.
+    ``Criterion("low-frequency minus high-frequency accuracy", ">=", 0.05)``."""
+
+    quantity: str
+    op: str
+    threshold: float
+
+    def __post_init__(self):
+        if self.op not in _OPS:
+            raise ValueError(f"op must be one of {sorted(_OPS)}, got {self.op!r}")
+
+    def __str__(self) -> str:
+        return f"{self.quantity} {self.op} {self.threshold:g}"
+
+    def verdict(self, iv: Interval, preconditions: dict[str, bool] | None = None) -> tuple[str, str]:
+        """``(verdict, reason)`` for the interval ``iv`` (see the module docstring)."""
+        failed = [name for name, ok in (preconditions or {}).items() if not ok]
+        if failed:
+            return "inconclusive", "precondition not met: " + "; ".join(failed)
+        lo, hi = iv.low, iv.high
+        if not (math.isfinite(lo) and math.isfinite(hi)):
+            return "inconclusive", "no interval (fewer than 2 independent values)"
+        holds = _OPS[self.op]
+        if holds(lo, self.threshold) and holds(hi, self.threshold):
+            return "reproduced", "the whole interval satisfies the criterion"
+        if not holds(lo, self.threshold) and not holds(hi, self.threshold):
+            return "not reproduced", "the whole interval violates the criterion"
+        return "inconclusive", "the interval straddles the threshold"
+
+
+@dataclass
+class Claim:
+    """One row of the scorecard (see :data:`CLAIM_KEYS`)."""
+
+    id: str
+    chapter: str
+    paper: str
+    paper_value: float | None
+    value: float
+    ci_low: float
+    ci_high: float
+    seeds: int
+    trained: bool
+    budget_fraction: float | None
+    verdict: str
+    settings: dict = field(default_factory=dict)
+    criterion: str = ""
+    interval: str = ""
+    note: str = ""
+
+    @classmethod
+    def evaluate(cls, id: str, chapter: str, paper: str, criterion: Criterion, interval: Interval,
+                 *, seeds: int, trained: bool, budget_fraction: float | None = None,
+                 paper_value: float | None = None, preconditions: dict | None = None,
+                 settings: dict | None = None) -> "Claim":
+        """The claim's verdict computed from ``criterion`` and ``interval``."""
+        verdict, reason = criterion.verdict(interval, preconditions)
+        return cls(id=id, chapter=chapter, paper=paper, paper_value=paper_value,
+                   value=interval.value, ci_low=interval.low, ci_high=interval.high, seeds=int(seeds),
+                   trained=bool(trained),
+                   budget_fraction=None if budget_fraction is None else float(budget_fraction),
+                   verdict=verdict, settings=dict(settings or {}), criterion=str(criterion),
+                   interval=interval.method, note=reason)
+
+    def sentence(self) -> str:
+        """One line for the page: the claim, the criterion, what was measured, the verdict."""
+        iv = Interval(self.value, self.ci_low, self.ci_high, self.seeds, self.interval)
+        budget = "" if self.budget_fraction is None else f"; budget {self.budget_fraction:.2f} of the paper's SGD steps"
+        paper = "" if self.paper_value is None else f" (paper: {self.paper_value:.3g})"
+        return (f"**{self.verdict}** - {self.paper} Criterion: {self.criterion}. Measured {iv}{paper} "
+                f"({self.interval}, {self.seeds} {'seeds' if self.trained else 'values'}{budget}); "
+                f"{self.note}.")
+
+    def to_json(self) -> dict:
+        d = asdict(self)
+        return {k: _finite_or_none(d[k]) for k in CLAIM_KEYS}
+
+
+def _finite_or_none(v):
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    return v
+
+
+def write_claims(path, chapter: str, claims) -> Path:
+    """Write a chapter's claims to ``path`` (JSON ``{"chapter": ..., "claims": [...]}``), atomically."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps({"chapter": chapter, "claims": [c.to_json() for c in claims]},
+                              indent=1, default=float))
+    os.replace(tmp, path)
+    return path
+
+
+def read_claims(paths) -> dict:
+    """Merge chapters' claim files into the scorecard ``{"claims": [...]}`` (chapter order)."""
+    claims = []
+    for p in sorted(Path(p) for p in paths):
+        claims += json.loads(p.read_text())["claims"]
+    return {"claims": claims}

@@ -1,0 +1,120 @@
+"""The deep linear model of pooling, ``f(x) = theta^T A (m . phi . x)`` (NAD paper, Sec. 2.2 and 3).
+
+Lemma 1 (the average curvature of its loss, :func:`expected_hessian_phi`, :func:`zeta`), its SGD
+training (:func:`train_linear_pooling_model`, Fig. 4b). Conventions as in :mod:`nadcore.theory`:
+signals of length ``D``, pooling by ``S``, ``M = D // S``, ``A = (1/S) [I_M ... I_M]``.
+"""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from nadcore.theory import _check_DS, _one_cpu_thread
+
+__all__ = ["zeta", "expected_hessian_phi", "empirical_hessian_phi", "train_linear_pooling_model",
+           "convergence_iteration"]
+
+
+def zeta(ell, m, eps: float, sigma: float):
+    """Lemma 1's ratio of signal curvature to the largest noise curvature (paper Sec. 2.2).
+
+    ``zeta(l) = eps^2 m[l]^2 / (sigma^2 max_t m[t]^2)`` with ``m`` the (real, nonnegative)
+    prefilter magnitude, e.g. ``abs(average_pooling_prefilter(D, S))``.
+    """
+    m2 = np.abs(np.asarray(m, dtype=float)) ** 2
+    z = eps ** 2 * m2[np.asarray(ell) % m2.shape[0]] / (sigma ** 2 * m2.max())
+    return z if np.ndim(z) else float(z)
+
+
+def expected_hessian_phi(ell: int, m, eps: float, sigma: float, s_theta: float, S: int) -> np.ndarray:
+    """Lemma 1: ``E[grad^2_phi J] = (2 s_theta^2 / S^2) (eps^2 m[l]^2 diag(e_l) + sigma^2 diag(m^2))``.
+
+    For ``f = theta^T A (m . phi . x)`` and ``J = (y - f)^2`` with ``theta ~ N(0, s_theta^2 I_M)``,
+    ``x = eps y e_l + w``, ``w ~ N(0, sigma^2 I_D)`` (real-valued model). The Hessian does not depend
+    on ``phi`` (``f`` is linear in ``phi``). The paper states the result without the ``1/S^2``,
+    which comes from the ``1/S`` in ``A``; it rescales both terms equally and leaves ``zeta``
+    unchanged.
+    """
+    m2 = np.abs(np.asarray(m, dtype=float)) ** 2
+    D = m2.shape[0]
+    _check_DS(D, S)
+    diag = sigma ** 2 * m2
+    diag[ell % D] += eps ** 2 * m2[ell % D]
+    return np.diag(2 * s_theta ** 2 / S ** 2 * diag)
+
+
+def empirical_hessian_phi(ell: int, m, eps: float, sigma: float, s_theta: float, S: int, n: int,
+                          generator: torch.Generator) -> np.ndarray:
+    """Monte Carlo average of ``grad^2_phi J = 2 g g^T``, ``g = (A^T theta) . m . x``, over ``n``
+    draws of ``(theta, x, y)`` (check of :func:`expected_hessian_phi`)."""
+    dev = generator.device
+    m_t = torch.as_tensor(np.abs(np.asarray(m, dtype=float)), dtype=torch.float64, device=dev)
+    D = m_t.shape[0]
+    M = _check_DS(D, S)
+    kw = dict(generator=generator, dtype=torch.float64, device=dev)
+    y = torch.randint(0, 2, (n,), generator=generator, device=dev).to(torch.float64) * 2 - 1
+    x = sigma * torch.randn(n, D, **kw)
+    x[:, ell % D] += eps * y
+    theta = s_theta * torch.randn(n, M, **kw)
+    g = theta[:, torch.arange(D, device=dev) % M] / S * m_t * x
+    return (2 * g.T @ g / n).cpu().numpy()
+
+
+def train_linear_pooling_model(ell: int, D: int, S: int, m, eps: float, sigma: float, n_train: int,
+                               iters: int, lr: float, batch: int, generator: torch.Generator,
+                               s_theta: float = 0.5, s_phi: float = 0.5, repeats: int = 1) -> dict:
+    """SGD on the deep linear model of pooling ``f(x) = theta^T A (m . phi . x)`` (paper Sec. 2.2).
+
+    Real-valued simplification of the paper's spectral model: ``m`` is a real magnitude (e.g.
+    ``abs(average_pooling_prefilter(D, S))``), data ``x = eps y e_l + w``, ``w ~ N(0, sigma^2 I_D)``
+    (``n_train`` fixed samples), loss ``mean (y - f)^2``, initialisation ``theta ~ N(0, s_theta^2 I_M)``,
+    ``phi ~ N(0, s_phi^2 I_D)``, plain minibatch SGD with step ``lr`` for ``iters`` steps.
+    ``repeats`` independent runs (own data, initialisation and minibatches) are trained side by side.
+    Returns ``{"loss": (iters+1,) full training loss before each step and after the last, averaged
+    over the runs; "losses": (repeats, iters+1); "ell"; "zeta"; "bayes_loss"}`` where
+    ``bayes_loss = sigma^2 / (eps^2 + sigma^2)`` is the smallest population loss of any linear
+    predictor.
+    """
+    M = _check_DS(D, S)
+    dev = generator.device
+    R = int(repeats)
+    m_t = torch.as_tensor(np.abs(np.asarray(m, dtype=float)), dtype=torch.float64, device=dev)
+    if m_t.shape != (D,):
+        raise ValueError(f"m must have shape ({D},), got {tuple(m_t.shape)}")
+    kw = dict(generator=generator, dtype=torch.float64, device=dev)
+    y = torch.randint(0, 2, (R, n_train), generator=generator, device=dev).to(torch.float64) * 2 - 1
+    x = sigma * torch.randn(R, n_train, D, **kw)
+    x[:, :, ell % D] += eps * y
+    theta = s_theta * torch.randn(R, M, **kw)
+    phi = s_phi * torch.randn(R, D, **kw)
+    fold = torch.arange(D, device=dev) % M          # input bin t -> output bin t mod M (A = 1/S [I..I])
+    rows = torch.arange(R, device=dev)[:, None]
+    # full training loss from sufficient statistics: mean (y - c.x)^2 = 1 - 2 c.b + c^T G c
+    G = torch.einsum("rnd,rne->rde", x, x) / n_train
+    b = torch.einsum("rn,rnd->rd", y, x) / n_train
+    losses = torch.empty(R, iters + 1, dtype=torch.float64, device=dev)
+    with _one_cpu_thread(dev):
+        for it in range(iters + 1):
+            c = theta[:, fold] * m_t * phi / S           # f(x) = c . x, shape (R, D)
+            losses[:, it] = 1.0 - 2.0 * (c * b).sum(1) + torch.einsum("rd,rde,re->r", c, G, c)
+            if it == iters:
+                break
+            idx = torch.randint(0, n_train, (R, batch), generator=generator, device=dev)
+            xb, yb = x[rows, idx], y[rows, idx]                           # (R, B, D), (R, B)
+            resid = yb - torch.einsum("rbd,rd->rb", xb, c)
+            grad_c = -2.0 * torch.einsum("rb,rbd->rd", resid, xb) / batch   # dJ/dc
+            grad_phi = grad_c * theta[:, fold] * m_t / S
+            grad_theta = torch.zeros(R, M, dtype=torch.float64, device=dev).index_add_(
+                1, fold, grad_c * m_t * phi / S)
+            phi = phi - lr * grad_phi
+            theta = theta - lr * grad_theta
+    losses = losses.cpu().numpy()
+    return dict(loss=losses.mean(0), losses=losses, ell=int(ell),
+                zeta=zeta(ell, m_t.cpu().numpy(), eps, sigma),
+                bayes_loss=sigma ** 2 / (eps ** 2 + sigma ** 2))
+
+
+def convergence_iteration(loss, level: float) -> int | None:
+    """First iteration at which ``loss`` drops below ``level`` (None if it never does)."""
+    below = np.nonzero(np.asarray(loss) < level)[0]
+    return int(below[0]) if below.size else None

@@ -1,0 +1,210 @@
+"""Poisoning and flipping CIFAR-10 along NADs (paper Sec. 4.2, Figs. 7 and 8), and the jobs of
+chapter 4.
+
+Poisoning (Fig. 7): every training image gets a carrier, its component along one of NADs (i, i+1)
+in one colour channel replaced by ``+-eps`` (:func:`poison`, the substitution of the authors'
+``poison_cifar.py``, on the ``[0, 1]`` pixel scale before normalisation). Flipping (Fig. 8): the
+images in the NAD basis with the order of their coordinates reversed, ``x' = U flip(U^T x)``
+(:func:`flip_representation`, per colour channel, on normalised images). NADs are given as ROWS,
+``(K, H*W)``, the layout of the published ``<Arch>_NADs.npy``; a full basis comes from
+:func:`nadcore.nads.complete_basis`.
+
+:func:`cifar_job` trains one network per seed on one version of the data (clean, poisoned at
+index i, or flipped); every seed starts from the same initial weights and batch order across the
+versions, so that the versions are compared pairwise.
+"""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+from nadcore.cifar import _like, _to_numpy
+
+__all__ = ["carrier_assignment", "poison_carriers", "poison", "flip_matrix", "flip_representation",
+           "poison_change", "cifar_jobs", "cifar_job", "EXPERIMENTS"]
+
+EXPERIMENTS = ("clean", "poison", "flip")
+
+
+# --------------------------------------------------------------------------------------------
+# Poisoning (paper Sec. 4.2, Fig. 7)
+# --------------------------------------------------------------------------------------------
+def carrier_assignment(num_classes: int = 10, num_channels: int = 3) -> list[tuple[int, int, int]]:
+    """``(nad_offset, channel, sign)`` of each class's carrier, as in the authors' code.
+
+    Class ``t`` uses NAD ``index + t // (2 * num_channels)`` in colour channel
+    ``t % num_channels`` with sign ``2 * (t % 2) - 1``. For CIFAR-10 (10 classes, 3 channels)
+    classes 0-5 use NAD ``i`` and 6-9 NAD ``i + 1``; every class gets a distinct
+    (NAD, channel, sign) triple, so the carriers alone separate the ten classes.
+    """
+    out = []
+    for t in range(num_classes):
+        out.append((t // (2 * num_channels), t % num_channels, 2 * (t % 2) - 1))
+    if len(set(out)) != num_classes:
+        raise ValueError(f"{num_classes} classes do not get distinct carriers with {num_channels} channels")
+    return out
+
+
+def poison_carriers(nads, index: int, num_classes: int = 10, num_channels: int = 3,
+                    shape=(32, 32)) -> tuple[np.ndarray, np.ndarray]:
+    """Unit-norm carriers ``(num_classes, C, H, W)`` and signs ``(num_classes,)`` for NADs (i, i+1).
+
+    ``nads``: ``(K, H*W)``, one NAD per row. Each carrier is the class's NAD placed in one colour
+    channel (zeros elsewhere), rescaled to unit norm (a no-op for orthonormal NADs up to float
+    rounding; it makes "the component along the carrier" exact).
+    """
+    V = np.asarray(_to_numpy(nads), dtype=np.float64)
+    H, W = shape
+    if V.ndim != 2 or V.shape[1] != H * W:
+        raise ValueError(f"nads must be (K, {H * W}) with one NAD per row; got {V.shape}")
+    assign = carrier_assignment(num_classes, num_channels)
+    top = index + max(a[0] for a in assign)
+    if index < 0 or top >= V.shape[0]:
+        raise IndexError(f"carrier at NAD index {index} needs NADs {index}..{top}; "
+                         f"only {V.shape[0]} given (complete them with nadcore.nads.complete_basis)")
+    carriers = np.zeros((num_classes, num_channels, H, W))
+    signs = np.zeros(num_classes)
+    for t, (off, ch, sign) in enumerate(assign):
+        v = V[index + off]
+        carriers[t, ch] = (v / np.linalg.norm(v)).reshape(H, W)
+        signs[t] = sign
+    return carriers, signs
+
+
+def poison(x, y, nads, index: int, eps: float, num_classes: int = 10):
+    """Poisoned copy of ``x``: the component of each image along its class's carrier becomes ``sign * eps``.
+
+    With ``c_t`` the unit carrier of class ``t`` and ``s_t = +-1`` (:func:`poison_carriers`),
+    ``x' = x + (s_t eps - <x, c_t>) c_t``: ``<x', c_t> = s_t eps`` exactly, and ``x' - x`` is
+    parallel to ``c_t`` (nothing changes orthogonally to the carrier). This is the substitution of
+    the authors' ``poison_with_NADs`` (applied on the ``[0, 1]`` pixel scale, before normalisation,
+    without clipping). Works on numpy arrays or torch tensors ``(N, C, H, W)``; returns the same kind.
+    """
+    xn = _to_numpy(x)
+    yn = np.asarray(_to_numpy(y)).astype(np.int64)
+    if xn.ndim != 4 or len(xn) != len(yn):
+        raise ValueError(f"x must be (N, C, H, W) with one label per image; got {xn.shape}, {yn.shape}")
+    carriers, signs = poison_carriers(nads, index, num_classes, xn.shape[1], xn.shape[2:])
+    flat = xn.reshape(len(xn), -1).astype(np.float64)
+    cflat = carriers.reshape(num_classes, -1)
+    c = cflat[yn]                                           # (N, C*H*W): each image's carrier
+    coef = eps * signs[yn] - np.einsum("nd,nd->n", flat, c)
+    out = (flat + coef[:, None] * c).reshape(xn.shape).astype(xn.dtype)
+    return _like(out, x)
+
+
+# --------------------------------------------------------------------------------------------
+# Flipping (paper Sec. 4.2, Fig. 8)
+# --------------------------------------------------------------------------------------------
+def flip_matrix(nads) -> np.ndarray:
+    """``M = U R U^T`` for the NAD basis ``U`` (NADs as columns; given here as ROWS, ``nads`` =
+    ``U^T``, (D, D) orthonormal) and ``R`` the index-reversal permutation: coefficient k goes to
+    D-1-k. ``M`` is orthogonal, symmetric and an involution (``M @ M = I``)."""
+    V = np.asarray(_to_numpy(nads), dtype=np.float64)
+    if V.ndim != 2 or V.shape[0] != V.shape[1]:
+        raise ValueError(f"the basis must be square (D, D), one NAD per row; got {V.shape} "
+                         "(complete it with nadcore.nads.complete_basis)")
+    err = np.abs(V @ V.T - np.eye(len(V))).max()
+    if err > 1e-4:
+        raise ValueError(f"the NADs are not orthonormal (max |U^T U - I| = {err:.2e}); "
+                         "use nadcore.nads.complete_basis")
+    return V.T @ V[::-1]
+
+
+def flip_representation(x, nads):
+    """NAD-flipped images ``x' = U flip(U^T x)``, applied to each colour channel separately.
+
+    ``nads`` (D, D): the full orthonormal NAD basis, one NAD per row, D = H*W of ONE channel (the NADs are those of a
+    1-channel copy of the architecture, as in the paper). ``flip`` reverses the order of the NAD
+    coefficients: what lay along the first NAD now lies along the last and vice versa. The map is
+    a rotation/reflection of input space (orthogonal, norms preserved) and its own inverse, so no
+    information is lost. Channels are flipped separately because the NADs live in one channel;
+    mixing channels would be a different, arbitrary extension. The chapter applies it to the
+    normalised images (see there why). Numpy or torch ``(N, C, H, W)``; returns the same kind.
+    """
+    xn = _to_numpy(x)
+    if xn.ndim != 4:
+        raise ValueError(f"x must be (N, C, H, W); got {xn.shape}")
+    N, C, H, W = xn.shape
+    M = flip_matrix(nads)
+    if M.shape[0] != H * W:
+        raise ValueError(f"the basis is {M.shape} but one channel has {H * W} pixels")
+    work = np.float64 if xn.dtype == np.float64 else np.float32
+    out = (xn.reshape(N * C, H * W).astype(work) @ M.astype(work)).reshape(N, C, H, W)
+    return _like(out.astype(xn.dtype, copy=False), x)
+
+def poison_change(x, x_poisoned) -> dict:
+    """How much poisoning moved the images ([0, 1] scale): mean L2 norm of the change, mean and
+    max absolute pixel change."""
+    d = (np.asarray(x_poisoned) - np.asarray(x)).reshape(len(x), -1)
+    return dict(l2_change=float(np.linalg.norm(d, axis=1).mean()),
+                mean_abs_change=float(np.abs(d).mean()), max_abs_change=float(np.abs(d).max()))
+
+
+# --------------------------------------------------------------------------------------------
+# Chapter 4's jobs
+# --------------------------------------------------------------------------------------------
+def cifar_jobs(model, experiments, *, seeds, nads: np.ndarray, nads_key: dict, data_spec: dict,
+               data_key: dict, train: dict, eps: float = 0.05, device="auto"):
+    """One :class:`nadcore.experiments.Job` per experiment: ``"clean"``, ``("poison", i)`` or
+    ``"flip"``, each training ``model`` once per seed. ``nads``: the full (D, D) NAD basis (rows);
+    ``nads_key``/``data_key``: what identifies them in the cache key (a description and digest,
+    the data's name, checksum and sizes); ``data_spec``: how the worker loads the images
+    (:func:`nadcore.cifar.load_cifar10_spec`); ``train``: epochs, max_lr, momentum,
+    weight_decay, batch_size."""
+    from nadcore.experiments import Job
+    from nadcore.models import spec_key
+
+    jobs = []
+    for e in experiments:
+        kind, index = (e, None) if isinstance(e, str) else (e[0], int(e[1]))
+        if kind not in EXPERIMENTS:
+            raise ValueError(f"experiment must be one of {EXPERIMENTS}, got {kind!r}")
+        config = {**spec_key(model), "experiment": kind, "index": index,
+                  "eps": float(eps) if kind == "poison" else None, "nads": nads_key if kind != "clean" else None,
+                  "data": data_key, "train": dict(train), "seeds": [int(s) for s in seeds]}
+        jobs.append(Job(config, {"nads": nads, "data_spec": data_spec, "device": str(device)}))
+    return jobs
+
+
+def cifar_job(config: dict, nads, data_spec: dict, device="auto"):
+    """Train ``config["model"]`` (10 classes, 3 channels) once per seed on the clean, poisoned or
+    flipped training set (authors' recipe: SGD, linear decay, clipping 0.5) and test it on the
+    clean test set (flipped for "flip"), and, for "poison", on the test set carrying the same
+    carrier. Returns arrays per seed (``train_acc``, ``test_acc``, ``carrier_test_acc``,
+    ``epoch_acc`` (S, epochs)) and the poisoning's change to the images."""
+    import torch
+
+    from nadcore.cifar import load_cifar10_spec, normalise
+    from nadcore.models import build_model
+    from nadcore.train import evaluate, train_many
+    from nadcore.utils import generator
+
+    t0 = time.perf_counter()
+    data = load_cifar10_spec(data_spec)
+    kind, index, eps = config["experiment"], config["index"], config["eps"]
+    x_tr, x_te = data.x_train, data.x_test
+    meta, extra = {}, None
+    if kind == "poison":
+        x_tr = poison(data.x_train, data.y_train, nads, index, eps)
+        meta = poison_change(data.x_train, x_tr)
+        extra = normalise(poison(data.x_test, data.y_test, nads, index, eps))
+    x_tr, x_te = normalise(x_tr), normalise(x_te)
+    if kind == "flip":
+        x_tr, x_te = flip_representation(x_tr, nads), flip_representation(x_te, nads)
+    seeds = config["seeds"]
+    nets = [build_model(config["model"], 3, 10, seed=(s, 4)) for s in seeds]
+    tr = config["train"]
+    res = train_many(nets, [x_tr] * len(seeds), [data.y_train] * len(seeds),
+                     generators=[generator(s, 4, 1) for s in seeds], device=device,
+                     xs_test=[x_te] * len(seeds), ys_test=[data.y_test] * len(seeds),
+                     epochs=int(tr["epochs"]), max_lr=float(tr["max_lr"]),
+                     momentum=float(tr.get("momentum", 0.0)), weight_decay=float(tr.get("weight_decay", 0.0)),
+                     batch_size=int(tr.get("batch_size", 128)))
+    arrays = {"train_acc": np.array([r.train_acc for r in res]), "test_acc": np.array([r.test_acc for r in res]),
+              "epoch_acc": np.stack([r.epoch_acc for r in res])}
+    if extra is not None:
+        arrays["carrier_test_acc"] = np.array([evaluate(n, extra, data.y_test, device=device)[0] for n in nets])
+    meta.update(seconds=time.perf_counter() - t0, threads=torch.get_num_threads())
+    return arrays, meta

@@ -1,0 +1,101 @@
+"""Many small networks trained at once: hand-vectorised forward passes for ``train_many``.
+
+:func:`batched_forward` returns ``f(param_list, x) -> out`` for M stacked models of one
+architecture (x: (M, B, C, H, W), out: (M, B, K)). LeNet runs as grouped convolutions in
+channels-last layout, LogReg and MLPs as batched matrix products whose backward reads contiguous
+operands; anything else without buffers goes through ``torch.func.vmap``. The results equal M
+separate models up to floating-point reassociation (tests/test_train.py).
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+__all__ = ["batched_forward"]
+
+
+def _lenet_batched(base, names):
+    """M LeNets at once as grouped convolutions in channels-last layout (much faster on CPU than
+    ``vmap``, whose grouped convolutions run in NCHW; max-pool before ReLU, which commutes)."""
+    pooling = bool(getattr(base, "pooling", True))
+    cl = torch.channels_last
+
+    def f(plist, x):  # x: (M, B, C, H, W) -> (M, B, K)
+        p = dict(zip(names, plist))
+        M, B, C, H, W = x.shape
+        o = x.permute(1, 0, 2, 3, 4).reshape(B, M * C, H, W).contiguous(memory_format=cl)
+        for layer in ("conv1", "conv2"):
+            w = p[f"{layer}.weight"]
+            o = F.conv2d(o, w.reshape(-1, *w.shape[2:]), p[f"{layer}.bias"].reshape(-1), groups=M)
+            if pooling:
+                o = F.max_pool2d(o, 2)
+            o = F.relu(o)
+        o = o.reshape(B, M, -1).transpose(0, 1)  # (M, B, C*h*w), each model's NCHW flatten order
+        for layer, act in (("fc1", True), ("fc2", True), ("fc3", False)):
+            o = _BatchedLinear.apply(o, p[f"{layer}.weight"], p[f"{layer}.bias"])
+            if act:
+                o = F.relu(o)
+        return o
+
+    return f
+
+
+class _BatchedLinear(torch.autograd.Function):
+    """``x @ W^T + b`` for M models at once (x: (M, B, D), W: (M, K, D), b: (M, K)), with the
+    backward written so that every batched product reads contiguous operands (autograd's default
+    for ``baddbmm`` multiplies by a transposed (M, D, B) view of x, which is very slow on CPU)."""
+
+    @staticmethod
+    def forward(ctx, x, w, b):
+        ctx.save_for_backward(x, w)
+        return torch.baddbmm(b[:, None], x, w.transpose(1, 2))
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        g = g.contiguous()
+        gx = torch.bmm(g, w) if ctx.needs_input_grad[0] else None
+        gw = torch.bmm(g.transpose(1, 2).contiguous(), x.contiguous())
+        return gx, gw, g.sum(1)
+
+
+def _mlp_batched(layers: list, names: list[str]):
+    """M fully connected stacks at once: ``layers`` is a list of (param prefix or None for ReLU);
+    batched matrix products with the weight transposed as a view (fast forward and backward,
+    unlike ``vmap`` of ``nn.Linear``, whose weight gradient hits a slow strided path)."""
+
+    def f(plist, x):  # x: (M, B, ...) -> (M, B, K)
+        p = dict(zip(names, plist))
+        o = x.reshape(x.shape[0], x.shape[1], -1)
+        for pre in layers:
+            if pre is None:
+                o = F.relu(o)
+            else:
+                o = _BatchedLinear.apply(o, p[f"{pre}.weight"], p[f"{pre}.bias"])
+        return o
+
+    return f
+
+
+def batched_forward(base: nn.Module, names: list[str]):
+    """``f(param_list, x) -> out`` for M stacked models: hand-vectorised paths for LeNet, LogReg
+    and MLP (the architectures of the D(v) sweeps), ``vmap(functional_call)`` for anything else
+    without buffers."""
+    from nadcore.models import MLP, LeNet, LogReg
+
+    if type(base) is LeNet and set(names) == {f"{l}.{k}" for l in ("conv1", "conv2", "fc1", "fc2", "fc3")
+                                              for k in ("weight", "bias")}:
+        return _lenet_batched(base, names)
+    if type(base) is LogReg and set(names) == {"fc.weight", "fc.bias"}:
+        return _mlp_batched(["fc"], names)
+    if type(base) is MLP and all(isinstance(m, (nn.Linear, nn.ReLU)) for m in base.net):
+        layers = [f"net.{i}" if isinstance(m, nn.Linear) else None for i, m in enumerate(base.net)]
+        if set(names) == {f"{l}.{k}" for l in layers if l for k in ("weight", "bias")}:
+            return _mlp_batched(layers, names)
+    from torch.func import functional_call, vmap
+
+    def f_single(plist, xb):
+        return functional_call(base, dict(zip(names, plist)), (xb,))
+
+    return vmap(f_single, in_dims=(0, 0))

@@ -1,0 +1,77 @@
+"""nadcore.book: the chapter-setup layer (profiles, knobs, provenance, claims, figure data)."""
+from __future__ import annotations
+
+import ast
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import nadcore
+from nadcore import evidence
+from nadcore.book import knob_names, resolve, setup
+from nadcore.book.profiles import PROFILES
+
+STEMS = [p.stem for p in sorted((Path(__file__).parents[1] / "chapters").glob("[0-9]*.py"))]
+
+
+@pytest.mark.parametrize("stem", STEMS)
+def test_every_profile_resolves_and_overrides_only_known_settings(stem):
+    base = resolve(stem, "paper")
+    for p in PROFILES:
+        cfg = resolve(stem, p)
+        assert set(cfg) == set(base), f"{stem}/{p} adds or drops settings"
+    assert knob_names(stem) == sorted(base)
+
+
+def test_unknown_knobs_are_refused_with_suggestions(tmp_path, monkeypatch):
+    monkeypatch.setenv("NADBOOK_OUTPUT", str(tmp_path))
+    with pytest.raises(ValueError, match=r"unknown knob 'fig1_evry'.*Did you mean 'fig1_every'"):
+        setup("03_linear_separability", profile="smoke", knobs={"fig1_evry": 2})
+    with pytest.raises(ValueError, match="JSON object"):
+        setup("03_linear_separability", profile="smoke", knobs="{fig1_every: 2")
+    with pytest.raises(ValueError, match="unknown profile"):
+        setup("03_linear_separability", profile="laptop")
+    ch = setup("03_linear_separability", profile="smoke", knobs='{"fig1_every": 2}', model="lenet")
+    assert ch.cfg["fig1_every"] == 2 and ch.seeds == [0, 1]
+
+
+def test_claims_figure_data_and_provenance(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("NADBOOK_OUTPUT", str(tmp_path))
+    ch = setup("01_pooling", profile="smoke", seed=5, device="cpu")
+    c = ch.claim("test-claim", "A statement.", evidence.Criterion("x", ">=", 0.1),
+                 values=[0.5, 0.6, 0.55], steps=100, paper_steps=400)
+    assert c.verdict == "reproduced" and c.budget_fraction == 0.25 and c.seeds == 3
+    ch.figure_data("figX", pd.DataFrame({"a": [1, 2], "b": [0.5, 0.25]}))
+    ch.finish(data="none", extra={"note": "n"})
+    out = capsys.readouterr().out
+    assert "Reproducibility" in out and "profile     smoke" in out.replace("  ", " ") or "smoke" in out
+    assert "seeds" in out and "5, 6, 7" in out and f"nadcore {nadcore.__version__}" in out
+    assert "claims" in out and "1 reproduced" in out
+    saved = json.loads((tmp_path / "claims" / "01_pooling.json").read_text())
+    assert [k for k in saved["claims"][0]] == list(evidence.CLAIM_KEYS)
+    assert (tmp_path / "data" / "01_pooling" / "figX.csv").read_text().startswith("a,b")
+
+
+def test_only_the_setup_layer_reads_profiles():
+    root = Path(nadcore.__file__).parent
+    for f in root.rglob("*.py"):
+        if "book" in f.relative_to(root).parts:
+            continue
+        tree = ast.parse(f.read_text())
+        for node in ast.walk(tree):
+            names = []
+            if isinstance(node, ast.ImportFrom):
+                names = [node.module or ""] + [a.name for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            assert not any("profiles" in n or n.startswith("nadcore.book") for n in names), (
+                f"{f.relative_to(root)} imports the setup layer or profiles")
+
+
+def test_no_module_over_450_lines():
+    root = Path(nadcore.__file__).parent
+    long = {str(f.relative_to(root)): n for f in root.rglob("*.py")
+            if (n := len(f.read_text().splitlines())) > 450}
+    assert not long, f"split these modules along their seams: {long}"
