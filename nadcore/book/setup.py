@@ -93,14 +93,16 @@ class Chapter:
         return self._executor
 
     # ------------------------------------------------------------------ NADs
-    def nads(self, arch: str, source: str = "auto", networks: int | None = None, progress=False):
+    def nads(self, arch: str, source: str = "auto", networks: int | None = None, points: int = 1,
+             progress=False):
         """The NADs this book uses for ``arch`` (one-channel copy, one output), and a sentence
         saying where they come from. The one rule, for every chapter:
 
         * ``"secant"``: the authors' estimator (step 100) with chapter 2's number of networks on
           this profile and this chapter's seed, so chapter 2's cache entry is reused; with
           ``networks`` given (or when chapter 2 has no secant NADs of ``arch``), that many;
-        * ``"gradient"``: exact-gradient NADs, likewise with chapter 2's count or ``networks``;
+        * ``"gradient"``: exact-gradient NADs, likewise with chapter 2's count or ``networks``,
+          averaged over ``points`` evaluation points (chapter 2 computes 1 and ``gradient_points``);
         * ``"published"``: the authors' published NADs (10,000 networks);
         * ``"auto"``: chapter 2's secant NADs if it computes them for ``arch``, else the
           published ones if they exist, else secant NADs from ``networks`` networks.
@@ -127,8 +129,9 @@ class Chapter:
             raise ValueError(f"chapter 2 computes no {source} NADs of {arch!r} on the {self.profile} "
                              "profile: pass networks=...")
         r = N.cached_nads(arch, source, int(n), self.seed, device=self.device, cache=self.cache,
-                          progress=progress)
-        return r, f"{source} NADs of a 1-channel {arch}, {int(n):,} networks, seed {self.seed}"
+                          progress=progress, points=points)
+        at = f", {points} evaluation points" if points > 1 else ""
+        return r, f"{source} NADs of a 1-channel {arch}, {int(n):,} networks{at}, seed {self.seed}"
 
     # ------------------------------------------------------------------ evidence
     def claim(self, id: str, paper: str, criterion: evidence.Criterion, *, values=None,
