@@ -99,13 +99,14 @@ class Chapter:
         saying where they come from. The one rule, for every chapter:
 
         * ``"secant"``: the authors' estimator (step 100) with chapter 2's number of networks on
-          this profile and this chapter's seed, so chapter 2's cache entry is reused; with
-          ``networks`` given (or when chapter 2 has no secant NADs of ``arch``), that many;
-        * ``"gradient"``: exact-gradient NADs, likewise with chapter 2's count or ``networks``,
-          averaged over ``points`` evaluation points (chapter 2 computes 1 and ``gradient_points``);
+          this profile and this chapter's seed, so chapter 2's cache entry is reused (a model that
+          chapter 2's settings do not name - the reader's own - gets LeNet's count, as there);
+          ``networks`` overrides the count;
+        * ``"gradient"``: exact-gradient NADs, likewise, averaged over ``points`` evaluation
+          points (chapter 2 computes 1 and ``gradient_points``);
         * ``"published"``: the authors' published NADs (10,000 networks);
-        * ``"auto"``: chapter 2's secant NADs if it computes them for ``arch``, else the
-          published ones if they exist, else secant NADs from ``networks`` networks.
+        * ``"auto"``: secant NADs if chapter 2 computes them for ``arch`` or ``arch`` is not one of
+          the published architectures, else the published ones.
         """
         from nadcore import nads as N
         from nadcore import published
@@ -113,25 +114,19 @@ class Chapter:
         ch2 = profiles.resolve("02_nads", self.profile)
         key = arch.strip().lower()
         if source == "auto":
-            if ch2["secant_networks"].get(key):
-                source = "secant"
-            elif key in published.FIG6_COLUMNS or key == "logreg":
-                source = "published"
-            else:
-                source = "secant"
+            published_archs = set(published.FIG6_COLUMNS) | {"logreg"}
+            source = "published" if key in published_archs and not ch2["secant_networks"].get(key) else "secant"
         if source == "published":
             r = published.load_published_nads(key)
             return r, f"the authors' published NADs of {arch} ({published.PUBLISHED_NETWORKS:,} networks, secant)"
         if source not in N.METHODS:
             raise ValueError(f"source must be auto, secant, gradient or published; got {source!r}")
-        n = networks or ch2[f"{source}_networks"].get(key)
-        if not n:
-            raise ValueError(f"chapter 2 computes no {source} NADs of {arch!r} on the {self.profile} "
-                             "profile: pass networks=...")
-        r = N.cached_nads(arch, source, int(n), self.seed, device=self.device, cache=self.cache,
+        counts = ch2[f"{source}_networks"]
+        n = int(networks or counts.get(key) or counts["lenet"])
+        r = N.cached_nads(arch, source, n, self.seed, device=self.device, cache=self.cache,
                           progress=progress, points=points)
         at = f", {points} evaluation points" if points > 1 else ""
-        return r, f"{source} NADs of a 1-channel {arch}, {int(n):,} networks{at}, seed {self.seed}"
+        return r, f"{source} NADs of a 1-channel {arch}, {n:,} networks{at}, seed {self.seed}"
 
     # ------------------------------------------------------------------ evidence
     def claim(self, id: str, paper: str, criterion: evidence.Criterion, *, values=None,

@@ -2,11 +2,12 @@
 
 Networks per architecture for each estimator (an architecture missing from ``secant_networks``
 uses the authors' published NADs in the gallery); ``convergence``: network counts at which the
-running estimates are recorded; ``gradient_points``: evaluation points averaged by the gradient
+running estimates are recorded; ``architectures``: the gallery of Fig. 5; ``gradient_points``: evaluation points averaged by the gradient
 estimator in the "several points" comparison. LogReg gets the same networks for both
 estimators: for a linear model they must agree.
 """
-PAPER = dict(secant_networks={"logreg": 10000, "lenet": 10000, "vgg11": 10000, "resnet18": 10000,
+PAPER = dict(architectures=["logreg", "lenet", "vgg11", "resnet18", "densenet121"],
+             secant_networks={"logreg": 10000, "lenet": 10000, "vgg11": 10000, "resnet18": 10000,
                               "densenet121": 10000},
              gradient_networks={"logreg": 10000, "lenet": 100000, "vgg11": 10000, "resnet18": 10000,
                                 "densenet121": 10000},
