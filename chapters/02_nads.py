@@ -61,69 +61,82 @@
 # * **gradient**: the exact $\nabla_x f_\theta(x)$ by automatic differentiation, the paper's
 #   written definition, one backward pass per network.
 #
-# The two coincide for a linear model and differ for everything else. We also keep two half
-# estimates (even and odd networks): their agreement measures whether $N$ is large enough.
+# The two coincide for a linear model and differ for everything else. Here is the secant, as
+# `nadcore` computes it for one network (the batched paths used for speed give the same numbers,
+# as the tests check):
+#
+# ```{literalinclude} ../../nadcore/estimators.py
+# :pyobject: input_sensitivity_secant
+# ```
+#
+# and the exact gradient:
+#
+# ```{literalinclude} ../../nadcore/estimators.py
+# :pyobject: input_gradient
+# ```
+#
+# The accumulation keeps the networks in eight groups (network index modulo 8). Two half
+# estimates (even and odd networks) tell whether $N$ is large enough: their top-$k$ subspaces
+# agree once the estimate has converged. Leaving out one group at a time gives a jackknife
+# standard error for any statistic of the NADs, such as the overlaps below
+# (`nadcore.nads.overlap_interval`).
 
 # %% tags=["parameters"]
-profile = "cpu"
-seed = 0
-device = "auto"
-model = "lenet"
-secant_networks = None
-gradient_networks = None
-architectures = None
+profile = "cpu"          # "smoke" (tests), "cpu" (laptop, minutes), "paper" (GPU, 10,000 networks)
+seed = 0                 # seed of the networks' initialisations and of the evaluation points
+device = "auto"          # "auto", "cpu" or "cuda"
+model = "lenet"          # a registry name or "package.module:factory" (your own architecture)
+knobs = None             # settings to override, e.g. {"secant_networks": {"lenet": 500}}
 
 # %%
-import time
-
 import numpy as np
 import pandas as pd
 
-import nadcore
-from nadcore import nads, profiles
-from nadcore.models import PUBLISHED_NAMES
+from nadcore import nads
+from nadcore.book import setup
+from nadcore.evidence import Criterion, exact_value, jackknife_interval
 from nadcore.plots import nads as nadplots
-from nadcore.utils import reproducibility_block
+from nadcore.published import PUBLISHED_NETWORKS, load_published_nads
+from nadcore.models import PUBLISHED_NAMES
 
-chapter_start = time.perf_counter()
-cfg = profiles.resolve("02_nads", profile, architectures=architectures)
-archs = cfg.get("architectures") or ["logreg", "lenet", "vgg11", "resnet18", "densenet121"]
-if secant_networks is not None:
-    cfg["secant_networks"][model] = int(secant_networks)
-if gradient_networks is not None:
-    cfg["gradient_networks"][model] = int(gradient_networks)
-n_secant = cfg["secant_networks"].get(model, cfg["secant_networks"]["lenet"])
-n_gradient = cfg["gradient_networks"].get(model, cfg["gradient_networks"]["lenet"])
-checkpoints = [c for c in cfg["convergence"] if c < n_secant]
-print(f"profile={profile}  model={model}  secant networks={n_secant}  gradient networks={n_gradient}")
+ch = setup("02_nads", profile=profile, seed=seed, device=device, knobs=knobs, model=model)
+cfg = ch.cfg
+counts = {m: cfg[f"{m}_networks"].get(model, cfg[f"{m}_networks"]["lenet"]) for m in ("secant", "gradient")}
+ks = list(nads.OVERLAP_KS)
+
+
+def estimate(arch, method, n, points=1, running=False):
+    """Chapter 2's NADs (cached); ``running``: with running estimates at the checkpoints."""
+    return nads.cached_nads(arch, method, n, seed, cache=ch.cache, device=ch.device, points=points,
+                            checkpoints=[c for c in cfg["convergence"] if c < n] if running else None)
 
 # %% [markdown]
 # ## The NADs of the model under study
 #
 # The model under study is the chapter's `model` parameter (LeNet by default; re-run the chapter
 # with `-p model "mypkg.nets:MyNet"` to get your own architecture's NADs). We compute its secant
-# NADs, recording running estimates along the way, and its exact-gradient NADs.
+# NADs and its exact-gradient NADs at the authors' single evaluation point, recording running
+# estimates along the way, and the exact-gradient NADs averaged over several evaluation points
+# (`gradient_points`): the secant with step 100 averages the network's slope over a large region,
+# which a gradient taken at one point cannot do, and averaging over points is the fair comparison.
 
 # %%
-secant = nads.cached_nads(model, "secant", n_secant, seed, checkpoints=checkpoints, device=device)
-gradient = nads.cached_nads(model, "gradient", n_gradient, seed,
-                            checkpoints=[c for c in cfg["convergence"] if c < n_gradient], device=device)
-for name, r in [("secant", secant), ("gradient", gradient)]:
-    print(f"{name:>8}: {r.meta['networks']} networks, {r.meta['networks_per_second']:.1f} networks/s "
-          f"({r.meta['sampling_seconds']:.0f} s on {r.meta['device']}, {r.meta['workers']} worker(s))")
+secant = estimate(model, "secant", counts["secant"], running=True)
+gradient = estimate(model, "gradient", counts["gradient"], running=True)
+gradient_pts = estimate(model, "gradient", counts["gradient"], cfg["gradient_points"], running=True)
+estimates = {"secant": secant, "gradient": gradient, f"gradient, {cfg['gradient_points']} points": gradient_pts}
+print(pd.DataFrame({name: {"networks": r.meta["networks"], "points": r.meta["points"],
+                           "networks/s": round(r.meta["networks_per_second"], 1), "device": r.meta["device"]}
+                    for name, r in estimates.items()}).T.to_string())
 
 # %%
-published = None
-if model in PUBLISHED_NAMES:
-    try:
-        published = nads.load_published_nads(model)
-    except FileNotFoundError as e:
-        print(f"published NADs not available: {e}")
-views = {"secant (ours)": secant, "gradient (ours)": gradient}
+published = load_published_nads(model) if model in PUBLISHED_NAMES else None
+views = {f"{name} (ours)": r for name, r in estimates.items()}
 if published is not None:
     views["published (authors)"] = published
 fig = nadplots.nad_grid(views, indices=(0, 1, 2, 3, 4),
                         title=f"First NADs of {model}: pixel space (top) and Fourier energy (bottom)")
+ch.figure_data("fig5_model", nadplots.nads_table(views, (0, 1, 2, 3, 4)))
 
 # %% [markdown]
 # How close are these estimates to each other and to the authors' published NADs (10,000
@@ -132,77 +145,96 @@ fig = nadplots.nad_grid(views, indices=(0, 1, 2, 3, 4),
 # subspace they span is. The metric is the top-$k$ subspace overlap
 # $\lVert U_k^\top V_k \rVert_F^2 / k$, which is 1 for identical subspaces and about $k/D$ for
 # random ones ($D = 1024$). An estimate from $N$ networks has rank at most $N$, so overlaps with
-# $k > N$ are not identifiable and shown as NaN.
+# $k > N$ are not identifiable and shown as NaN. The brackets are 95% jackknife intervals over our
+# estimate's Monte Carlo noise (the published set is taken as fixed).
 
 # %% tags=["nbval-check-output"]
-ks = list(nads.OVERLAP_KS)
-rows = {"secant vs gradient": [nads.identifiable_overlap(secant, gradient, k) for k in ks]}
+def overlap_row(r, other):
+    out = {}
+    for k in ks:
+        v, lo, hi = nads.overlap_interval(r, other, k) if k <= r.meta["networks"] else (np.nan,) * 3
+        out[f"k={k}"] = f"{v:.3f} [{lo:.3f}, {hi:.3f}]" if np.isfinite(lo) else f"{v:.3f}"
+    return out
+
+
+rows = {"secant vs gradient": {f"k={k}": f"{nads.identifiable_overlap(secant, gradient, k):.3f}" for k in ks}}
 if published is not None:
-    rows["secant vs published"] = [nads.identifiable_overlap(secant, published, k) for k in ks]
-    rows["gradient vs published"] = [nads.identifiable_overlap(gradient, published, k) for k in ks]
-rows["chance (k/D)"] = [k / secant.nads.shape[1] for k in ks]
-overlaps = pd.DataFrame(rows, index=[f"k={k}" for k in ks]).T
-print(overlaps.round(3).to_string())
+    rows.update({f"{name} vs published": overlap_row(r, published.nads) for name, r in estimates.items()})
+rows["chance (k/D)"] = {f"k={k}": f"{k / secant.nads.shape[1]:.3f}" for k in ks}
+print(pd.DataFrame(rows).T.to_string())
 
 # %%
 if published is not None:
-    o16 = overlaps.loc["secant vs published", "k=16"]
-    verdict = "reproduces" if o16 >= 0.8 else "does NOT yet reproduce (more networks needed)"
-    print(f"With {n_secant} networks our secant estimate {verdict} the published top-16 NAD subspace "
-          f"of {model}: overlap {o16:.3f} (target 0.8). Exact gradients: "
-          f"{overlaps.loc['gradient vs published', 'k=16']:.3f}.")
+    iv = jackknife_interval(*nads.overlap_interval(secant, published.nads, 16), nads.GROUPS)
+    ch.claim("fig5-secant-published", f"Sec. 3, Fig. 5: the NADs of {model} are the published ones "
+             "(our secant estimator, the authors' procedure, against their 10,000-network NADs).",
+             Criterion("top-16 subspace overlap with the published NADs", ">=", 0.8), interval=iv,
+             trained=False, settings={"networks": counts["secant"]})
+    iv = jackknife_interval(*nads.overlap_interval(gradient_pts, published.nads, 16), nads.GROUPS)
+    ch.claim("sec3-gradient-published", f"Sec. 3 as written: the eigenvectors of the exact input-gradient "
+             f"covariance of {model} (several evaluation points) are the published NADs.",
+             Criterion("top-16 subspace overlap with the published NADs", ">=", 0.8), interval=iv,
+             trained=False, settings={"networks": counts["gradient"], "points": cfg["gradient_points"]})
 
 # %% [markdown]
 # ### Convergence with the number of networks
 #
-# The left panel shows the split-half agreement of the secant estimate as networks accumulate;
-# where the published NADs exist, the middle panel shows the overlap of the running estimate with
-# them. The right panel is the split-half agreement of the gradient estimate. Split-half
-# agreement at $N$ networks is a pessimistic proxy for the accuracy of the full estimate, which
-# averages twice as many networks.
+# The panels show the split-half agreement of each estimate as networks accumulate, and where the
+# published NADs exist, the overlap of the running secant estimate with them. Split-half agreement
+# at $N$ networks is a pessimistic proxy for the accuracy of the full estimate, which averages
+# twice as many networks. An estimator is only worth comparing with another once its halves
+# agree: chapter 3 uses the split-half overlap at the number of networks used (table below) to
+# decide whether a comparison of estimators means anything.
 
 # %%
-curves = {"secant: split halves": (secant.extras["checkpoint_networks"] // 2,
-                                   secant.extras["checkpoint_split_half"])}
+curves = {f"{name}: split halves": (r.extras["checkpoint_networks"] // 2, r.extras["checkpoint_split_half"])
+          for name, r in estimates.items()}
 if published is not None:
     curves["secant: running vs published"] = (
         secant.extras["checkpoint_networks"],
         [[nads.subspace_overlap(V, published.nads, k) for k in ks] for V in secant.extras["checkpoint_nads"]])
-curves["gradient: split halves"] = (gradient.extras["checkpoint_networks"] // 2,
-                                    gradient.extras["checkpoint_split_half"])
 fig = nadplots.convergence(curves, ks, xlabel="networks per estimate")
+ch.figure_data("convergence", pd.DataFrame([
+    {"curve": name, "networks": int(n), **{f"overlap_k{k}": float(v) for k, v in zip(ks, row)}}
+    for name, (ns, ov) in curves.items() for n, row in zip(ns, ov)]))
+
+# %% tags=["nbval-check-output"]
+split = pd.DataFrame({name: dict(zip([f"k={k}" for k in ks], r.extras["checkpoint_split_half"][-1]))
+                      for name, r in estimates.items()}).T
+split.insert(0, "networks per half", [r.meta["networks"] // 2 for r in estimates.values()])
+print("split-half overlap at the full number of networks")
+print(split.round(3).to_string())
 
 # %% [markdown]
 # ## Five architectures
 #
-# Next, the NADs of the five architectures of the paper's Fig. 5: logistic regression, LeNet,
-# VGG-11 (with batch norm, as the authors used), ResNet-18 and DenseNet-121, all with one input
-# channel and one output. Exact-gradient NADs are cheap and we compute them here for every
-# architecture. Secant NADs cost 2,048 forward passes per network: on this profile we compute
-# them for the architectures listed below and take the **authors' published NADs** for the
-# others (the `paper` profile recomputes all of them with 10,000 networks).
+# Next, the NADs of the architectures of the paper's Fig. 5: logistic regression, LeNet, VGG-11
+# (with batch norm, as the authors used), ResNet-18 and DenseNet-121, all with one input channel
+# and one output. Exact-gradient NADs are cheap and we compute them here for every architecture.
+# Secant NADs cost 2,048 forward passes per network: on this profile we compute them for the
+# architectures that have a `secant_networks` entry and take the **authors' published NADs** for
+# the others (the `paper` profile recomputes all of them with 10,000 networks).
 
 # %%
 gallery_secant, gallery_gradient, secant_source = {}, {}, {}
-for arch in archs:
+for arch in cfg["architectures"]:
     n_s = cfg["secant_networks"].get(arch)
     if n_s:
-        gallery_secant[arch] = nads.cached_nads(arch, "secant", n_s, seed, device=device)
-        secant_source[arch] = f"ours, {n_s} networks"
+        gallery_secant[arch], secant_source[arch] = estimate(arch, "secant", n_s), f"ours, {n_s} networks"
     elif arch in PUBLISHED_NAMES:
-        gallery_secant[arch] = nads.load_published_nads(arch)
-        secant_source[arch] = "published (authors), 10000 networks"
-    gallery_gradient[arch] = nads.cached_nads(arch, "gradient", cfg["gradient_networks"][arch], seed,
-                                              device=device)
-print("secant NADs:", secant_source)
-print("gradient NADs:", {a: f"ours, {r.meta['networks']} networks, {r.meta['networks_per_second']:.1f}/s"
-                         for a, r in gallery_gradient.items()})
+        gallery_secant[arch] = load_published_nads(arch)
+        secant_source[arch] = f"published (authors), {PUBLISHED_NETWORKS} networks"
+    gallery_gradient[arch] = estimate(arch, "gradient", cfg["gradient_networks"][arch])
+print(pd.DataFrame({"secant NADs": secant_source,
+                    "gradient NADs": {a: f"ours, {r.meta['networks']} networks" for a, r in gallery_gradient.items()}}))
 
 # %%
 fig = nadplots.nad_grid(gallery_secant, indices=(0, 1, 2), title="Secant NADs (step 100): Fig. 5 of the paper")
+ch.figure_data("fig5_secant", nadplots.nads_table(gallery_secant, (0, 1, 2)))
 
 # %%
 fig = nadplots.nad_grid(gallery_gradient, indices=(0, 1, 2), title="Exact-gradient NADs")
+ch.figure_data("fig5_gradient", nadplots.nads_table(gallery_gradient, (0, 1, 2)))
 
 # %% [markdown]
 # The spectra tell how anisotropic each architecture is. A flat spectrum means no preferred
@@ -210,10 +242,15 @@ fig = nadplots.nad_grid(gallery_gradient, indices=(0, 1, 2), title="Exact-gradie
 # flat: its input gradient is its weight vector, whose entries are i.i.d., so $C \propto I$.
 
 # %%
-fig = nadplots.spectra({f"{a} (secant)": r for a, r in gallery_secant.items()},
+spectra = {**{f"{a} (secant)": r for a, r in gallery_secant.items()},
+           **{f"{a} (gradient)": r for a, r in gallery_gradient.items()}}
+fig = nadplots.spectra({k: v for k, v in spectra.items() if k.endswith("(secant)")},
                        title="Normalised spectra, secant estimator")
-fig = nadplots.spectra({f"{a} (gradient)": r for a, r in gallery_gradient.items()},
+fig = nadplots.spectra({k: v for k, v in spectra.items() if k.endswith("(gradient)")},
                        title="Normalised spectra, gradient estimator")
+ch.figure_data("spectra", pd.DataFrame([{"set": k, "index": i, "normalised_eigenvalue": float(e)}
+                                        for k, r in spectra.items()
+                                        for i, e in enumerate(r.normalized_spectrum())]))
 
 # %% [markdown]
 # Browse the NADs yourself: pick an architecture and estimator, then move the slider (indices 0-15,
@@ -221,8 +258,7 @@ fig = nadplots.spectra({f"{a} (gradient)": r for a, r in gallery_gradient.items(
 
 # %%
 from nadcore.explorer import nad_explorer
-nad_explorer({**{f"{a} (secant)": r for a, r in gallery_secant.items()},
-              **{f"{a} (gradient)": r for a, r in gallery_gradient.items()}})
+nad_explorer(spectra)
 
 # %% [markdown]
 # For logistic regression the sample spectrum of $N$ draws of an isotropic covariance spreads,
@@ -230,12 +266,18 @@ nad_explorer({**{f"{a} (secant)": r for a, r in gallery_secant.items()},
 # that the measured spread is no wider than that.
 
 # %% tags=["nbval-check-output"]
-lr = gallery_gradient["logreg"] if "logreg" in gallery_gradient else None
-if lr is not None:
+if "logreg" in gallery_gradient:
+    lr = gallery_gradient["logreg"]
     ratio = np.sqrt(1024 / lr.meta["networks"])
     lam = lr.eigenvalues * 3 * 1024  # true covariance: I / (3 D) for U(-1/sqrt(D), 1/sqrt(D)) weights
+    lo_edge, hi_edge = max(0, 1 - ratio) ** 2, (1 + ratio) ** 2
     print(f"LogReg, {lr.meta['networks']} networks: eigenvalues / (1/3D) span [{lam.min():.2f}, {lam.max():.2f}]; "
-          f"Marchenko-Pastur edges [{max(0, 1 - ratio) ** 2:.2f}, {(1 + ratio) ** 2:.2f}]")
+          f"Marchenko-Pastur edges [{lo_edge:.2f}, {hi_edge:.2f}]")
+    ch.claim("logreg-isotropic", "Sec. 3: logistic regression has no directional bias: its gradient "
+             "covariance is isotropic (all directions are NADs).",
+             Criterion("largest eigenvalue / Marchenko-Pastur upper edge (10% slack)", "<=", 1.1),
+             interval=exact_value(lam.max() / hi_edge, "spectrum edge"), trained=False,
+             settings={"networks": lr.meta["networks"]})
 
 # %% [markdown]
 # ## Secant or gradient?
@@ -243,35 +285,29 @@ if lr is not None:
 # The table below puts the two estimators side by side for every architecture: the overlap of the
 # two NAD subspaces, and how much of the Fourier energy of the first three NADs sits at low
 # frequencies (within radius 8 of the centre of the 32x32 spectrum, 20% of the frequency plane).
+# For logistic regression the two estimators must coincide (a secant of a linear function *is* its
+# gradient; both estimates use the same networks). For the CNNs, an overlap near the chance level
+# $k/D$ means the two estimators point at unrelated directions.
 
 # %% tags=["nbval-check-output"]
-table = []
-for arch in archs:
-    s, g = gallery_secant.get(arch), gallery_gradient[arch]
-    row = {"architecture": arch, "secant source": secant_source.get(arch, "-")}
-    for k in (1, 4, 16, 64):
-        row[f"overlap k={k}"] = nads.identifiable_overlap(s, g, k) if s is not None else np.nan
-    row["low-freq secant"] = np.mean([nads.low_frequency_fraction(s.nads[i]) for i in range(3)]) if s is not None else np.nan
-    row["low-freq gradient"] = np.mean([nads.low_frequency_fraction(g.nads[i]) for i in range(3)])
-    table.append(row)
-comparison = pd.DataFrame(table).set_index("architecture")
-print(comparison.round(3).to_string())
-
-# %% [markdown]
-# What do the numbers say? The cell below states it from this build's table. For logistic
-# regression the two estimators must coincide (a secant of a linear function *is* its gradient;
-# both estimates use the same networks). For the CNNs, an overlap near the chance level $k/D$
-# means the two estimators point at unrelated directions.
+comparison = pd.DataFrame({arch: {
+    "secant source": secant_source.get(arch, "-"),
+    **{f"overlap k={k}": (nads.identifiable_overlap(gallery_secant[arch], g, k) if arch in gallery_secant
+                          else np.nan) for k in ks},
+    "low-freq secant": (np.mean([nads.low_frequency_fraction(gallery_secant[arch].nads[i]) for i in range(3)])
+                        if arch in gallery_secant else np.nan),
+    "low-freq gradient": np.mean([nads.low_frequency_fraction(g.nads[i]) for i in range(3)]),
+} for arch, g in gallery_gradient.items()}).T
+print(comparison.to_string(float_format=lambda v: f"{v:.3f}"))
 
 # %%
-for arch, row in comparison.iterrows():
-    o16 = row["overlap k=16"]
-    if np.isnan(o16):
-        continue
-    level = ("the same subspace" if o16 > 0.9 else "partly shared subspaces" if o16 > 0.3
-             else "nearly unrelated subspaces" if o16 < 3 * 16 / 1024 + 0.05 else "weakly related subspaces")
-    print(f"{arch:>12}: top-16 overlap {o16:.2f} -> {level}; low-frequency energy of NADs 1-3: "
-          f"secant {row['low-freq secant']:.2f}, gradient {row['low-freq gradient']:.2f}")
+if "logreg" in gallery_secant:
+    ch.claim("logreg-secant-equals-gradient", "For a linear model the secant of step 100 is its gradient: "
+             "both estimators give the same NADs (a check of the estimators).",
+             Criterion("top-16 overlap of secant and gradient NADs of LogReg", ">=", 0.99),
+             interval=exact_value(nads.subspace_overlap(gallery_secant["logreg"].nads,
+                                                        gallery_gradient["logreg"].nads, 16), "same networks"),
+             trained=False)
 
 # %% [markdown]
 # The secant NADs of the step-100 procedure are what the published figures show. Exact gradients
@@ -283,7 +319,4 @@ for arch, row in comparison.iterrows():
 # ## Reproducibility
 
 # %%
-print(reproducibility_block(
-    profile, dict(model=model, secant_networks=secant_networks, gradient_networks=gradient_networks),
-    seed=seed, device=device, settings=cfg, started=chapter_start,
-    extra={"secant NADs": secant_source, "published NADs": "authors' files (10,000 networks, step 100)"}))
+ch.finish(extra={"secant NADs": secant_source, "published NADs": "authors' files (10,000 networks, step 100)"})

@@ -50,7 +50,7 @@ class Interval:
     method: str
 
     def __str__(self) -> str:
-        if self.method == "exact" or not (math.isfinite(self.low) and math.isfinite(self.high)):
+        if self.low == self.high or not (math.isfinite(self.low) and math.isfinite(self.high)):
             return f"{self.value:.3g}"
         return f"{self.value:.3g} [{self.low:.3g}, {self.high:.3g}]"
 
@@ -113,10 +113,11 @@ class Criterion:
         if not (math.isfinite(lo) and math.isfinite(hi)):
             return "inconclusive", "no interval (fewer than 2 independent values)"
         holds = _OPS[self.op]
+        what = "the value" if lo == hi else "the whole interval"
         if holds(lo, self.threshold) and holds(hi, self.threshold):
-            return "reproduced", "the whole interval satisfies the criterion"
+            return "reproduced", f"{what} satisfies the criterion"
         if not holds(lo, self.threshold) and not holds(hi, self.threshold):
-            return "not reproduced", "the whole interval violates the criterion"
+            return "not reproduced", f"{what} violates the criterion"
         return "inconclusive", "the interval straddles the threshold"
 
 
@@ -156,12 +157,15 @@ class Claim:
 
     def sentence(self) -> str:
         """One line for the page: the claim, the criterion, what was measured, the verdict."""
-        iv = Interval(self.value, self.ci_low, self.ci_high, self.seeds, self.interval)
+        nan = float("nan")
+        iv = Interval(self.value, nan if self.ci_low is None else self.ci_low,
+                      nan if self.ci_high is None else self.ci_high, self.seeds, self.interval)
+        how = self.interval if iv.low == iv.high or self.seeds < 2 else \
+            f"{self.interval}, {self.seeds} {'seeds' if self.trained else 'values'}"
         budget = "" if self.budget_fraction is None else f"; budget {self.budget_fraction:.2f} of the paper's SGD steps"
         paper = "" if self.paper_value is None else f" (paper: {self.paper_value:.3g})"
         return (f"**{self.verdict}** - {self.paper} Criterion: {self.criterion}. Measured {iv}{paper} "
-                f"({self.interval}, {self.seeds} {'seeds' if self.trained else 'values'}{budget}); "
-                f"{self.note}.")
+                f"({how}{budget}); {self.note}.")
 
     def to_json(self) -> dict:
         d = asdict(self)

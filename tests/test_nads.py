@@ -225,3 +225,16 @@ def test_auto_workers_probe_keeps_small_jobs_in_process_and_checkpoints_intact()
     assert list(b.extras["checkpoint_networks"]) == [4, 8, 12, 20]
     assert np.array_equal(a.extras["checkpoint_split_half"], b.extras["checkpoint_split_half"])
     assert np.allclose(_covariance(a), _covariance(b), rtol=1e-9, atol=1e-12 * a.eigenvalues[0])
+
+
+def test_leave_one_group_out_subspaces_match_a_full_eigendecomposition():
+    acc = nads._Accumulator(1024)
+    from nadcore import estimators as e
+    e.sample_range("lenet", (1, 32, 32), 0, 0, 256, "gradient", 100.0, "cpu", None, acc.add)
+    _, full = nads._top_eigh(acc.covariance())
+    for g in (0, 5):
+        C = acc.covariance([h for h in range(nads.GROUPS) if h != g])
+        fast = nads._top_subspace(C, full[:nads.JACKKNIFE_K + 32], nads.JACKKNIFE_K)
+        _, exact = nads._top_eigh(C, nads.JACKKNIFE_K)
+        for k in (1, 16, 64):
+            assert nads.subspace_overlap(fast, exact, k) > 0.999, (g, k)

@@ -75,18 +75,17 @@ def convergence(curves: dict, ks, xlabel="networks", ylabel="top-k subspace over
     return fig
 
 
-def overlap_matrix(names, matrix, k: int, title=None):
-    """Heatmap of pairwise top-k subspace overlaps between NAD sets."""
-    m = np.asarray(matrix)
-    fig, ax = plt.subplots(figsize=(1.2 + 0.75 * len(names), 1.0 + 0.6 * len(names)))
-    im = ax.imshow(m, vmin=0, vmax=1, cmap="viridis")
-    ax.set_xticks(range(len(names)), names, rotation=40, ha="right", fontsize=8)
-    ax.set_yticks(range(len(names)), names, fontsize=8)
-    for i in range(m.shape[0]):
-        for j in range(m.shape[1]):
-            ax.text(j, i, f"{m[i, j]:.2f}", ha="center", va="center", fontsize=7,
-                    color="white" if m[i, j] < 0.6 else "black")
-    fig.colorbar(im, ax=ax, fraction=0.046)
-    ax.set_title(title or f"top-{k} subspace overlap", fontsize=9)
-    fig.tight_layout()
-    return fig
+def nads_table(results: dict, indices=(0, 1, 2)):
+    """The data behind :func:`nad_grid`, tidy: one row per set, NAD index and pixel
+    (``set, nad_index, row, col, value``)."""
+    import pandas as pd
+
+    frames = []
+    for label, r in results.items():
+        U = r.nads if hasattr(r, "nads") else np.asarray(r)
+        side = int(round(np.sqrt(U.shape[1])))
+        rows, cols = np.divmod(np.arange(side * side), side)
+        for i in indices:
+            frames.append(pd.DataFrame({"set": label, "nad_index": i, "row": rows, "col": cols,
+                                        "value": np.asarray(U[i], dtype=float)}))
+    return pd.concat(frames, ignore_index=True)
