@@ -25,16 +25,36 @@ def is_checked(cell) -> bool:
     return cell.get("cell_type") == "code" and CHECK_TAG in cell.get("metadata", {}).get("tags", [])
 
 
+def _joined(v):
+    return "".join(v) if isinstance(v, list) else v
+
+
 def clean_output(out: dict) -> dict:
-    """An output with only what nbval compares (text), without counters and metadata."""
+    """An output with only what nbval compares (text, as one string), without counters and
+    metadata."""
     out = {k: v for k, v in dict(out).items() if k not in ("execution_count", "metadata")}
+    if "text" in out:
+        out["text"] = _joined(out["text"])
     if "data" in out:
-        out["data"] = {k: v for k, v in dict(out["data"]).items() if k not in _DROP}
+        out["data"] = {k: _joined(v) for k, v in dict(out["data"]).items() if k not in _DROP}
     if out.get("output_type") in ("display_data", "execute_result"):
         out["metadata"] = {}
     if out.get("output_type") == "execute_result":
         out["execution_count"] = None
     return out
+
+
+def merge_streams(outputs: list[dict]) -> list[dict]:
+    """Consecutive outputs of the same stream merged into one (a kernel splits a cell's prints
+    into chunks depending on timing; nbval merges them the same way before comparing)."""
+    merged = []
+    for o in outputs:
+        if (merged and o.get("output_type") == "stream" and merged[-1].get("output_type") == "stream"
+                and merged[-1].get("name") == o.get("name")):
+            merged[-1] = {**merged[-1], "text": merged[-1]["text"] + o["text"]}
+        else:
+            merged.append(o)
+    return merged
 
 
 def checked_outputs(nb) -> list[dict]:
@@ -47,7 +67,7 @@ def checked_outputs(nb) -> list[dict]:
         if is_checked(cell):
             src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
             rows.append({"cell": k, "source": src.splitlines()[0] if src else "",
-                         "outputs": [clean_output(o) for o in cell.get("outputs", [])]})
+                         "outputs": merge_streams([clean_output(o) for o in cell.get("outputs", [])])})
         k += 1
     return rows
 
@@ -72,13 +92,10 @@ def load_reference(stem: str) -> list[dict] | None:
 def texts(outputs) -> list[str]:
     """The text of outputs, for a readable comparison in messages and tests."""
     out = []
-    for o in outputs:
+    for o in merge_streams([clean_output(o) for o in outputs]):
         if "text" in o:
-            out.append("".join(o["text"]) if isinstance(o["text"], list) else o["text"])
-        for k in ("text/markdown", "text/plain"):
-            v = o.get("data", {}).get(k)
-            if v is not None:
-                out.append("".join(v) if isinstance(v, list) else v)
+            out.append(o["text"])
+        out += [o["data"][k] for k in ("text/markdown", "text/plain") if k in o.get("data", {})]
     return out
 
 

@@ -40,8 +40,9 @@ def test_unknown_knobs_are_refused_with_suggestions(tmp_path, monkeypatch):
 def test_claims_figure_data_and_provenance(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("NADBOOK_OUTPUT", str(tmp_path))
     ch = setup("01_pooling", profile="smoke", seed=5, device="cpu")
-    c = ch.claim("test-claim", "A statement.", evidence.Criterion("x", ">=", 0.1),
-                 values=[0.5, 0.6, 0.55], steps=100, paper_steps=400)
+    assert ch.claim("test-claim", "A statement.", evidence.Criterion("x", ">=", 0.1),
+                    values=[0.5, 0.6, 0.55], steps=100, paper_steps=400) is None
+    c = ch.claims[-1]
     assert c.verdict == "reproduced" and c.budget_fraction == 0.25 and c.seeds == 3
     ch.figure_data("figX", pd.DataFrame({"a": [1, 2], "b": [0.5, 0.25]}))
     ch.finish(data="none", extra={"note": "n"})

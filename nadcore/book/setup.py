@@ -133,11 +133,12 @@ class Chapter:
               interval: evidence.Interval | None = None, trained: bool = True,
               steps: int | None = None, paper_steps: int | None = None,
               paper_value: float | None = None, preconditions: dict | None = None,
-              settings: dict | None = None, show: bool = True) -> evidence.Claim:
+              settings: dict | None = None, show: bool = True) -> None:
         """Record a scorecard claim. ``values``: the quantity once per seed (a t-interval is
         taken), or ``interval``; ``steps``/``paper_steps``: SGD steps of one run here and in the
         paper (their ratio is the claim's ``budget_fraction``). Shows the verdict under a label
-        the scorecard page links to."""
+        the scorecard page links to; the claim is kept in ``self.claims`` (returns nothing, so a
+        cell that ends with a claim prints only its verdict)."""
         iv = interval if interval is not None else evidence.t_interval(values)
         budget = steps / paper_steps if (trained and steps and paper_steps) else None
         c = evidence.Claim.evaluate(id, self.name, paper, criterion, iv,
@@ -147,7 +148,6 @@ class Chapter:
         self.claims = [x for x in self.claims if x.id != c.id] + [c]
         if show:
             _show_markdown(f"(claim-{c.id})=\n{c.sentence()}")
-        return c
 
     def figure_data(self, figure: str, frame) -> Path:
         """Write the tidy table behind a figure to ``data/<chapter>/<figure>.csv`` and show a
