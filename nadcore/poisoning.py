@@ -22,9 +22,13 @@ import numpy as np
 from nadcore.cifar import _like, _to_numpy
 
 __all__ = ["carrier_assignment", "poison_carriers", "poison", "flip_matrix", "flip_representation",
-           "poison_change", "cifar_jobs", "cifar_job", "EXPERIMENTS"]
+           "leading_energy", "poison_change", "carrier_visibility", "cifar_data_key", "cifar_jobs", "unique_jobs", "cifar_job",
+           "result_rows", "EXPERIMENTS", "FLIP_CONTROLS"]
 
 EXPERIMENTS = ("clean", "poison", "flip")
+#: Fully connected models, the controls of Fig. 8: they have no preferred input directions, so
+#: they are flipped with the NADs of the architecture they are compared with.
+FLIP_CONTROLS = ("mlp", "logreg")
 
 
 # --------------------------------------------------------------------------------------------
@@ -134,38 +138,89 @@ def flip_representation(x, nads):
     out = (xn.reshape(N * C, H * W).astype(work) @ M.astype(work)).reshape(N, C, H, W)
     return _like(out.astype(xn.dtype, copy=False), x)
 
+
+def leading_energy(x, nads, k: int) -> np.ndarray:
+    """Fraction of each image's energy (all channels) along the first ``k`` NADs of every
+    channel, ``sum_c ||V[:k] x_c||^2 / ||x||^2``: what :func:`flip_representation` moves from the
+    first NADs to the last ones. ``x``: ``(N, C, H, W)``; ``nads``: rows ``(K >= k, H*W)``."""
+    xn = np.asarray(_to_numpy(x), dtype=np.float64)
+    V = np.asarray(_to_numpy(nads), dtype=np.float64)[:k]
+    flat = xn.reshape(len(xn), xn.shape[1], -1)
+    along = np.einsum("ncd,kd->nck", flat, V)
+    return (along ** 2).sum(axis=(1, 2)) / np.maximum((flat ** 2).sum(axis=(1, 2)), 1e-30)
+
+
 def poison_change(x, x_poisoned) -> dict:
     """How much poisoning moved the images ([0, 1] scale): mean L2 norm of the change, mean and
     max absolute pixel change."""
-    d = (np.asarray(x_poisoned) - np.asarray(x)).reshape(len(x), -1)
+    d = (np.asarray(x_poisoned, dtype=np.float64) - np.asarray(x, dtype=np.float64)).reshape(len(x), -1)
     return dict(l2_change=float(np.linalg.norm(d, axis=1).mean()),
                 mean_abs_change=float(np.abs(d).mean()), max_abs_change=float(np.abs(d).max()))
+
+
+def carrier_visibility(x, y, nads, indices, eps: float) -> list[dict]:
+    """How visible the carrier at each NAD index is (the reviewers' question): one row per index
+    with :func:`poison_change` of ``poison(x, y, nads, index, eps)``, the change relative to the
+    mean L2 norm of the clean images (``relative_l2_change``), and ``dc_cosine``, the larger
+    ``|cos|`` of NADs i and i+1 with a constant image: near 1, substituting the component along
+    the carrier changes a channel's overall brightness."""
+    xn = np.asarray(_to_numpy(x))
+    V = np.asarray(_to_numpy(nads), dtype=np.float64)
+    clean = float(np.linalg.norm(xn.reshape(len(xn), -1).astype(np.float64), axis=1).mean())
+    top = 1 + max(a[0] for a in carrier_assignment(10, xn.shape[1]))
+    rows = []
+    for i in indices:
+        change = poison_change(xn, poison(xn, y, V, int(i), eps))
+        dc = max(abs(V[j].sum()) / (np.linalg.norm(V[j]) * np.sqrt(V.shape[1])) for j in range(i, i + top))
+        rows.append(dict(index=int(i), **change, relative_l2_change=change["l2_change"] / clean,
+                         dc_cosine=float(dc)))
+    return rows
 
 
 # --------------------------------------------------------------------------------------------
 # Chapter 4's jobs
 # --------------------------------------------------------------------------------------------
-def cifar_jobs(model, experiments, *, seeds, nads: np.ndarray, nads_key: dict, data_spec: dict,
-               data_key: dict, train: dict, eps: float = 0.05, device="auto"):
+def cifar_data_key(data) -> dict:
+    """What identifies a :class:`nadcore.cifar.CIFAR10Data` in a cache key: its name, source,
+    checksum (the subset's; None for the full set) and the counts used (no machine paths)."""
+    d = data.description
+    return {k: d.get(k) for k in ("name", "source", "sha256", "n_train", "n_test")}
+
+
+def cifar_jobs(model, experiments, *, seeds, nads: np.ndarray, data_spec: dict, data_key: dict,
+               train: dict, eps: float = 0.05, nads_key: dict | None = None, device="auto"):
     """One :class:`nadcore.experiments.Job` per experiment: ``"clean"``, ``("poison", i)`` or
-    ``"flip"``, each training ``model`` once per seed. ``nads``: the full (D, D) NAD basis (rows);
-    ``nads_key``/``data_key``: what identifies them in the cache key (a description and digest,
-    the data's name, checksum and sizes); ``data_spec``: how the worker loads the images
-    (:func:`nadcore.cifar.load_cifar10_spec`); ``train``: epochs, max_lr, momentum,
+    ``"flip"``, each training ``model`` once per seed. ``nads``: the full (D, D) NAD basis (rows),
+    identified in the cache key by its digest (plus ``nads_key``, e.g. where it comes from);
+    ``data_key``: what identifies the data (:func:`cifar_data_key`); ``data_spec``: how the worker loads
+    the images (:func:`nadcore.cifar.load_cifar10_spec`); ``train``: epochs, max_lr, momentum,
     weight_decay, batch_size."""
+    from nadcore.cache import digest
     from nadcore.experiments import Job
     from nadcore.models import spec_key
 
+    basis = {"digest": digest(np.asarray(nads)), **(nads_key or {})}
     jobs = []
     for e in experiments:
         kind, index = (e, None) if isinstance(e, str) else (e[0], int(e[1]))
         if kind not in EXPERIMENTS:
             raise ValueError(f"experiment must be one of {EXPERIMENTS}, got {kind!r}")
         config = {**spec_key(model), "experiment": kind, "index": index,
-                  "eps": float(eps) if kind == "poison" else None, "nads": nads_key if kind != "clean" else None,
+                  "eps": float(eps) if kind == "poison" else None, "nads": basis if kind != "clean" else None,
                   "data": data_key, "train": dict(train), "seeds": [int(s) for s in seeds]}
         jobs.append(Job(config, {"nads": nads, "data_spec": data_spec, "device": str(device)}))
     return jobs
+
+
+def unique_jobs(jobs) -> list:
+    """``jobs`` without repeats (same config = same cache key, e.g. the clean baseline of Fig. 7
+    and the original representation of Fig. 8 when both train as long), first occurrence kept."""
+    from nadcore.cache import digest
+
+    seen = {}
+    for j in jobs:
+        seen.setdefault(digest(j.config), j)
+    return list(seen.values())
 
 
 def cifar_job(config: dict, nads, data_spec: dict, device="auto"):
@@ -181,7 +236,7 @@ def cifar_job(config: dict, nads, data_spec: dict, device="auto"):
     from nadcore.train import evaluate, train_many
     from nadcore.utils import generator
 
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     data = load_cifar10_spec(data_spec)
     kind, index, eps = config["experiment"], config["index"], config["eps"]
     x_tr, x_te = data.x_train, data.x_test
@@ -206,5 +261,23 @@ def cifar_job(config: dict, nads, data_spec: dict, device="auto"):
               "epoch_acc": np.stack([r.epoch_acc for r in res])}
     if extra is not None:
         arrays["carrier_test_acc"] = np.array([evaluate(n, extra, data.y_test, device=device)[0] for n in nets])
-    meta.update(seconds=time.perf_counter() - t0, threads=torch.get_num_threads())
+    meta.update(seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0,
+                threads=torch.get_num_threads())
     return arrays, meta
+
+
+def result_rows(jobs, results) -> list[dict]:
+    """Tidy rows, one per (job, seed): model, experiment, index, epochs, seed, train_acc,
+    test_acc, carrier_test_acc (NaN where the test set carries no carrier) and, for poisoning,
+    the mean L2 change of the training images (``l2_change``)."""
+    rows = []
+    for job, (arrays, meta) in zip(jobs, results):
+        c = job.config
+        for k, s in enumerate(c["seeds"]):
+            carrier = arrays.get("carrier_test_acc")
+            rows.append(dict(model=c["model"], experiment=c["experiment"], index=c["index"],
+                             epochs=int(c["train"]["epochs"]), seed=int(s),
+                             train_acc=float(arrays["train_acc"][k]), test_acc=float(arrays["test_acc"][k]),
+                             carrier_test_acc=float("nan") if carrier is None else float(carrier[k]),
+                             l2_change=float(meta.get("l2_change", float("nan")))))
+    return rows

@@ -198,3 +198,93 @@ def test_jobs_pair_their_runs_and_resume_from_the_cache(tmp_path):
     assert calls == [] and all(np.array_equal(a["test_acc"], b["test_acc"]) for (a, _), (b, _) in zip(res, again))
     with pytest.raises(ValueError, match="experiment"):
         poisoning.cifar_jobs("logreg", ["rotate"], **kw)
+
+
+# ---------------------------------------------------------------------------- chapter 4 helpers
+def test_leading_energy_and_what_the_flip_moves(small_images):
+    x, _ = small_images
+    U = complete_basis(_orthonormal_rows(64, 64, seed=9))
+    np.testing.assert_allclose(poisoning.leading_energy(x, U, 64), 1.0, rtol=1e-10)  # a full basis
+    e = poisoning.leading_energy(x, U, 5)
+    assert e.shape == (20,) and np.all((e >= 0) & (e <= 1))
+    xf = poisoning.flip_representation(x.astype(np.float64), U)
+    # the flip moves the content along the first k NADs to the last k, and back
+    np.testing.assert_allclose(poisoning.leading_energy(xf, U[::-1], 5), e, rtol=1e-8)
+    np.testing.assert_allclose(poisoning.leading_energy(xf, U, 5), poisoning.leading_energy(x, U[::-1], 5),
+                               rtol=1e-8)
+    one = np.zeros((1, 2, 8, 8))
+    one[0, 1] = U[3].reshape(8, 8)
+    assert poisoning.leading_energy(one, U, 3)[0] < 1e-12 and abs(poisoning.leading_energy(one, U, 4)[0] - 1) < 1e-12
+
+
+def test_carrier_visibility_measures_the_substitution(small_images):
+    x, y = small_images
+    V = _orthonormal_rows(64, 64, seed=10).astype(np.float64)
+    V[0] = 1 / 8.0                                    # NAD 0 = the constant image (unit norm)
+    V = complete_basis(V)
+    rows = poisoning.carrier_visibility(x, y, V, [0, 5], eps=0.05)
+    assert [r["index"] for r in rows] == [0, 5]
+    for r in rows:
+        d = (poisoning.poison(x, y, V, r["index"], 0.05) - x).reshape(20, -1)
+        assert r["l2_change"] == pytest.approx(np.linalg.norm(d, axis=1).mean(), rel=1e-6)
+        assert r["max_abs_change"] == pytest.approx(np.abs(d).max(), rel=1e-6)
+        clean = np.linalg.norm(x.reshape(20, -1), axis=1).mean()
+        assert r["relative_l2_change"] == pytest.approx(r["l2_change"] / clean, rel=1e-6)
+    assert rows[0]["dc_cosine"] == pytest.approx(1.0, abs=1e-9)   # a carrier on the mean brightness
+    assert rows[1]["dc_cosine"] < 0.5
+    # on images with a positive mean, substituting the brightness component is a big change
+    assert rows[0]["l2_change"] > 3 * rows[1]["l2_change"]
+
+
+def _fake_jobs(tmp_path, experiments, model="logreg", seeds=(0, 1), nads=None, epochs=1):
+    _write_fake_subset(tmp_path)
+    spec = {"subset_root": str(tmp_path)}
+    data = cifar.load_cifar10_spec(spec)
+    if nads is None:
+        q = _orthonormal_rows(32, 32, seed=8).astype(np.float64)
+        nads = np.kron(q, q)
+    return poisoning.cifar_jobs(model, experiments, seeds=list(seeds), nads=nads, data_spec=spec,
+                                data_key=poisoning.cifar_data_key(data),
+                                train=dict(epochs=epochs, max_lr=0.01, batch_size=2), device="cpu")
+
+
+def test_job_keys_name_the_basis_and_data_but_no_paths(tmp_path):
+    a = _fake_jobs(tmp_path, ["clean", "flip", ("poison", 3)])
+    q = _orthonormal_rows(32, 32, seed=11).astype(np.float64)
+    b = _fake_jobs(tmp_path, ["clean", "flip", ("poison", 3)], nads=np.kron(q, q))
+    assert a[0].config == b[0].config                  # the clean run does not depend on the NADs
+    assert a[1].config != b[1].config and a[2].config != b[2].config
+    assert a[1].config["nads"]["digest"] != b[1].config["nads"]["digest"]
+    key = a[0].config["data"]
+    assert key["n_train"] == 4 and key["sha256"] and str(tmp_path) not in str(key)
+    assert a[2].config["index"] == 3 and a[2].config["eps"] == 0.05 and a[1].config["eps"] is None
+
+
+def test_unique_jobs_drops_repeats_in_order(tmp_path):
+    a = _fake_jobs(tmp_path, ["flip", "clean"])
+    b = _fake_jobs(tmp_path, ["clean", ("poison", 0)])
+    u = poisoning.unique_jobs(a + b)
+    assert [j.config["experiment"] for j in u] == ["flip", "clean", "poison"]
+    longer = _fake_jobs(tmp_path, ["clean"], epochs=2)
+    assert len(poisoning.unique_jobs(a + longer)) == 3   # another training length is another job
+
+
+def test_result_rows_and_seeds_are_independent(tmp_path):
+    """One row per (job, seed); a seed's network does not depend on the other seeds of its job
+    (same initialisation and batch order whatever it is trained with: the runs pair up)."""
+    from nadcore.cache import Cache
+    from nadcore.experiments import run_jobs
+
+    jobs = _fake_jobs(tmp_path, ["clean", ("poison", 2)], model="mlp", epochs=3)
+    res = run_jobs(jobs, poisoning.cifar_job, cache=Cache(tmp_path / "cache"))
+    rows = poisoning.result_rows(jobs, res)
+    assert len(rows) == 4 and [(r["experiment"], r["seed"]) for r in rows] == [
+        ("clean", 0), ("clean", 1), ("poison", 0), ("poison", 1)]
+    assert np.isnan(rows[0]["carrier_test_acc"]) and not np.isnan(rows[2]["carrier_test_acc"])
+    assert np.isnan(rows[0]["l2_change"]) and rows[2]["l2_change"] > 0
+    assert all(r["epochs"] == 3 and r["model"] == "mlp" for r in rows)
+    assert res[0][1]["cpu_seconds"] > 0
+    alone = _fake_jobs(tmp_path, ["clean"], model="mlp", seeds=(1,), epochs=3)
+    a1, _ = poisoning.cifar_job(alone[0].config, **alone[0].data)
+    np.testing.assert_allclose(a1["epoch_acc"][0], res[0][0]["epoch_acc"][1])
+    assert a1["test_acc"][0] == res[0][0]["test_acc"][1]
