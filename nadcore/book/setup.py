@@ -128,8 +128,10 @@ class Chapter:
         if not n:
             raise ValueError(f"chapter 2 computes no {source} NADs of {arch!r} on the {self.profile} "
                              "profile: pass networks=...")
+        # chapter 2's checkpoints, so that its cache entry (with the split-half convergence
+        # record) serves every chapter, and an entry computed here first serves chapter 2
         r = N.cached_nads(arch, source, int(n), self.seed, device=self.device, cache=self.cache,
-                          progress=progress, points=points)
+                          progress=progress, points=points, checkpoints=ch2["convergence"])
         at = f", {points} evaluation points" if points > 1 else ""
         return r, f"{source} NADs of a 1-channel {arch}, {int(n):,} networks{at}, seed {self.seed}"
 
