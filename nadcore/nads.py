@@ -61,8 +61,8 @@ class NADResult:
 
     ``extras`` holds optional arrays: ``checkpoint_networks`` (C,), ``checkpoint_nads`` (C, K, D)
     top NADs of the running estimate, ``checkpoint_split_half`` (C, len(OVERLAP_KS)) overlap of
-    the two half estimates, ``jackknife_nads`` (GROUPS, JACKKNIFE_K, D) top NADs of each
-    leave-one-group-out estimate.
+    the two half estimates, ``split_half`` (len(OVERLAP_KS),) that overlap for all the networks,
+    ``jackknife_nads`` (GROUPS, JACKKNIFE_K, D) top NADs of each leave-one-group-out estimate.
     """
 
     eigenvalues: np.ndarray
@@ -381,7 +381,7 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
         "estimator": "uncentered second moment",
         "mean_sensitivity_norm": float(np.linalg.norm(total.total / (num_networks * points))),
     }
-    extras = {"jackknife_nads": jk}
+    extras = {"jackknife_nads": jk, "split_half": np.array(ck_split[-1] if ck_split else _split_half(total))}
     if ck_n:
         extras.update(checkpoint_networks=np.array(ck_n), checkpoint_nads=np.stack(ck_nads),
                       checkpoint_split_half=np.array(ck_split), overlap_ks=np.array(OVERLAP_KS))

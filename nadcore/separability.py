@@ -19,8 +19,11 @@ from nadcore.cache import Cache, digest
 from nadcore.experiments import Job, collect, run_jobs
 from nadcore.utils import derived_seed
 
-__all__ = ["directional_job", "direction_jobs", "directions_sweep", "grid_sweep", "RESULT_KEYS",
-           "iterations_to_loss", "frequency_radius", "accuracy_stats", "nad_index_summary", "steps_per_run"]
+__all__ = ["directional_job", "direction_jobs", "directions_sweep", "fourier_sweep", "grid_sweep",
+           "select_cells", "covering_subgrid", "RESULT_KEYS", "steps_per_run", "iterations_to_loss",
+           "censored_iterations", "frequency_radius", "cell_radius", "band_means",
+           "nad_index_summary", "rank_correlations", "fourier_table", "nad_table",
+           "published_fig6_table", "split_half_table"]
 
 RESULT_KEYS = ("test_acc", "train_acc", "train_loss", "iter_loss", "iters_to_loss")
 _DATA_KEYS = ("n_train", "n_test", "sigma", "epsilon", "signal")
@@ -83,11 +86,14 @@ def directional_job(config: dict, vectors, device: str = "auto"):
 
 
 def direction_jobs(vectors, labels: Sequence, seeds: Sequence[int], *, model, settings: dict,
-                   chunk: int = 8, tag: str = "", device: str = "auto", outputs: int = 1) -> list[Job]:
+                   chunk: int = 8, tag: str = "", device: str = "auto", outputs: int = 1,
+                   balance: int = 1) -> list[Job]:
     """Jobs of ``chunk`` runs over every (seed, direction): seed-major order, so that results
     reshape to (len(seeds), len(vectors)). ``settings``: n_train, n_test, sigma, epsilon, signal
     and the keywords of :func:`nadcore.train.train_many` (epochs, max_lr, ...); ``labels`` (JSON
-    ints or int lists, e.g. ``[k1, k2]`` or a NAD index) and ``tag`` seed each run."""
+    ints or int lists, e.g. ``[k1, k2]`` or a NAD index) and ``tag`` seed each run.
+    ``balance`` > 1 (the number of workers): as many jobs as a multiple of it, of at most
+    ``chunk`` runs and near-equal sizes, so that no worker idles while one finishes a big job."""
     from nadcore.models import spec_key
 
     vectors = np.asarray(vectors, dtype=np.float32)
@@ -97,9 +103,15 @@ def direction_jobs(vectors, labels: Sequence, seeds: Sequence[int], *, model, se
     data = {k: settings[k] for k in _DATA_KEYS if k in settings}
     train = {k: v for k, v in settings.items() if k not in _DATA_KEYS}
     runs = [(i, [labels[i], int(s)]) for s in seeds for i in range(len(vectors))]
+    if balance > 1:
+        n_jobs = -(-len(runs) // chunk)  # ceil
+        n_jobs = min(len(runs), -(-n_jobs // balance) * balance)
+        cuts = np.linspace(0, len(runs), n_jobs + 1).round().astype(int)
+    else:
+        cuts = np.r_[np.arange(0, len(runs), chunk), len(runs)]
     jobs = []
-    for c in range(0, len(runs), chunk):
-        part = runs[c:c + chunk]
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        part = runs[a:b]
         V = vectors[[i for i, _ in part]]
         config = {**spec_key(model), "runs": [r for _, r in part], "tag": tag, "vectors": digest(V),
                   "train": train, "data": data, "outputs": int(outputs)}
@@ -109,12 +121,12 @@ def direction_jobs(vectors, labels: Sequence, seeds: Sequence[int], *, model, se
 
 def directions_sweep(model, vectors, labels, settings: dict, *, seeds: Sequence[int] = (0,),
                      chunk: int = 8, tag: str = "", executor=None, cache: Cache | None = None,
-                     progress=False, device: str = "auto", outputs: int = 1) -> dict:
+                     progress=False, device: str = "auto", outputs: int = 1, balance: int = 1) -> dict:
     """Train ``model`` on D(v) for every direction and seed. Returns :data:`RESULT_KEYS` arrays
     of shape (len(seeds), len(vectors), ...), plus ``compute_seconds`` (summed over jobs, as
     measured when they ran) and ``jobs``."""
     jobs = direction_jobs(vectors, labels, seeds, model=model, settings=settings, chunk=chunk,
-                          tag=tag, device=device, outputs=outputs)
+                          tag=tag, device=device, outputs=outputs, balance=balance)
     res = run_jobs(jobs, directional_job, executor=executor, cache=cache, progress=progress)
     S, V = len(seeds), len(vectors)
     out = {k: collect(res, k).reshape(S, V, *collect(res, k).shape[1:]) for k in RESULT_KEYS}
@@ -123,20 +135,60 @@ def directions_sweep(model, vectors, labels, settings: dict, *, seeds: Sequence[
     return out
 
 
-def grid_sweep(model, grid, settings: dict, **kw) -> dict:
-    """Train ``model`` on D(v) for every Fourier direction of ``grid`` (a
-    :class:`nadcore.data.FourierGrid`) and seed: the paper's Figs. 1-3. Returns
-    :func:`directions_sweep`'s arrays reshaped to (seeds, g, g, ...), plus ``grid``. Runs are
-    labelled (and seeded) by their frequency, so the same frequency with the same settings gives
-    the same run whatever grid it belongs to."""
-    from nadcore.data import fourier_directions
+def fourier_sweep(model, frequencies, settings: dict, *, size: int = 32, **kw) -> dict:
+    """Train ``model`` on D(v) for every Fourier direction ``(k1, k2)`` of ``frequencies`` and
+    every seed: :func:`directions_sweep`'s arrays of shape (seeds, cells, ...), plus
+    ``frequencies``. Runs are labelled (and seeded) by their frequency, so the same frequency with
+    the same settings is the same run (and cache entry) whichever grid or cell list asks for it."""
+    from nadcore.data import fourier_basis_vector
 
-    V = fourier_directions(grid).numpy()
-    out = directions_sweep(model, V, grid.frequencies, settings, tag="fourier", **kw)
+    freqs = [(int(a), int(b)) for a, b in frequencies]
+    V = np.stack([fourier_basis_vector(a, b, size).numpy() for a, b in freqs])
+    out = directions_sweep(model, V, [list(f) for f in freqs], settings, tag="fourier", **kw)
+    out["frequencies"] = freqs
+    return out
+
+
+def grid_sweep(model, grid, settings: dict, **kw) -> dict:
+    """:func:`fourier_sweep` over every cell of ``grid`` (a :class:`nadcore.data.FourierGrid`):
+    the paper's Figs. 1-3. Arrays reshaped to (seeds, g, g, ...), plus ``grid`` and
+    ``frequencies`` (row-major)."""
+    out = fourier_sweep(model, grid.frequencies, settings, size=grid.size, **kw)
     g = grid.shape
     res = {k: out[k].reshape(out[k].shape[0], *g, *out[k].shape[2:]) for k in RESULT_KEYS}
-    res.update(grid=grid, compute_seconds=out["compute_seconds"], jobs=out["jobs"])
+    res.update(grid=grid, frequencies=out["frequencies"], compute_seconds=out["compute_seconds"],
+               jobs=out["jobs"])
     return res
+
+
+def select_cells(result: dict, cells) -> dict:
+    """The runs of a :func:`fourier_sweep` / :func:`grid_sweep` ``result`` at the frequencies
+    ``cells`` (which it must hold): :data:`RESULT_KEYS` arrays (seeds, len(cells), ...) and
+    ``frequencies``, the same runs without training them again."""
+    freqs = [tuple(f) for f in result["frequencies"]]
+    cells = [(int(a), int(b)) for a, b in cells]
+    missing = [c for c in cells if c not in freqs]
+    if missing:
+        raise ValueError(f"cells {missing} are not among the result's frequencies")
+    pick = [freqs.index(c) for c in cells]
+    lead = 3 if "grid" in result else 2  # (seeds, g, g, ...) or (seeds, cells, ...)
+    out = {}
+    for k in RESULT_KEYS:
+        a = np.asarray(result[k])
+        out[k] = a.reshape(a.shape[0], len(freqs), *a.shape[lead:])[:, pick]
+    out["frequencies"] = cells
+    return out
+
+
+def covering_subgrid(grid, frequencies):
+    """The coarsest ``grid.subgrid(every)`` (every = 8, 4, 2 or 1) holding every frequency of
+    ``frequencies``: where a few cells are drawn in the layout of the full map."""
+    want = {(int(a), int(b)) for a, b in frequencies}
+    for every in (8, 4, 2, 1):
+        sub = grid.subgrid(every) if every > 1 else grid
+        if want <= set(sub.frequencies):
+            return sub
+    raise ValueError(f"frequencies {sorted(want - set(grid.frequencies))} are not cells of the grid")
 
 
 # --------------------------------------------------------------------------------------------
@@ -163,46 +215,143 @@ def iterations_to_loss(iter_loss, threshold: float = 0.1, window: int = 20) -> i
     return int(hit[0] + w) if hit.size else None
 
 
+def censored_iterations(iters, budget: int) -> np.ndarray:
+    """:func:`iterations_to_loss` values with the censored runs (-1: never reached) counted as
+    the whole ``budget``, as floats: averages of them are lower bounds on the true mean."""
+    a = np.asarray(iters)
+    return np.where(a >= 0, a, int(budget)).astype(np.float64)
+
+
 def frequency_radius(grid) -> np.ndarray:
     """``max(|k1|, |k2|)`` of every cell of a Fourier grid (the paper's distance from the centre)."""
     return np.maximum(np.abs(grid.k1), np.abs(grid.k2))
 
 
-def accuracy_stats(acc, grid=None, low: int = 4, high: int = 8, chance_margin: float = 0.05) -> dict:
-    """min / median / max / mean, spread (max - min) and standard deviation of accuracies over the
-    finite cells of one map (or a list), and the fraction of cells above ``0.5 + chance_margin``.
+def cell_radius(frequencies) -> np.ndarray:
+    """``max(|k1|, |k2|)`` of cells given as (k1, k2) pairs or as a FourierGrid (row-major)."""
+    if hasattr(frequencies, "k1"):  # a FourierGrid
+        return frequency_radius(frequencies).ravel()
+    f = np.asarray(frequencies, dtype=int).reshape(-1, 2)
+    return np.abs(f).max(1)
 
-    With the :class:`nadcore.data.FourierGrid` ``grid``, also the frequency dependence (Figs. 1
-    and 3): mean accuracy over low frequencies (``max(|k1|, |k2|) <= low``), over high ones
-    (``>= high``) and their difference ``freq_gap``.
-    """
-    a_all = np.asarray(acc, dtype=float)
-    fin = np.isfinite(a_all)
-    a = a_all[fin]
-    out = {"min": float(a.min()), "median": float(np.median(a)), "max": float(a.max()),
-           "mean": float(a.mean()), "spread": float(a.max() - a.min()), "std": float(a.std()),
-           "above_chance": float(np.mean(a > 0.5 + chance_margin)), "cells": int(a.size)}
-    if grid is not None:
-        r = frequency_radius(grid)
-        lo, hi = a_all[(r <= low) & fin], a_all[(r >= high) & fin]
-        out.update(low_freq=float(lo.mean()) if lo.size else float("nan"),
-                   high_freq=float(hi.mean()) if hi.size else float("nan"))
-        out["freq_gap"] = out["low_freq"] - out["high_freq"]
-    return out
+
+def band_means(values, frequencies, low: int = 4, high: int = 8) -> dict:
+    """Per-seed means of ``values`` (seeds, cells) or (seeds, g, g) over the low frequencies
+    (``max(|k1|, |k2|) <= low``) and the high ones (``>= high``), and their difference: arrays
+    ``low``, ``high`` and ``gap`` = low - high, one value per seed (NaN cells are skipped; a band
+    without cells gives NaN). ``frequencies``: the cells' ``(k1, k2)`` in the values' order, or
+    the :class:`nadcore.data.FourierGrid` of (seeds, g, g) maps. The paper's Figs. 1-3 in numbers."""
+    r = cell_radius(frequencies)
+    v = np.asarray(values, dtype=np.float64)
+    v = v.reshape(v.shape[0], -1)
+    if v.shape[1] != r.size:
+        raise ValueError(f"{v.shape[1]} cells of values but {r.size} frequencies")
+
+    def mean(sel):
+        part = v[:, sel]
+        ok = np.isfinite(part)
+        with np.errstate(invalid="ignore"):
+            return np.where(ok.any(1), np.nansum(part, 1) / np.maximum(ok.sum(1), 1), np.nan)
+
+    lo, hi = mean(r <= low), mean(r >= high)
+    return {"low": lo, "high": hi, "gap": lo - hi}
 
 
 def nad_index_summary(indices, acc, eigenvalues, first: int = 10, beyond: int = 700) -> dict:
     """Fig. 6 in numbers for one seed: mean accuracy on the first ``first`` NADs and on NADs past
     ``beyond``, and the Spearman rank correlation between the eigenvalue lambda_i and the accuracy
     on D(u_i) over the trained indices (positive: larger eigenvalue, easier to learn)."""
-    from scipy.stats import spearmanr
-
     idx = np.asarray(indices, dtype=int)
     acc = np.asarray(acc, dtype=float)
-    ev = np.asarray(eigenvalues, dtype=float)[idx]
     lo, hi = acc[idx < first], acc[idx > beyond]
-    rho, p = spearmanr(ev, acc)
     return {"first_mean": float(lo.mean()) if lo.size else float("nan"),
             "beyond_mean": float(hi.mean()) if hi.size else float("nan"),
             "first_n": int(lo.size), "beyond_n": int(hi.size),
-            "spearman": float(rho), "p_value": float(p)}
+            "spearman": float(rank_correlations(acc, np.asarray(eigenvalues, dtype=float)[idx])[0])}
+
+
+def rank_correlations(acc, reference) -> np.ndarray:
+    """Spearman rank correlation of each seed's accuracies (seeds, K) with ``reference`` (K,),
+    e.g. the eigenvalues of the trained NADs or the published accuracies at the same indices:
+    one value per seed (NaN where either side is constant)."""
+    from scipy.stats import spearmanr
+
+    a = np.atleast_2d(np.asarray(acc, dtype=np.float64))
+    ref = np.asarray(reference, dtype=np.float64)
+    out = []
+    for row in a:
+        ok = np.isfinite(row) & np.isfinite(ref)
+        same = np.ptp(row[ok]) == 0 or np.ptp(ref[ok]) == 0 if ok.sum() > 1 else True
+        out.append(float("nan") if same else float(spearmanr(row[ok], ref[ok])[0]))
+    return np.array(out)
+
+
+# --------------------------------------------------------------------------------------------
+# Tidy tables (the figures' data)
+# --------------------------------------------------------------------------------------------
+def fourier_table(results: dict, seeds, keys=("test_acc", "train_acc"), name: str = "model"):
+    """One row per entry of ``results`` (label -> :func:`fourier_sweep` or :func:`grid_sweep`
+    result), cell and seed: ``name, k1, k2, seed, *keys`` (Fig. 1: ``model, k1, k2, seed,
+    test_acc, train_acc``)."""
+    import pandas as pd
+
+    rows = []
+    for label, r in results.items():
+        freqs = r["frequencies"]
+        arrays = {k: np.asarray(r[k]).reshape(len(seeds), len(freqs)) for k in keys}
+        for s, seed in enumerate(seeds):
+            for c, (k1, k2) in enumerate(freqs):
+                rows.append({name: label, "k1": k1, "k2": k2, "seed": int(seed),
+                             **{k: arrays[k][s, c].item() for k in keys}})
+    return pd.DataFrame(rows, columns=[name, "k1", "k2", "seed", *keys])
+
+
+def nad_table(model: str, estimator: str, indices, result: dict, seeds, eigenvalues):
+    """Fig. 6 rows of one NAD set: ``model, estimator, nad_index, seed, test_acc, train_acc,
+    eigenvalue, eigenvalue_ratio`` (lambda_i / lambda_0) from a :func:`directions_sweep` result
+    over the NADs ``indices``."""
+    import pandas as pd
+
+    ev = np.asarray(eigenvalues, dtype=np.float64)
+    rows = [{"model": model, "estimator": estimator, "nad_index": int(i), "seed": int(seed),
+             "test_acc": float(result["test_acc"][s, j]), "train_acc": float(result["train_acc"][s, j]),
+             "eigenvalue": float(ev[i]), "eigenvalue_ratio": float(ev[i] / ev[0]) if ev[0] > 0 else float("nan")}
+            for s, seed in enumerate(seeds) for j, i in enumerate(indices)]
+    return pd.DataFrame(rows)
+
+
+def published_fig6_table(models=None, root=None):
+    """The authors' published Fig. 6 (:func:`nadcore.published.load_published_fig6`) as tidy rows
+    ``model, nad_index, test_acc, eigenvalue, eigenvalue_ratio`` for ``models`` (default: all
+    four: lenet, resnet18, densenet121, vgg11)."""
+    import pandas as pd
+
+    from nadcore.published import FIG6_COLUMNS, load_published_fig6
+
+    df = load_published_fig6(root)
+    frames = []
+    for m in models or list(FIG6_COLUMNS):
+        c = FIG6_COLUMNS[m]
+        ev = df[f"eig_{c}"].to_numpy(dtype=np.float64)
+        frames.append(pd.DataFrame({"model": m, "nad_index": df.index.to_numpy(dtype=int),
+                                    "test_acc": df[f"acc_{c}"].to_numpy(dtype=np.float64),
+                                    "eigenvalue": ev, "eigenvalue_ratio": ev / ev[0]}))
+    return pd.concat(frames, ignore_index=True)
+
+
+def split_half_table(results: dict):
+    """Convergence of NAD estimates (label -> :class:`nadcore.nads.NADResult`): networks,
+    evaluation points and the split-half subspace overlap at k = 1, 4, 16, 64 at the full count
+    (``extras["split_half"]``; NaN where k exceeds the networks in a half)."""
+    import pandas as pd
+
+    from nadcore.nads import OVERLAP_KS
+
+    rows = {}
+    for label, r in results.items():
+        n = int(r.meta.get("networks", 0))
+        sh = r.extras.get("split_half")
+        last = np.asarray(sh, dtype=float) if sh is not None else np.full(len(OVERLAP_KS), np.nan)
+        rows[label] = {"networks": n, "points": int(r.meta.get("points", 1) or 1),
+                       **{f"k={k}": (float(v) if k <= n // 2 else float("nan")) for k, v in zip(OVERLAP_KS, last)}}
+    return pd.DataFrame.from_dict(rows, orient="index")

@@ -121,6 +121,7 @@ def test_checkpoints_record_running_estimates():
     assert r.extras["checkpoint_nads"].shape == (3, 64, 1024)
     sh = r.extras["checkpoint_split_half"]
     assert sh.shape == (3, len(nads.OVERLAP_KS)) and np.all((sh >= 0) & (sh <= 1 + 1e-9))
+    assert np.array_equal(r.extras["split_half"], sh[-1])  # recorded with or without checkpoints
     # the last running estimate is the final estimate
     assert nads.subspace_overlap(r.extras["checkpoint_nads"][-1], r.nads, 16) == pytest.approx(1.0, abs=1e-4)
 

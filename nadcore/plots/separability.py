@@ -16,17 +16,20 @@ def direction_heatmaps(maps: dict, grid, *, vmin=0.5, vmax=1.0, cmap="viridis", 
                        title: str | None = None, annotate: bool = False, fmt="{:.0%}"):
     """One heatmap per entry of ``maps`` (name -> (g, g) array over ``grid``), in the paper's
     layout: cell (i, j) is frequency (k1, k2) = ``grid.k1[i, j], grid.k2[i, j]``, the constant
-    direction at the centre, the highest frequencies at the corners. NaN cells are left blank."""
+    direction at the centre, the highest frequencies at the corners. NaN cells (not measured) are grey."""
     names = list(maps)
-    fig, axes = plt.subplots(1, len(names), figsize=(2.9 * len(names) + 0.6, 3.0), squeeze=False)
+    fig, axes = plt.subplots(1, len(names), figsize=(max(2.9 * len(names) + 0.6, 4.8), 3.3),
+                             squeeze=False, layout="constrained")
     im = None
-    for ax, name in zip(axes[0], names):
+    for n, (ax, name) in enumerate(zip(axes[0], names)):
         a = np.asarray(maps[name], dtype=float)
         g = maps[name].grid if hasattr(maps[name], "grid") else grid
         im = ax.imshow(a, cmap=cmap, vmin=vmin, vmax=vmax, extent=_extent(g), interpolation="nearest")
+        ax.set_facecolor("0.9")  # cells not measured (NaN) show grey
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("$k_2$", fontsize=8)
-        ax.set_ylabel("$k_1$", fontsize=8)
+        if n == 0:
+            ax.set_ylabel("$k_1$", fontsize=8)
         ax.tick_params(labelsize=7)
         if annotate:
             for i in range(a.shape[0]):
@@ -36,52 +39,77 @@ def direction_heatmaps(maps: dict, grid, *, vmin=0.5, vmax=1.0, cmap="viridis", 
                                 va="center", fontsize=5, color="w")
     fig.colorbar(im, ax=axes[0].tolist(), shrink=0.85, label=label)
     if title:
-        fig.suptitle(title, fontsize=10)
+        fig.suptitle(title, fontsize=9.5)
     return fig
 
 
-def grid_from_values(values, grid_shape, mask=None) -> np.ndarray:
-    """Put row-major ``values`` into a (g, g) array; with ``mask`` (bool (g, g)), values fill the
-    True cells in row-major order and the others are NaN."""
-    out = np.full(grid_shape, np.nan)
-    if mask is None:
-        out[...] = np.asarray(values, dtype=float).reshape(grid_shape)
-    else:
-        out[np.asarray(mask)] = np.asarray(values, dtype=float)
+def map_on_grid(values, frequencies, grid) -> np.ndarray:
+    """A (g, g) map over ``grid`` holding ``values`` at the cells ``frequencies`` ((k1, k2) each,
+    on the grid) and NaN (blank) elsewhere: a few cells shown in the layout of the full map."""
+    where = {f: (i, j) for (i, j), f in zip(grid.cells, grid.frequencies)}
+    out = np.full(grid.shape, np.nan)
+    for v, f in zip(np.asarray(values, dtype=float).ravel(), frequencies):
+        key = (int(f[0]), int(f[1]))
+        if key not in where:
+            raise ValueError(f"frequency {key} is not a cell of the {grid.grid}x{grid.grid} grid")
+        out[where[key]] = v
     return out
 
 
-def accuracy_vs_index(curves: dict, eigenvalues: dict | None = None, *, title: str | None = None,
-                      log_eigen: bool = True):
-    """Paper Fig. 6: test accuracy on D(u_i) against the NAD index i (one line per estimator), with
-    the normalised eigenvalues lambda_i / lambda_0 on a second axis.
+def _mean_and_halfwidth(acc):
+    from nadcore.evidence import t_interval
 
-    ``curves``: label -> (indices, accuracies); ``eigenvalues``: label -> eigenvalues (D,).
+    a = np.atleast_2d(np.asarray(acc, dtype=float))
+    ivs = [t_interval(a[:, j]) for j in range(a.shape[1])]
+    mean = np.array([iv.value for iv in ivs])
+    half = np.array([iv.high - iv.value for iv in ivs])
+    return mean, np.where(np.isfinite(half), half, 0.0)
+
+
+def accuracy_vs_index(panels: dict, eigenvalues: dict | None = None, *, title: str | None = None,
+                      log_eigen: bool = True):
+    """Paper Fig. 6: test accuracy on D(u_i) against the NAD index i, one panel per entry of
+    ``panels`` (panel title -> {label: (indices, accuracies)}).
+
+    Accuracies of shape (seeds, K) are drawn as the seed mean with 95% t-interval error bars and
+    every seed as a small dot; a 1-D array (the published curves) as a thin line.
+    ``eigenvalues``: panel title -> {label: eigenvalues (D,)}, drawn as lambda_i / lambda_0
+    (dashed, on a second axis, log scale by default).
     """
-    fig, ax = plt.subplots(figsize=(7.0, 3.4))
+    titles = list(panels)
+    fig, axes = plt.subplots(1, len(titles), figsize=(6.2 * len(titles), 3.6), squeeze=False)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for c, (label, (idx, acc)) in zip(colors, curves.items()):
-        ax.plot(idx, acc, "o-", ms=3.5, lw=1.2, color=c, label=f"accuracy, {label} NADs")
-    ax.axhline(0.5, color="0.6", lw=0.8, ls=":")
-    ax.set_xlabel("NAD index $i$")
-    ax.set_ylabel("test accuracy on $\\mathcal{D}(u_i)$")
-    ax.set_ylim(0.45, 1.02)
-    if eigenvalues:
-        ax2 = ax.twinx()
-        for c, (label, ev) in zip(colors, eigenvalues.items()):
-            ev = np.asarray(ev, dtype=float)
-            ax2.plot(np.arange(len(ev)), ev / ev[0], color=c, lw=1.0, ls="--", alpha=0.7,
-                     label=f"$\\lambda_i/\\lambda_0$, {label}")
-        if log_eigen:
-            ax2.set_yscale("log")
-        ax2.set_ylabel("normalised eigenvalue (dashed)")
-        h1, l1 = ax.get_legend_handles_labels()
-        h2, l2 = ax2.get_legend_handles_labels()
-        ax.legend(h1 + h2, l1 + l2, fontsize=7, loc="upper right")
-    else:
-        ax.legend(fontsize=7)
+    for ax, name in zip(axes[0], titles):
+        handles = []
+        for c, (label, (idx, acc)) in zip(colors, panels[name].items()):
+            idx, acc = np.asarray(idx), np.asarray(acc, dtype=float)
+            if acc.ndim == 1:
+                handles += ax.plot(idx, acc, "-", lw=0.8, alpha=0.85, color=c, label=label)
+                continue
+            mean, half = _mean_and_halfwidth(acc)
+            for row in acc:
+                ax.plot(idx, row, ".", ms=2.5, alpha=0.45, color=c)
+            handles.append(ax.errorbar(idx, mean, yerr=half, fmt="o-", ms=3.5, lw=1.2, capsize=2,
+                                       color=c, label=f"{label} (mean, 95% CI)"))
+        ax.axhline(0.5, color="0.6", lw=0.8, ls=":")
+        ax.set_xlabel("NAD index $i$")
+        ax.set_ylabel("test accuracy on $\\mathcal{D}(u_i)$")
+        ax.set_ylim(0.4, 1.03)
+        ax.set_title(name, fontsize=10)
+        evs = (eigenvalues or {}).get(name) or {}
+        if evs:
+            ax2 = ax.twinx()
+            for c, (label, ev) in zip(colors, evs.items()):
+                ev = np.asarray(ev, dtype=float)
+                handles += ax2.plot(np.arange(len(ev)), ev / ev[0], color=c, lw=1.0, ls="--", alpha=0.6,
+                                    label=f"$\\lambda_i/\\lambda_0$, {label}")
+            if log_eigen:  # below 1e-6: the null space of a rank-deficient estimate
+                ax2.set_yscale("log")
+                ax2.set_ylim(1e-6, 2.0)
+            ax2.set_ylabel("normalised eigenvalue (dashed)", fontsize=8)
+        ax.legend(handles=handles, fontsize=6.5, loc="upper right")
     if title:
-        ax.set_title(title, fontsize=10)
+        fig.suptitle(title, fontsize=10)
     fig.tight_layout()
     return fig
 
