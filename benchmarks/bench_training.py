@@ -1,17 +1,27 @@
 """Training throughput on D(v): a plain loop of ``train_classifier`` vs ``train_many`` (batched).
 
 Run on a quiet machine:  python benchmarks/bench_training.py [--model lenet] [--models 16]
-    [--n-train 1024] [--epochs 2] [--chunks 4,8,16] [--threads N] [--processes 2] [--json out.json]
+    [--n-train 1024] [--epochs 2] [--chunks 4,8] [--processes 2] [--reps 3] [--json out.json]
 
 Both sides train the same models (same initialisations, datasets and batch orders: the results
-agree to float precision, see tests/test_train.py) with the original recipe (SGD, batch 128,
-linear decay, clipping 0.5). "Loop" is what one would write by hand: ``train_classifier`` on each
-``nn.Module`` in turn. "Batched" trains ``chunk`` models per call of ``train_many`` (LeNet: grouped
-channels-last convolutions + batched matrix products; other buffer-free models: ``vmap``).
-``--processes P`` also measures P one-thread worker processes each running ``train_many`` on its
-share of the models (how chapter 3 runs its sweeps on a small CPU). Reported: models trained per
-minute and the ratio batched / loop, in one run. Target on the project's 2-core CPU: >= 3x for
-LeNet on 1x32x32.
+agree to float precision, see tests/test_train.py) with the authors' recipe (SGD, batch 128,
+linear decay, clipping 0.5) on 1x32x32 inputs. "Loop" is what one would write by hand:
+``train_classifier`` on each ``nn.Module`` in turn, torch's default threads. "Batched" trains
+``chunk`` models per call of ``train_many`` in this process (torch's default threads), and
+``--processes P`` runs P one-thread worker processes, each calling ``train_many`` on its share of
+the models. Each repetition times every configuration back to back (same load); the medians over
+repetitions are reported, with the 1-minute load average.
+
+Efficiency. FLOPs are counted analytically from the model: ``F`` = the multiply-adds x 2 of the
+Conv2d and Linear layers of one forward pass of one input (``nadcore.estimators.forward_flops``;
+LeNet: 0.83 MFLOP). One SGD step on one example counts ``3 F``: the forward pass, and a backward
+pass counted as twice the forward (gradients with respect to the weights and to each layer's
+input; the input gradient of the first layer, which is not computed, is counted too). The test
+set is evaluated once (``F`` per example). Pooling, activations, losses and the optimiser are not
+counted. ``gflops`` = these FLOPs / the best configuration's seconds; ``peak_gflops`` = torch's
+fp32 2048x2048 matrix product with all threads, measured in the same run; ``peak_fraction`` their
+ratio. Below 50%, a torch.profiler table of one ``train_many`` call shows which operations hold it
+back. Targets (issue 11): ratio_vs_loop >= 4 for LeNet, peak_fraction >= 0.5.
 """
 from __future__ import annotations
 
@@ -19,27 +29,39 @@ import argparse
 import concurrent.futures as cf
 import json
 import multiprocessing as mp
+import sys
 import time
+from pathlib import Path
 
-import torch
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
-from nadcore.data import directional_train_test, fourier_basis_vector
-from nadcore.models import build_model
-from nadcore.train import train_classifier, train_many
+import torch  # noqa: E402
+
+from common import load, machine, matmul_peak, median  # noqa: E402
+from nadcore.data import directional_train_test, fourier_basis_vector  # noqa: E402
+from nadcore.estimators import forward_flops  # noqa: E402
+from nadcore.models import build_model  # noqa: E402
+from nadcore.train import train_classifier, train_many  # noqa: E402
+
+SETTINGS = dict(batch_size=128, max_lr=0.5)
+N_TEST = 256
 
 
 def make_problem(model: str, n_models: int, n_train: int, seed: int = 0):
     data, models = [], []
     for i in range(n_models):
         v = fourier_basis_vector(2 * (i % 8) - 8, 2 * (i // 8) - 8)
-        data.append(directional_train_test(v, n_train, 256, 3.0, 1.0,
-                                           torch.Generator().manual_seed(seed + i)))
-        torch.manual_seed(seed + 1000 + i)
-        models.append(build_model(model))
+        data.append(directional_train_test(v, n_train, N_TEST, 3.0, 1.0,
+                                           generator=torch.Generator().manual_seed(seed + i)))
+        models.append(build_model(model, seed=(seed, 1000 + i)))
     return data, models
 
 
-SETTINGS = dict(batch_size=128, max_lr=0.5)
+def flops_per_model(model: str, n_train: int, epochs: int) -> float:
+    """Analytic training FLOPs of one model (see the module docstring)."""
+    F = forward_flops(build_model(model, check=False), (1, 32, 32))
+    return 3 * F * n_train * epochs + F * N_TEST
 
 
 def run_loop(model, n_models, n_train, epochs):
@@ -64,16 +86,31 @@ def run_batched(model, n_models, n_train, epochs, chunk, threads=None):
     return time.perf_counter() - t0
 
 
-def run_processes(model, n_models, n_train, epochs, chunk, processes):
+def run_processes(ex, model, n_models, n_train, epochs, chunk, processes):
     per = -(-n_models // processes)
-    with cf.ProcessPoolExecutor(processes, mp_context=mp.get_context("spawn")) as ex:
-        # warm the workers up (imports) before timing
-        list(ex.map(run_batched, [model] * processes, [1] * processes, [128] * processes,
-                    [1] * processes, [1] * processes, [1] * processes))
-        t0 = time.perf_counter()
-        list(ex.map(run_batched, [model] * processes, [per] * processes, [n_train] * processes,
-                    [epochs] * processes, [chunk] * processes, [1] * processes))
-        return time.perf_counter() - t0, per * processes
+    t0 = time.perf_counter()
+    list(ex.map(run_batched, [model] * processes, [per] * processes, [n_train] * processes,
+                [epochs] * processes, [chunk] * processes, [1] * processes))
+    return time.perf_counter() - t0, per * processes
+
+
+def profile_table(model, n_train, chunk, rows=12) -> str:
+    """torch.profiler's self-CPU table of one train_many call (one thread, one epoch)."""
+    from torch.profiler import profile
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    data, models = make_problem(model, chunk, n_train)
+    args = ([a[0] for a in data], [a[1] for a in data])
+    kw = dict(epochs=1, device="cpu", **SETTINGS)
+    try:
+        train_many(models, *args, generators=[torch.Generator().manual_seed(i) for i in range(chunk)], **kw)
+        with profile() as p:
+            train_many(models, *args, generators=[torch.Generator().manual_seed(i) for i in range(chunk)],
+                       **kw)
+    finally:
+        torch.set_num_threads(threads)
+    return p.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows)
 
 
 def main(argv=None):
@@ -82,42 +119,70 @@ def main(argv=None):
     ap.add_argument("--models", type=int, default=16, help="models trained by each method")
     ap.add_argument("--n-train", type=int, default=1024)
     ap.add_argument("--epochs", type=int, default=2)
-    ap.add_argument("--chunks", default="4,8,16", help="models per train_many call")
-    ap.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    ap.add_argument("--chunks", default="4,8", help="models per train_many call")
     ap.add_argument("--processes", type=int, default=2, help="also time P one-thread processes (0: skip)")
+    ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
-    if a.threads:
-        torch.set_num_threads(a.threads)
-    nth = torch.get_num_threads()
+    m = machine()
     steps = a.epochs * -(-a.n_train // 128)
     print(f"{a.model}, 1x32x32, {a.models} models x {a.epochs} epochs x {a.n_train} samples "
-          f"({steps} SGD steps of 128 per model), torch threads: {nth}")
+          f"({steps} SGD steps of 128 per model); {m['cpu']}, {m['cores']} cores, torch {m['torch']}, "
+          f"{m['threads']} threads; load {load()}")
+    chunks = [int(c) for c in a.chunks.split(",") if c]
+    flops = flops_per_model(a.model, a.n_train, a.epochs)
+    peaks = [matmul_peak()]
     run_batched(a.model, 2, 256, 1, 2)  # warm-up (allocator, oneDNN kernels)
-    t_loop = run_loop(a.model, a.models, a.n_train, a.epochs)
-    rate_loop = a.models / t_loop * 60
-    out = {"model": a.model, "threads": nth, "models": a.models, "n_train": a.n_train,
-           "epochs": a.epochs, "loop_s": t_loop, "loop_models_per_min": rate_loop, "batched": {}}
-    print(f"  loop of train_classifier        : {t_loop:7.2f} s  {rate_loop:8.1f} models/min")
-    best = 0.0
-    for c in [int(c) for c in a.chunks.split(",") if c]:
-        t = run_batched(a.model, a.models, a.n_train, a.epochs, c)
-        rate = a.models / t * 60
-        best = max(best, rate)
-        out["batched"][c] = {"seconds": t, "models_per_min": rate, "ratio": rate / rate_loop}
-        print(f"  train_many, {c:3d} models per call: {t:7.2f} s  {rate:8.1f} models/min  "
-              f"ratio {rate / rate_loop:5.2f}x")
-    if a.processes and a.processes > 1:
-        c = max(out["batched"], key=lambda k: out["batched"][k]["models_per_min"]) if out["batched"] else 8
-        t, n = run_processes(a.model, a.models, a.n_train, a.epochs, c, a.processes)
-        rate = n / t * 60
-        best = max(best, rate)
-        out["processes"] = {"processes": a.processes, "chunk": c, "seconds": t, "models": n,
-                            "models_per_min": rate, "ratio": rate / rate_loop}
-        print(f"  train_many in {a.processes} one-thread processes ({c}/call): {t:7.2f} s  "
-              f"{rate:8.1f} models/min  ratio {rate / rate_loop:5.2f}x")
-    out["best_ratio"] = best / rate_loop
-    print(f"best speed-up over the plain loop: {out['best_ratio']:.2f}x")
+    ex = None
+    if a.processes > 1:
+        ex = cf.ProcessPoolExecutor(a.processes, mp_context=mp.get_context("spawn"))
+        list(ex.map(run_batched, [a.model] * a.processes, [1] * a.processes, [128] * a.processes,
+                    [1] * a.processes, [1] * a.processes, [1] * a.processes))  # imports, warm-up
+    configs: dict[str, list] = {}
+    loads = []
+    try:
+        for r in range(a.reps):
+            loads.append(load())
+            t = {"loop": run_loop(a.model, a.models, a.n_train, a.epochs)}
+            for c in chunks:
+                t[f"train_many({c})"] = run_batched(a.model, a.models, a.n_train, a.epochs, c)
+            if ex is not None:
+                c = chunks[0]
+                sec, n = run_processes(ex, a.model, a.models, a.n_train, a.epochs, c, a.processes)
+                t[f"train_many({c}) x {a.processes} processes"] = sec * a.models / n
+            for k, v in t.items():
+                configs.setdefault(k, []).append(v)
+            print(f"  rep {r + 1}: " + ", ".join(f"{k} {v:.2f} s" for k, v in t.items()) + f"; load {load()}",
+                  flush=True)
+            loads.append(load())
+    finally:
+        if ex is not None:
+            ex.shutdown()
+    peaks.append(matmul_peak())
+    loop = configs["loop"]
+    out = {"model": a.model, "machine": m, "models": a.models, "n_train": a.n_train, "epochs": a.epochs,
+           "reps": a.reps, "load": median(loads), "flops_per_model": flops, "configs": {}}
+    for k, ts in configs.items():
+        ratio = median([l / t for l, t in zip(loop, ts)])
+        out["configs"][k] = {"seconds": median(ts), "models_per_min": a.models / median(ts) * 60,
+                             "ratio_vs_loop": ratio, "gflops": flops * a.models / median(ts) / 1e9}
+    best = max((k for k in configs if k != "loop"), key=lambda k: out["configs"][k]["ratio_vs_loop"])
+    out["best"] = best
+    out["ratio_vs_loop"] = out["configs"][best]["ratio_vs_loop"]
+    out["gflops"] = out["configs"][best]["gflops"]
+    out["peak_gflops"] = median(peaks)
+    out["peak_fraction"] = out["gflops"] / out["peak_gflops"]
+    print(f"\n{'configuration':<36}{'seconds':>9}{'models/min':>12}{'vs loop':>9}{'GFLOP/s':>9}")
+    for k, c in out["configs"].items():
+        print(f"{k:<36}{c['seconds']:>9.2f}{c['models_per_min']:>12.1f}{c['ratio_vs_loop']:>8.2f}x"
+              f"{c['gflops']:>9.1f}")
+    print(f"best: {best}: {out['ratio_vs_loop']:.2f}x the loop, {out['gflops']:.1f} GFLOP/s = "
+          f"{100 * out['peak_fraction']:.0f}% of the fp32 matmul peak {out['peak_gflops']:.0f} GFLOP/s "
+          f"(load {out['load']:.1f})")
+    if out["peak_fraction"] < 0.5:
+        print(f"\nBelow 50% of the peak; where one train_many call ({chunks[0]} models, one thread, "
+              "one epoch) spends its time:")
+        print(profile_table(a.model, a.n_train, chunks[0]))
     if a.json:
         with open(a.json, "w") as f:
             json.dump(out, f, indent=1)

@@ -24,7 +24,7 @@ import math
 import multiprocessing as mp
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,14 +47,9 @@ OVERLAP_KS = (1, 4, 16, 64)
 GROUPS = 8
 #: top NADs kept per leave-one-group-out estimate (jackknife of overlaps up to this k)
 JACKKNIFE_K = 64
-#: With ``workers="auto"``, start worker processes only if the estimated work exceeds this (s).
-AUTO_POOL_SECONDS = 30.0
-AUTO_FLOPS_PER_SECOND = 20e9
 
 
-# --------------------------------------------------------------------------------------------
 # Result container
-# --------------------------------------------------------------------------------------------
 @dataclass
 class NADResult:
     """Eigenvalues (descending), NADs (one unit vector per ROW, same order), metadata.
@@ -103,9 +98,7 @@ class NADResult:
         return cls(arrays.pop("eigenvalues"), arrays.pop("nads"), meta, arrays)
 
 
-# --------------------------------------------------------------------------------------------
 # Accumulation and eigendecomposition
-# --------------------------------------------------------------------------------------------
 class _Accumulator:
     """Sums of g g^T per group of networks (index mod GROUPS), float64, and of g."""
 
@@ -187,9 +180,7 @@ def _split_half(acc: _Accumulator) -> list[float]:
     return [subspace_overlap(Va, Vb, k) for k in OVERLAP_KS]
 
 
-# --------------------------------------------------------------------------------------------
 # Comparing NAD sets
-# --------------------------------------------------------------------------------------------
 def subspace_overlap(U: np.ndarray, V: np.ndarray, k: int) -> float:
     """``||U_k V_k^T||_F^2 / k`` for NAD sets stored one vector per ROW (1 = same subspace,
     about k/D for random subspaces)."""
@@ -282,28 +273,51 @@ def low_frequency_fraction(nad: np.ndarray, radius: float = 8.0) -> float:
     return float(E[r <= radius].sum() / E.sum())
 
 
-# --------------------------------------------------------------------------------------------
 # Estimation
-# --------------------------------------------------------------------------------------------
 def _worker(args) -> _Accumulator:
-    spec, input_shape, seed, start, stop, method, step, device, chunk, strategy, points = args
+    spec, input_shape, seed, start, stop, method, step, device, chunk, strategy, points, precision = args
     acc = _Accumulator(int(np.prod(input_shape)))
     est.sample_range(spec, input_shape, seed, start, stop, method, step, device, chunk, acc.add,
-                     threads=1, strategy=strategy, points=points)
+                     threads=None if device.startswith("cuda") else 1, strategy=strategy,
+                     points=points, precision=precision)
     return acc
+
+
+class _Lanes:
+    """``lanes`` threads in this process, each running one contiguous share of the networks with
+    its own accumulator and one torch thread (numpy and torch release the GIL while they work);
+    torch's thread count is restored afterwards. Same shares and merge order as worker
+    processes, so the estimate does not depend on which of the two runs it."""
+
+    def __init__(self, lanes: int):
+        self.lanes, self.ex = lanes, ThreadPoolExecutor(lanes)
+        self.threads = torch.get_num_threads()
+
+    def map(self, fn, jobs):
+        torch.set_num_threads(1)
+        try:
+            return list(self.ex.map(fn, jobs))
+        finally:
+            torch.set_num_threads(self.threads)
+
+    def shutdown(self):
+        self.ex.shutdown()
 
 
 def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 1000, seed: int = 0,
                  method: str = "secant", step: float = 100.0, device="auto", chunk: int | None = None,
                  workers: int | str = "auto", checkpoints=None, progress: bool = False,
-                 strategy: str = "auto", points: int = 1, top_k_checkpoints: int = 64) -> NADResult:
+                 strategy: str = "auto", points: int = 1, top_k_checkpoints: int = 64,
+                 precision: str = "float32", lanes: int | str = "auto") -> NADResult:
     """Estimate the NADs of ``model`` (registry name, ``"pkg.mod:factory"`` or a factory).
 
     ``num_networks`` random initialisations; ``method`` "secant" (step ``step``) or "gradient";
-    ``points`` evaluation points per network (1: the authors' single point); ``workers``
-    processes of one thread each on the CPU ("auto": one per core when the estimated work is
-    worth starting them; string specs only); ``checkpoints``: network counts at which to record
-    running estimates (split-half agreement and the top NADs), e.g. ``[250, 500, 1000]``.
+    ``points`` evaluation points per network (1: the authors' single point). On the CPU the
+    networks are shared among ``lanes`` threads of one torch thread each ("auto": one per core)
+    or, if asked, ``workers`` processes (string specs only). ``checkpoints``: network counts at
+    which to record running estimates. ``strategy`` and ``precision`` ("float32", or "bf16"
+    autocast for the secant) pick the sampling path (:mod:`nadcore.estimators`); none of these
+    change the estimate beyond float rounding, except bf16 (cosine > 0.999 per sensitivity).
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -317,6 +331,11 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
         raise ValueError(f"points must be at least 1 (got {points})")
     if method == "secant" and not (step > 0 and math.isfinite(step)):
         raise ValueError(f"step must be a positive finite number, got {step}")
+    if precision not in est.PRECISIONS or (precision != "float32" and method != "secant"):
+        raise ValueError(f"precision must be one of {est.PRECISIONS} (bf16 for the secant only), "
+                         f"got {precision!r} with method {method!r}")
+    if strategy not in est.STRATEGIES:
+        raise ValueError(f"strategy must be one of {est.STRATEGIES}, got {strategy!r}")
     dev = resolve_device(device)
     # Build once in the parent: a clear error for a bad spec or a wrong output shape.
     probe = _models.build_model(model, input_shape[0], 1, input_shape[-1], check=False)
@@ -324,15 +343,14 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
     spec_name = _models.spec_name(model)
 
     cps = sorted({int(c) for c in (checkpoints or []) if 2 <= int(c) < num_networks}) + [num_networks]
-    # "auto": one process per core on the CPU when the estimated work (forward FLOPs x passes x
-    # networks at AUTO_FLOPS_PER_SECOND) exceeds AUTO_POOL_SECONDS. Deterministic (no timing), so a
-    # chapter run twice accumulates in the same order and prints the same digits.
+    # "auto": no worker processes; the lanes (threads) below use every core without the start-up
+    # of processes (seconds each) and give the same estimate.
     if workers == "auto":
-        passes = (2 * int(np.prod(input_shape)) if method == "secant" else 3) * points
-        work = num_networks * passes * est.forward_flops(probe, input_shape) / AUTO_FLOPS_PER_SECOND
-        workers = (os.cpu_count() or 1) if (dev.type == "cpu" and isinstance(model, str)
-                                            and work > AUTO_POOL_SECONDS) else 1
+        workers = 1
     workers = max(1, int(workers)) if isinstance(model, str) else 1  # callables cannot travel
+    if lanes == "auto":
+        lanes = (os.cpu_count() or 1) if dev.type == "cpu" else 1
+    lanes = 1 if workers > 1 else max(1, min(int(lanes), num_networks))
     D = int(np.prod(input_shape))
     total = _Accumulator(D)
     ck_n, ck_nads, ck_split = [], [], []
@@ -341,18 +359,22 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
         from tqdm.auto import tqdm
         bar = tqdm(total=num_networks, desc=f"{method} NADs of {spec_name}", unit="net")
     t0 = time.perf_counter()
-    pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn")) if workers > 1 else None
+    if workers > 1:
+        pool = ProcessPoolExecutor(workers, mp_context=mp.get_context("spawn"))
+    else:
+        pool = _Lanes(lanes) if lanes > 1 else None
+    shares = max(workers, lanes)
     try:
         start = 0
         for stop in cps:
             if pool is None:
                 est.sample_range(model, input_shape, seed, start, stop, method, step, dev, chunk,
                                  total.add, progress=bar.update if bar else None, strategy=strategy,
-                                 points=points)
+                                 points=points, precision=precision)
             else:
-                bounds = np.linspace(start, stop, workers + 1).astype(int)
+                bounds = np.linspace(start, stop, shares + 1).astype(int)
                 jobs = [(model, input_shape, seed, int(a), int(b), method, step, str(dev), chunk,
-                         strategy, points) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+                         strategy, points, precision) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
                 for acc in pool.map(_worker, jobs):
                     total.merge(acc)
                 if bar:
@@ -375,7 +397,8 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
     meta = {
         "model": spec_name, "input_shape": list(input_shape), "networks": num_networks,
         "seed": int(seed), "method": method, "step": float(step) if method == "secant" else None,
-        "points": points, "device": str(dev), "workers": workers,
+        "points": points, "device": str(dev), "workers": workers, "lanes": lanes,
+        "precision": precision,
         "sampling_seconds": round(seconds, 3), "networks_per_second": round(num_networks / seconds, 3),
         "nadcore_version": nadcore.__version__, "torch_version": torch.__version__,
         "estimator": "uncentered second moment",
@@ -390,20 +413,25 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
 
 def cached_nads(model="lenet", method: str = "secant", num_networks: int = 1000, seed: int = 0,
                 input_shape=(1, 32, 32), step: float = 100.0, cache=None, device="auto",
-                checkpoints=None, progress: bool = False, workers="auto", points: int = 1) -> NADResult:
+                checkpoints=None, progress: bool = False, workers="auto", points: int = 1,
+                precision: str = "float32") -> NADResult:
     """:func:`compute_nads` through the content-addressed cache (key: the model's
     :func:`nadcore.models.spec_key`, input shape, networks, seed, method, step, points, and the
-    code fingerprint). A cached entry serves any request whose ``checkpoints`` it already holds;
+    code fingerprint; and ``precision`` when not float32). A cached entry serves any request
+    whose ``checkpoints`` it already holds;
     otherwise it is recomputed with them. Factories given as callables are not cached."""
     from nadcore.cache import Cache
 
     if not isinstance(model, str):
         return compute_nads(model, input_shape, num_networks, seed, method, step, device,
-                            checkpoints=checkpoints, progress=progress, workers=workers, points=points)
+                            checkpoints=checkpoints, progress=progress, workers=workers, points=points,
+                            precision=precision)
     cache = cache if cache is not None else Cache()
     config = {**_models.spec_key(model), "input_shape": [int(s) for s in input_shape],
               "networks": int(num_networks), "seed": int(seed), "method": method,
               "step": float(step) if method == "secant" else None, "points": int(points)}
+    if precision != "float32":
+        config["precision"] = precision
     wanted = sorted({int(c) for c in (checkpoints or []) if 2 <= int(c) < num_networks})
     hit = cache.load("nads", config)
     if hit is not None:
@@ -412,6 +440,7 @@ def cached_nads(model="lenet", method: str = "secant", num_networks: int = 1000,
             arrays = dict(arrays)
             return NADResult(arrays.pop("eigenvalues"), arrays.pop("nads"), meta, arrays)
     r = compute_nads(model, input_shape, num_networks, seed, method, step, device,
-                     checkpoints=wanted, progress=progress, workers=workers, points=points)
+                     checkpoints=wanted, progress=progress, workers=workers, points=points,
+                     precision=precision)
     cache.save("nads", config, r.to_arrays(), r.meta)
     return r

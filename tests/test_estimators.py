@@ -1,0 +1,160 @@
+"""Every fast sampling path equals the plain one (one network at a time) up to float rounding."""
+import numpy as np
+import pytest
+import torch
+
+from nadcore import estimators as est
+from nadcore import initialisation as init
+from nadcore import nads
+from nadcore.lenet_kernels import lenet_gradients, lenet_secant, lenet_supported
+from nadcore.models import build_model
+from nadcore.resnet_kernels import resnet_secant, resnet_supported
+
+
+def _plain(name, shape, seeds, method, step=100.0, dtype=torch.float32, x=None):
+    m = build_model(name, shape[0], 1, shape[-1], check=False).to(dtype).eval()
+    plan = init.init_plan(m)
+    x = est.evaluation_point(shape, 0).to(dtype) if x is None else x
+    rows = []
+    for s in seeds:
+        init.initialise(m, s, plan)
+        m.to(dtype)
+        rows.append(est.input_sensitivity_secant(m, x, step) if method == "secant" else est.input_gradient(m, x))
+    return torch.stack(rows), plan, x
+
+
+@pytest.mark.parametrize("name", ["lenet", "vgg11", "resnet18_narrow"])
+def test_draw_stacked_is_bit_identical_to_draw_parameters(name):
+    plan = init.init_plan(build_model(name, check=False))
+    seeds = est.network_seeds(5, range(7))
+    ref = init.draw_parameters(plan, seeds)
+    for threads in (1, 3):
+        got = est.draw_stacked(plan, seeds, threads=threads)
+        assert got.keys() == ref.keys()
+        for k in ref:
+            assert torch.equal(got[k], ref[k]), (name, k, threads)
+
+
+@pytest.mark.parametrize("shape", [(1, 32, 32), (3, 32, 32), (1, 28, 28)])
+def test_lenet_secant_kernel_equals_the_plain_secant(shape):
+    seeds = est.network_seeds(2, range(3))
+    # float64: the kernel is the same function, so it agrees to 1e-10 on every coordinate
+    ref, plan, x = _plain("lenet", shape, seeds, "secant", dtype=torch.float64)
+    P = {k: v.double() for k, v in init.draw_parameters(plan, seeds).items()}
+    got = lenet_secant(P, x, 100.0)
+    assert torch.allclose(got, ref, rtol=1e-10, atol=1e-12 * ref.abs().max())
+    # float32: float rounding only
+    ref32, _, x32 = _plain("lenet", shape, seeds, "secant")
+    got32 = lenet_secant(init.draw_parameters(plan, seeds), x32, 100.0)
+    assert ((got32 - ref32).norm(dim=1) / ref32.norm(dim=1)).max() < 1e-5
+
+
+def test_lenet_gradient_kernel_equals_autograd():
+    seeds = est.network_seeds(3, range(5))
+    ref, plan, x = _plain("lenet", (1, 32, 32), seeds, "gradient", dtype=torch.float64)
+    P = {k: v.double() for k, v in init.draw_parameters(plan, seeds).items()}
+    assert torch.allclose(lenet_gradients(P, x), ref, rtol=1e-10, atol=1e-13 * ref.abs().max())
+
+
+@pytest.mark.parametrize("C", [1, 3])
+def test_resnet_secant_kernel_equals_the_plain_secant(C):
+    m = build_model("resnet18_narrow", C, 1, seed=3, check=False).double().eval()
+    assert resnet_supported(m, (C, 32, 32))
+    x = est.evaluation_point((C, 32, 32), 0).double()
+    # corners, edges and random interior pixels of every channel (all of them take minutes)
+    D = C * 32 * 32
+    coords = torch.unique(torch.cat([torch.tensor([0, 31, 32 * 31, 1023, 5, 32 * 5, 32 * 30 + 2]) + 1024 * c
+                                     for c in range(C)] + [torch.randperm(D, generator=torch.Generator()
+                                                                          .manual_seed(C))[:48]]))
+    E = torch.zeros(len(coords), D, dtype=x.dtype)
+    E[torch.arange(len(coords)), coords] = 100.0
+    with torch.no_grad():
+        f = lambda z: m(z.reshape(-1, C, 32, 32)).reshape(-1)  # noqa: E731
+        ref = (f(x.reshape(-1) + E) - f(x.reshape(-1) - E)) / 200.0
+    got = resnet_secant(m, x, 100.0, coords=coords)
+    assert torch.allclose(got, ref, rtol=1e-9, atol=1e-12 * ref.abs().max())
+
+
+def test_fast_kernels_apply_only_where_they_are_exact():
+    assert lenet_supported(build_model("lenet", check=False), (1, 32, 32))
+    assert not lenet_supported(build_model("lenet_nopool", check=False), (1, 32, 32))
+    assert not lenet_supported(build_model("lenet", 1, 1, 30, check=False), (1, 30, 30))
+    assert not resnet_supported(build_model("vgg11", check=False), (1, 32, 32))
+    m = build_model("lenet", check=False)
+    plan = init.init_plan(m)
+    cpu = torch.device("cpu")
+    assert est.choose_strategy("auto", m, plan, "secant", cpu, (1, 32, 32)) == "fast"
+    assert est.choose_strategy("auto", m, plan, "secant", cpu, (1, 32, 32), "bf16") == "loop"
+    with pytest.raises(ValueError, match="fast"):
+        est.choose_strategy("fast", build_model("mlp", check=False), plan, "secant", cpu, (1, 32, 32))
+    with pytest.raises(ValueError, match="strategy"):
+        est.choose_strategy("turbo", m, plan, "secant", cpu, (1, 32, 32))
+
+
+def _cov(r):
+    return (r.nads.T.astype(np.float64) * r.eigenvalues) @ r.nads.astype(np.float64)
+
+
+@pytest.mark.parametrize("method", ["secant", "gradient"])
+def test_every_strategy_gives_the_same_estimate(method):
+    n = 4 if method == "secant" else 16
+    rs = {s: nads.compute_nads("lenet", num_networks=n, seed=4, method=method, strategy=s, workers=1,
+                               lanes=1) for s in ("fast", "vmap", "loop")}
+    ref = _cov(rs["loop"])
+    for s in ("fast", "vmap"):
+        assert np.allclose(_cov(rs[s]), ref, rtol=1e-4, atol=1e-6 * np.abs(ref).max()), s
+    if method == "secant":
+        a, b = (nads.compute_nads("resnet18_narrow", num_networks=2, seed=4, strategy=s, lanes=1)
+                for s in ("fast", "loop"))
+        assert np.allclose(_cov(a), _cov(b), rtol=1e-4, atol=1e-6 * b.eigenvalues[0])
+
+
+def test_lanes_equal_worker_processes_and_one_lane():
+    kw = dict(num_networks=12, seed=1, method="secant")
+    one = nads.compute_nads("lenet", workers=1, lanes=1, **kw)
+    lanes = nads.compute_nads("lenet", workers=1, lanes=3, **kw)
+    procs = nads.compute_nads("lenet", workers=3, **kw)
+    assert lanes.meta["lanes"] == 3 and procs.meta["workers"] == 3
+    # the same shares and merge order: threads and processes agree to the last bit
+    assert np.array_equal(lanes.eigenvalues, procs.eigenvalues)
+    C = _cov(one)
+    for r in (lanes, procs):
+        assert np.allclose(_cov(r), C, rtol=1e-9, atol=1e-12 * one.eigenvalues[0])
+    assert torch.get_num_threads() >= 1
+
+
+def test_lanes_run_a_callable_model_spec():
+    f = lambda c, k: build_model("mlp", c, k)  # noqa: E731
+    a = nads.compute_nads(f, num_networks=8, seed=0, method="gradient", lanes=2)
+    b = nads.compute_nads(f, num_networks=8, seed=0, method="gradient", lanes=1)
+    assert np.allclose(_cov(a), _cov(b), rtol=1e-9, atol=1e-12 * b.eigenvalues[0])
+
+
+@pytest.mark.parametrize("name", ["lenet", "resnet18_narrow"])
+def test_bf16_secant_agrees_with_float32(name):
+    seeds = est.network_seeds(0, range(2))
+    m = build_model(name, check=False).eval().to(memory_format=torch.channels_last)
+    plan = init.init_plan(m)
+    x = est.evaluation_point((1, 32, 32), 0)
+    batch = est.perturbation_batch(x, 100.0).contiguous(memory_format=torch.channels_last)
+    for s in seeds:
+        init.initialise(m, s, plan)
+        a = est.input_sensitivity_secant(m, x, 100.0, batch=batch)
+        b = est.input_sensitivity_secant(m, x, 100.0, batch=batch, precision="bf16")
+        assert torch.nn.functional.cosine_similarity(a, b, dim=0) > 0.999, name
+    with pytest.raises(ValueError, match="precision"):
+        est.input_sensitivity_secant(m, x, 100.0, batch=batch, precision="fp8")
+    with pytest.raises(ValueError, match="precision"):
+        nads.compute_nads("lenet", num_networks=4, method="gradient", precision="bf16")
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
+def test_gpu_paths_equal_the_cpu():
+    for method in ("secant", "gradient"):
+        a = nads.compute_nads("lenet", num_networks=16, seed=0, method=method, device="cuda")
+        b = nads.compute_nads("lenet", num_networks=16, seed=0, method=method, device="cpu", lanes=1)
+        assert np.allclose(_cov(a), _cov(b), rtol=1e-3, atol=1e-5 * b.eigenvalues[0]), method
+    r = nads.compute_nads("resnet18", num_networks=2, seed=0, method="secant", device="cuda")
+    q = nads.compute_nads("resnet18", num_networks=2, seed=0, method="secant", device="cuda",
+                          precision="bf16")
+    assert nads.subspace_overlap(r.nads, q.nads, 1) > 0.99
