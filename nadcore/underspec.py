@@ -39,7 +39,7 @@ __all__ = [
     "mlp_cifar", "directional_with_labels", "underspecified_dataset", "zero_channels",
     "channel_ablation_accuracy", "plane_points", "decision_cross_section", "boundary_points",
     "boundary_angle", "cifar_dv_dataset", "phase_transition_index", "MAX_MARGIN_ANGLE",
-    "CIFAR_ALIASES", "cifar_spec",
+    "CIFAR_ALIASES", "cifar_spec", "seed_mean_halfwidth", "seed_summary", "format_fixed",
 ]
 
 
@@ -247,3 +247,42 @@ def phase_transition_index(indices, acc, chance: float = 0.5):
     thr = (chance + float(a.max())) / 2
     below = np.nonzero(a < thr)[0]
     return (int(idx[below[0]]) if below.size else None), thr
+
+
+# --------------------------------------------------------------------------------------------
+# Summaries over seeds
+# --------------------------------------------------------------------------------------------
+def seed_mean_halfwidth(values, axis: int = 0):
+    """Mean over independent seeds (``axis``) and the half-width of its 95% Student-t interval
+    (:func:`nadcore.evidence.t_interval`), elementwise over the other axes: ``(mean, half)``;
+    the half-width is NaN with a single seed."""
+    from nadcore.evidence import t_interval
+
+    a = np.moveaxis(np.asarray(values, dtype=float), axis, -1)
+    flat = a.reshape(-1, a.shape[-1])
+    ivs = [t_interval(v) for v in flat]
+    mean = np.array([iv.value for iv in ivs]).reshape(a.shape[:-1])
+    half = np.array([iv.high - iv.value for iv in ivs]).reshape(a.shape[:-1])
+    return mean, half
+
+
+def format_fixed(x, digits: int) -> str:
+    """``x`` with ``digits`` decimals, never "-0" (a tiny negative value prints as 0)."""
+    return f"{float(np.round(x, digits)) + 0.0:.{digits}f}"
+
+
+def seed_summary(frame, by, columns, scale: float = 100.0, digits: int = 1):
+    """A table of ``mean +- half-width`` strings (95% t-interval over the rows of each group, one
+    row per seed), grouping the tidy ``frame`` by ``by`` and summarising ``columns``, each
+    multiplied by ``scale`` (100: accuracies in percent)."""
+    import pandas as pd
+
+    rows = []
+    for key, g in frame.groupby(list(by), sort=False):
+        key = key if isinstance(key, tuple) else (key,)
+        row = dict(zip(by, key))
+        for c in columns:
+            m, h = seed_mean_halfwidth(scale * g[c].to_numpy())
+            row[c] = format_fixed(m, digits) + ("" if not np.isfinite(h) else f" ± {format_fixed(h, digits)}")
+        rows.append(row)
+    return pd.DataFrame(rows)

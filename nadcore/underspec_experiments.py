@@ -15,6 +15,7 @@ initial weights and batch order of a run depend only on the seed and the NAD ind
 """
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -27,8 +28,11 @@ from nadcore.underspec import (boundary_angle, channel_ablation_accuracy, cifar_
 from nadcore.utils import generator
 
 __all__ = ["ConcatGridResult", "concat_grid_experiment", "concat_job", "CifarDVResult",
-           "cifar_dv_experiment", "cifar_dv_job"]
+           "cifar_dv_experiment", "cifar_dv_job", "CONCAT_KEYS", "CIFAR_KEYS"]
 
+#: Per-run quantities of the two experiments (arrays of shape (seeds, ...) in their results).
+CONCAT_KEYS = ("acc_both", "acc_first", "acc_second", "train_acc", "angle")
+CIFAR_KEYS = ("acc_all", "acc_cifar", "acc_dv", "train_acc")
 #: Tags that keep the random streams of the two experiments apart (see ``derived_seed``).
 _TAG_CONCAT, _TAG_CIFAR = 51, 52
 _TRAIN_DEFAULTS = dict(batch_size=128, momentum=0.9, weight_decay=0.0, clip_grad_norm=None,
@@ -46,6 +50,12 @@ def _train(models, xs, ys, gens, train: dict, device):
     from nadcore.train import train_many
 
     return train_many(models, xs, ys, generators=gens, device=device, **_train_kwargs(train))
+
+
+def _timing(t0: float, c0: float) -> dict:
+    """A job's meta: wall ``seconds`` and ``cpu_seconds`` of its process (the cost on an idle
+    machine, for a one-thread worker, whatever else shares the CPU)."""
+    return {"seconds": round(time.perf_counter() - t0, 3), "cpu_seconds": round(time.process_time() - c0, 3)}
 
 
 def _chunks(items, chunk):
@@ -82,6 +92,43 @@ class ConcatGridResult:
         r, c = self.indices1.index(i1), self.indices2.index(i2)
         return {"a": self.a, "b": self.b, "logits": self.sections[seed_index, r, c]}
 
+    def values(self, key: str, i1: int, i2: int) -> np.ndarray:
+        """``key`` (e.g. ``"acc_first"``, ``"angle"``) of the pair ``(i1, i2)``, one value per seed."""
+        return np.asarray(getattr(self, key))[:, self.indices1.index(i1), self.indices2.index(i2)]
+
+    def spread(self, key: str) -> np.ndarray:
+        """Per seed, ``max - min`` of ``key`` over the whole grid of NAD pairs."""
+        a = np.asarray(getattr(self, key))
+        return np.ptp(a.reshape(a.shape[0], -1), axis=1)
+
+    def fitted(self, cells=None, threshold: float = 0.95) -> bool:
+        """Whether every seed's network fitted its training set (last-epoch training accuracy
+        >= ``threshold``) at every pair ``(i1, i2)`` of ``cells`` (default: the whole grid)."""
+        cells = cells if cells is not None else [(i1, i2) for i1 in self.indices1 for i2 in self.indices2]
+        return bool(all((self.values("train_acc", *c) >= threshold).all() for c in cells))
+
+    def frame(self):
+        """Tidy table: one row per seed and pair (model, seed, v1_index, v2_index, the three test
+        accuracies, train_acc, angle)."""
+        import pandas as pd
+
+        return pd.DataFrame([{"model": self.model, "seed": s, "v1_index": i1, "v2_index": i2,
+                              **{k: float(getattr(self, k)[k0, a, b]) for k in CONCAT_KEYS}}
+                             for k0, s in enumerate(self.seeds) for a, i1 in enumerate(self.indices1)
+                             for b, i2 in enumerate(self.indices2)])
+
+    def sections_frame(self, pairs, seed_index: int = 0):
+        """Tidy table of the cross-sections of ``pairs`` for one seed: model, seed, v1_index,
+        v2_index, a (along v1 (+) 0), b (along 0 (+) v2), logit (the network's output)."""
+        import pandas as pd
+
+        bb, aa = np.meshgrid(self.b, self.a, indexing="ij")
+        parts = [pd.DataFrame({"model": self.model, "seed": self.seeds[seed_index], "v1_index": i1,
+                               "v2_index": i2, "a": aa.ravel(), "b": bb.ravel(),
+                               "logit": self.section(i1, i2, seed_index)["logits"].ravel()})
+                 for i1, i2 in pairs]
+        return pd.concat(parts, ignore_index=True)
+
 
 def concat_job(config: dict, nads, device="auto"):
     """Train one network per pair of ``config["pairs"]`` (seed ``config["seed"]``) and measure
@@ -89,6 +136,7 @@ def concat_job(config: dict, nads, device="auto"):
     from nadcore.models import build_model
     from nadcore.data import unit
 
+    t0, c0 = time.perf_counter(), time.process_time()
     seed, s = int(config["seed"]), config["settings"]
     pairs = [tuple(p) for p in config["pairs"]]
     xs, ys, tests, models, gens = [], [], [], [], []
@@ -101,7 +149,7 @@ def concat_job(config: dict, nads, device="auto"):
         models.append(build_model(config["model"], 2, 1, seed=(seed, _TAG_CONCAT, i1, i2, 1), check=False))
         gens.append(generator(seed, _TAG_CONCAT, i1, i2, 2))
     results = _train(models, torch.stack(xs), torch.stack(ys), gens, s["train"], device)
-    out = {k: [] for k in ("acc_both", "acc_first", "acc_second", "train_acc", "angle", "sections")}
+    out = {k: [] for k in (*CONCAT_KEYS, "sections")}
     for (i1, i2), net, r, (xt, yt) in zip(pairs, models, results, tests):
         acc = channel_ablation_accuracy(net, xt, yt, {"first": [0], "second": [1]}, device)
         e1, e2 = torch.zeros(2, 32, 32), torch.zeros(2, 32, 32)
@@ -115,7 +163,7 @@ def concat_job(config: dict, nads, device="auto"):
             out[k].append(v)
     arrays = {k: np.asarray(v) for k, v in out.items()}
     arrays["a"], arrays["b"] = sec["a"], sec["b"]
-    return arrays, {}
+    return arrays, _timing(t0, c0)
 
 
 def concat_grid_experiment(model, nads, indices1, indices2=None, *, seeds, n_train: int, n_test: int,
@@ -171,6 +219,25 @@ class CifarDVResult:
     train_acc: np.ndarray
     settings: dict = field(default_factory=dict)
 
+    def values(self, key: str, index: int) -> np.ndarray:
+        """``key`` (e.g. ``"acc_dv"``) at NAD index ``index``, one value per seed."""
+        return np.asarray(getattr(self, key))[:, self.indices.index(index)]
+
+    def fitted(self, indices=None, threshold: float = 0.95) -> bool:
+        """Whether every seed's network fitted its training set (last-epoch training accuracy
+        >= ``threshold``) at every NAD index of ``indices`` (default: all)."""
+        return bool(all((self.values("train_acc", i) >= threshold).all()
+                        for i in (indices if indices is not None else self.indices)))
+
+    def frame(self):
+        """Tidy table: one row per seed and NAD index (model, seed, nad_index, the three test
+        accuracies, train_acc)."""
+        import pandas as pd
+
+        return pd.DataFrame([{"model": self.model, "seed": s, "nad_index": i,
+                              **{k: float(getattr(self, k)[k0, j]) for k in CIFAR_KEYS}}
+                             for k0, s in enumerate(self.seeds) for j, i in enumerate(self.indices)])
+
 
 def _binary_cifar(data_spec: dict):
     from nadcore.cifar import binarise_labels, load_cifar10_spec, normalise
@@ -185,6 +252,7 @@ def cifar_dv_job(config: dict, nads, data_spec: dict, device="auto"):
     binary CIFAR-10 (+) D(u_i) and measure the three accuracies."""
     from nadcore.models import build_model
 
+    t0, c0 = time.perf_counter(), time.process_time()
     seed, s = int(config["seed"]), config["settings"]
     xtr, ytr, xte, yte = _binary_cifar(data_spec)
     xs, tests, models, gens = [], [], [], []
@@ -196,13 +264,13 @@ def cifar_dv_job(config: dict, nads, data_spec: dict, device="auto"):
         gens.append(generator(seed, _TAG_CIFAR, 2))
     yt = torch.as_tensor(ytr)
     results = _train(models, torch.stack(xs), yt.expand(len(xs), -1), gens, s["train"], device)
-    out = {k: [] for k in ("acc_all", "acc_cifar", "acc_dv", "train_acc")}
+    out = {k: [] for k in CIFAR_KEYS}
     for net, r, xt in zip(models, results, tests):
         acc = channel_ablation_accuracy(net, xt, yte, {"cifar": [0, 1, 2], "dv": [3]}, device)
         for k, v in (("acc_all", acc["all"]), ("acc_cifar", acc["cifar"]), ("acc_dv", acc["dv"]),
                      ("train_acc", r.train_acc)):
             out[k].append(v)
-    return {k: np.asarray(v) for k, v in out.items()}, {}
+    return {k: np.asarray(v) for k, v in out.items()}, _timing(t0, c0)
 
 
 def cifar_dv_experiment(model, nads, indices, *, seeds, data_spec: dict, data_key: dict, sigma: float,

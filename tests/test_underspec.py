@@ -192,3 +192,166 @@ def test_mlp_cifar_architecture():
     dims = [l.out_features for l in m.modules() if isinstance(l, nn.Linear)]
     assert dims == [200, 50, 1]
     assert us.cifar_spec("mlp") == "nadcore.underspec:mlp_cifar" and us.cifar_spec("lenet") == "lenet"
+
+
+# --------------------------------------------------------------------------------------------
+# Summaries over seeds, tidy tables, executors, data keys, figures, settings (chapter 5)
+# --------------------------------------------------------------------------------------------
+def test_seed_mean_halfwidth_is_the_t_interval_per_cell():
+    from nadcore.evidence import t_interval
+
+    a = np.random.default_rng(1).random((3, 2, 4))
+    mean, half = us.seed_mean_halfwidth(a)
+    assert mean.shape == half.shape == (2, 4)
+    for i in range(2):
+        for j in range(4):
+            iv = t_interval(a[:, i, j])
+            assert mean[i, j] == pytest.approx(iv.value) and half[i, j] == pytest.approx(iv.high - iv.value)
+    # another axis, and a single seed (no interval)
+    m2, h2 = us.seed_mean_halfwidth(np.moveaxis(a, 0, 2), axis=2)
+    assert np.allclose(m2, mean) and np.allclose(h2, half)
+    m1, h1 = us.seed_mean_halfwidth(a[:1])
+    assert np.allclose(m1, a[0]) and np.isnan(h1).all()
+
+
+def test_seed_summary_formats_mean_and_halfwidth():
+    import pandas as pd
+
+    f = pd.DataFrame({"i": [5, 5, 5, 0, 0, 0], "acc": [0.9, 0.92, 0.94, 0.5, 0.5, 0.5],
+                      "angle": [20.0, 30.0, 25.0, 90.0, 80.0, 85.0]})
+    t = us.seed_summary(f, ["i"], ["acc"])
+    assert list(t["i"]) == [5, 0]   # order of first appearance, not sorted
+    half = 4.303 * 2.0 / math.sqrt(3)   # t_{2, 0.975} * sd(90, 92, 94) / sqrt(3), in points
+    assert t["acc"][0] == f"92.0 ± {half:.1f}" and t["acc"][1] == "50.0 ± 0.0"
+    assert us.seed_summary(f, ["i"], ["angle"], scale=1, digits=0)["angle"][0].startswith("25 ± ")
+    assert us.seed_summary(f.iloc[[0, 3]], ["i"], ["acc"])["acc"].tolist() == ["90.0", "50.0"]
+    # a tiny negative mean prints as 0, never as "-0"
+    g = pd.DataFrame({"i": [0, 0, 0], "angle": [-0.3, 0.1, -0.2]})
+    assert us.seed_summary(g, ["i"], ["angle"], scale=1, digits=0)["angle"][0].startswith("0 ± ")
+    assert [us.format_fixed(x, d) for x, d in ((-0.2, 0), (-0.04, 1), (2.36, 1))] == ["0", "0.0", "2.4"]
+
+
+def _concat_result(tmp_path, **over):
+    kw = dict(n_train=64, n_test=32, train=dict(epochs=1, max_lr=0.1, clip_grad_norm=0.5),
+              resolution=5, extent=1.0, seeds=[3, 4], device="cpu", chunk=2, cache=Cache(tmp_path))
+    return ux.concat_grid_experiment("logreg", _basis(10, 3), [0, 2], [1, 2], **{**kw, **over})
+
+
+def test_concat_result_tables_match_its_arrays(tmp_path):
+    r = _concat_result(tmp_path)
+    f = r.frame()
+    assert len(f) == 2 * 2 * 2 and set(ux.CONCAT_KEYS) <= set(f.columns)
+    row = f[(f.seed == 4) & (f.v1_index == 2) & (f.v2_index == 1)].iloc[0]
+    for k in ux.CONCAT_KEYS:
+        assert row[k] == pytest.approx(float(getattr(r, k)[1, 1, 0]))
+        assert np.array_equal(r.values(k, 2, 1), getattr(r, k)[:, 1, 0])
+    s = r.sections_frame([(0, 2), (2, 1)], seed_index=1)
+    assert len(s) == 2 * 5 * 5 and set(s.seed) == {4}
+    part = s[(s.v1_index == 2) & (s.v2_index == 1)]
+    assert np.allclose(part.logit.to_numpy().reshape(5, 5), r.sections[1, 1, 0])
+    # a[j] along columns, b[i] along rows, as decision_cross_section lays them out
+    assert np.allclose(part.a.to_numpy().reshape(5, 5)[0], r.a)
+    assert np.allclose(part.b.to_numpy().reshape(5, 5)[:, 0], r.b)
+
+
+def test_concat_experiment_same_results_under_an_executor(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    r = _concat_result(tmp_path / "a")
+    with ThreadPoolExecutor(2) as ex:
+        r2 = _concat_result(tmp_path / "b", executor=ex)
+    for k in ux.CONCAT_KEYS:
+        assert np.allclose(getattr(r, k), getattr(r2, k), atol=1e-6)
+    # different seeds are different runs
+    assert not np.array_equal(r.sections[0], r.sections[1])
+
+
+def _fixture_subset(root):
+    import hashlib
+
+    from nadcore import cifar
+
+    x = np.random.default_rng(0).integers(0, 255, (8, 32, 32, 3), dtype=np.uint8)
+    y = np.arange(8, dtype=np.uint8) % 10
+    root.mkdir(parents=True, exist_ok=True)
+    np.savez(root / cifar.SUBSET_FILE, x_train=x, y_train=y, x_test=x[:4], y_test=y[:4])
+    (root / "SHA256SUMS").write_text(
+        hashlib.sha256((root / cifar.SUBSET_FILE).read_bytes()).hexdigest() + f"  {cifar.SUBSET_FILE}\n")
+    return {"subset_root": str(root)}
+
+
+def test_cifar_dv_result_table_and_data_key(tmp_path):
+    spec = _fixture_subset(tmp_path / "data")
+    cache = Cache(tmp_path / "c")
+    kw = dict(seeds=[0, 1], data_spec=spec, sigma=1.0, device="cpu", cache=cache, chunk=1,
+              train=dict(epochs=1, max_lr=0.1, clip_grad_norm=0.5, batch_size=4))
+    r = ux.cifar_dv_experiment("logreg", _basis(11, 3), [0, 2], data_key={"name": "fixture"}, **kw)
+    f = r.frame()
+    assert len(f) == 4 and set(ux.CIFAR_KEYS) <= set(f.columns)
+    row = f[(f.seed == 1) & (f.nad_index == 2)].iloc[0]
+    for k in ux.CIFAR_KEYS:
+        assert row[k] == pytest.approx(float(getattr(r, k)[1, 1]))
+        assert np.array_equal(r.values(k, 2), getattr(r, k)[:, 1])
+    jobs = lambda: sum(1 for _ in (tmp_path / "c" / "cifar_dv_job").iterdir())  # noqa: E731
+    n = jobs()
+    ux.cifar_dv_experiment("logreg", _basis(11, 3), [0, 2], data_key={"name": "fixture"}, **kw)
+    assert jobs() == n                      # same data key: served from the cache
+    ux.cifar_dv_experiment("logreg", _basis(11, 3), [0, 2], data_key={"name": "other"}, **kw)
+    assert jobs() == 2 * n                  # other images: other cache entries
+
+
+def test_figures_show_means_intervals_and_one_seed(tmp_path):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from nadcore.plots import underspec as up
+
+    r = _concat_result(tmp_path)
+    fig = up.ablation_heatmaps(r, title="t")
+    texts = [t.get_text() for t in fig.axes[0].texts]
+    mean, half = us.seed_mean_halfwidth(r.acc_both)
+    assert texts[0] == f"{us.format_fixed(100 * mean[0, 0], 0)}\n±{us.format_fixed(100 * half[0, 0], 0)}"
+    assert np.allclose(fig.axes[0].images[0].get_array(), mean)
+    fig2 = up.cross_sections(r, [(2, 1)], seed_index=1)
+    title = fig2.axes[0].get_title()
+    assert f"{us.boundary_angle(r.a, r.b, r.sections[1, 1, 0]):.0f}°" in title
+    up.angle_heatmaps({"logreg": r})
+    one = ux.CifarDVResult("m", [0, 10], [0], np.array([[0.9, 0.6]]), np.array([[0.6, 0.6]]),
+                           np.array([[0.9, 0.5]]), np.array([[1.0, 1.0]]))
+    up.cifar_dv_curves({"m": one}, transitions={"m": (10, 0.7)})   # one seed: no error bars
+    plt.close("all")
+
+
+def test_chapter_settings():
+    from nadcore.book import profiles
+
+    for p in profiles.PROFILES:
+        cfg = profiles.resolve("05_underspecification", p)
+        grid = set(cfg["concat_indices"])
+        assert all(set(pair) <= grid for pair in cfg["section_pairs"]), p
+        for key in ("concat_indices", "cifar_indices"):
+            assert cfg[key] == sorted(cfg[key]), (p, key)
+        for m in cfg["concat_models"]:
+            t = cfg["concat_train"].get(m, cfg["concat_train"]["default"])
+            assert {"n_train", "epochs", "max_lr"} <= set(t)
+        for m in cfg["cifar_models"]:
+            assert "epochs" in cfg["cifar_train"].get(m, cfg["cifar_train"]["default"])
+        src = cfg["nad_source"]
+        assert src["lenet"] == "secant" and src["default"] == "gradient"
+        assert cfg["seeds"] >= (2 if p == "smoke" else 3), p
+    with pytest.raises(ValueError, match="unknown knob"):
+        profiles.resolve("05_underspecification", "cpu", {"repeats": 3})
+
+
+def test_spread_and_fitted():
+    acc = np.array([[[0.9, 0.8], [0.7, 0.95]], [[0.5, 0.5], [0.5, 0.6]]])
+    train = np.array([[[1.0, 0.96], [0.5, 1.0]], [[1.0, 1.0], [0.9, 1.0]]])
+    r = ux.ConcatGridResult("m", [0, 9], [0, 9], [0, 1], acc, acc, acc, train, acc * 90,
+                            np.zeros((2, 2, 2, 1, 1)), np.zeros(1), np.zeros(1))
+    assert np.allclose(r.spread("acc_both"), [0.25, 0.1]) and np.allclose(r.spread("angle"), [22.5, 9.0])
+    assert r.fitted([(0, 0), (0, 9)]) and not r.fitted([(9, 0)]) and not r.fitted()
+    assert r.fitted([(9, 0)], threshold=0.5)
+    c = ux.CifarDVResult("m", [0, 9], [0, 1], acc[:, 0], acc[:, 0], acc[:, 0], train[:, 1])
+    assert not c.fitted() and c.fitted([9]) and c.fitted(threshold=0.5)

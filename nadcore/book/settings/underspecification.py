@@ -1,14 +1,17 @@
 """Chapter 5, underspecification (arXiv:2104.14372, appendix A).
 
-Experiment 1, D(v1) (+) D(v2): ``concat_indices`` = NAD indices of v1 and v2 (grid rows x
-columns); ``eps1``, ``eps2``, ``sigma``; ``concat_train[model]`` (or "default"): n_train, epochs,
-max_lr, momentum, weight_decay, clip_grad_norm, schedule ("triangular" = the appendix's one-cycle
-rate); ``section_pairs``: cross-sections drawn (Fig. 2b), on a resolution^2 grid over
-[-extent, extent]^2. Experiment 2, binary CIFAR-10 (+) D(v): ``cifar_models`` ("mlp" = the
-appendix's 200-50 MLP), ``cifar_sigma[model]``, ``cifar_indices``, ``cifar_train`` as above,
-``max_train``/``max_test`` (None = all images found). NADs: ``nad_source[model]`` (or "default"):
-"auto", "secant", "published" or "gradient" (see Chapter.nads), with ``gradient_networks``
-networks for gradient NADs. ``seeds``: independent runs; ``*_chunk``: runs trained together.
+Experiment 1, D(v1) (+) D(v2): ``concat_models``; ``concat_indices`` = NAD indices of v1 and v2
+(grid rows x columns; the claims compare the first and last entries: "early" and "late");
+``eps1``, ``eps2``, ``sigma``; ``concat_train[model]`` (or "default"): n_train, epochs, max_lr,
+momentum, weight_decay, clip_grad_norm, schedule ("triangular" = the appendix's one-cycle rate);
+``n_test`` test samples per run; ``section_pairs``: cross-sections drawn (Fig. 2b), on a
+resolution^2 grid over [-extent, extent]^2. Experiment 2, binary CIFAR-10 (+) D(v):
+``cifar_models`` ("mlp" = the appendix's 200-50 MLP), ``cifar_sigma[model]``, ``cifar_indices``,
+``cifar_eps``, ``cifar_train[model]`` as above, ``max_train``/``max_test`` (None = all images
+found). NADs: ``nad_source[model]`` (or "default"): "auto", "secant", "published" or "gradient"
+(see Chapter.nads), with ``gradient_networks`` networks for gradient NADs. ``seeds``:
+independent runs (each: its own initialisation, data and batch order); ``*_chunk``: runs trained
+together by train_many; ``workers``: processes (1 = in-process).
 """
 _CONCAT = dict(n_train=10000, epochs=50, max_lr=0.2, momentum=0.9, weight_decay=0.0,
                clip_grad_norm=0.5, schedule="triangular")
@@ -25,16 +28,20 @@ PAPER = dict(concat_models=["mlp", "lenet", "resnet18"],
              cifar_sigma={"mlp": 3.0, "lenet": 1.0, "resnet18": 3.0, "default": 1.0},
              cifar_train={"mlp": dict(_CIFAR, epochs=60), "default": _CIFAR},
              max_train=None, max_test=None, gradient_networks=10000, seeds=3, concat_chunk=8,
-             cifar_chunk=2, nad_source={"lenet": "secant", "resnet18": "published", "default": "gradient"})
-CPU = dict(concat_models=["mlp", "lenet"], concat_indices=[0, 5, 30, 200, 1000], n_test=1000,
+             cifar_chunk=2, workers=1,
+             nad_source={"lenet": "secant", "resnet18": "published", "default": "gradient"})
+# cpu: 3 x 3 NAD grid (early / middle / late), a fifth of the samples and epochs of the paper for
+# D(v1) (+) D(v2); four NAD indices on the CIFAR-10 subset (all 5,170 images), LeNet 30 epochs
+# (20 left one seed's LeNet short of fitting the subset at u_1000), the MLP 10 (it fits in fewer)
+CPU = dict(concat_models=["mlp", "lenet"], concat_indices=[0, 30, 1000], n_test=1000,
            concat_train={"mlp": dict(_CONCAT, n_train=4000, epochs=10),
                          "default": dict(_CONCAT, n_train=2000, epochs=10)},
-           section_pairs=[[0, 0], [0, 1000], [200, 0], [1000, 1000]], resolution=41,
-           cifar_models=["mlp", "lenet"], cifar_indices=[0, 3, 10, 30, 100, 300, 1000],
-           cifar_train={"default": dict(_CIFAR, epochs=10)}, gradient_networks=1200,
-           concat_chunk=5, cifar_chunk=4)
+           section_pairs=[[0, 0], [0, 1000], [1000, 0], [1000, 1000]], resolution=41,
+           cifar_models=["mlp", "lenet"], cifar_indices=[0, 10, 100, 1000],
+           cifar_train={"mlp": dict(_CIFAR, epochs=10), "default": dict(_CIFAR, epochs=30)},
+           gradient_networks=1200, concat_chunk=3, cifar_chunk=2, workers=2)
 SMOKE = dict(concat_indices=[0, 1000], n_test=256,
-             concat_train={"default": dict(_CONCAT, n_train=256, epochs=2)},
-             section_pairs=[[0, 0], [0, 1000], [1000, 0], [1000, 1000]], resolution=21,
+             concat_train={"default": dict(_CONCAT, n_train=256, epochs=2)}, resolution=21,
              cifar_indices=[0, 1000], cifar_train={"default": dict(_CIFAR, epochs=2)},
-             max_train=512, max_test=256, gradient_networks=64, seeds=2, concat_chunk=8, cifar_chunk=4)
+             max_train=512, max_test=256, gradient_networks=64, seeds=2, concat_chunk=8,
+             cifar_chunk=4, workers=1)
