@@ -409,37 +409,29 @@ for m, r in cifar_runs.items():
                  preconditions={f"{m} fitted its training sets at u_{i}": r.fitted([i], FIT)})
 
 # %% [markdown]
-# ## Closing note: what this run shows
+# ## Closing note: how to read the verdicts
 #
-# The verdicts above are computed from this run's numbers. What the `cpu` profile gave when this
-# chapter was written, to help read them:
+# The verdicts above are computed from this run's numbers; the tables and figures give the values
+# behind them. Three patterns are worth looking for:
 #
-# * **The MLP does not care about the NAD ordering.** Its accuracies move by a few points at most
-#   over the grid, about the test-set noise of 1,000 samples, and its boundary keeps a tilt of
-#   about 26° everywhere, the maximum-margin angle. Channel 1 alone keeps about 98% accuracy and
-#   channel 2 alone about 70%: the larger margin dominates, as the appendix describes. Unlike the
-#   paper's MLP, ours does not reach 100% with both channels; with a few thousand samples in
-#   $2 \times 1024$ dimensions it overfits a little.
-# * **LeNet follows its NADs.** It uses channel 1 whenever $v_1$ is early, whatever $v_2$ is, and
-#   ignores it when $v_1$ is late: with $v_2$ early it then solves the task through channel 2
-#   alone, despite the half margin, and its boundary turns from vertical (0°) to horizontal (90°).
-#   Even between two learnable directions the earlier NAD wins: at $(u_{30}, u_0)$ LeNet also
-#   relies on channel 2. With both directions early the tilt comes close to the maximum-margin one;
-#   with both late LeNet does not fit its training set within our budget (the NAD effect of
-#   chapter 3) and stays near chance.
-# * **Simplicity bias holds for the MLP, not for LeNet.** On binary CIFAR-10 $\oplus$
-#   $\mathcal{D}(v)$ the MLP leans on the linear channel at every index (about 80%
-#   $\mathcal{D}(v)$-only accuracy against about 61% CIFAR-only). LeNet solves the task with the
-#   linear channel for its first NADs, and then its CIFAR-only accuracy is close to chance. For a
-#   late NAD it fits its training set through the CIFAR channels alone, a solution worse on the test
-#   set and more complex than the linear one it leaves unused: one group of channels or the other,
-#   never both, as the paper observes. Around $u_{100}$ the seeds disagree: the transition region.
+# * **Does the MLP ignore the NAD ordering?** Then its accuracies move over the grid by no more than
+#   the test-set noise, its boundary keeps one tilt everywhere, and the larger margin (channel 1)
+#   dominates, as the appendix describes.
+# * **Does LeNet follow its NADs?** Then it uses channel 1 whenever $v_1$ is early, ignores it when
+#   $v_1$ is late and, with $v_2$ early, solves the task through channel 2 alone despite the half
+#   margin, its boundary turning from vertical to horizontal. With both directions late a network
+#   trained on our budget may not fit its training set at all (the NAD effect of chapter 3); such
+#   cells make the claims that rest on them inconclusive rather than refuted.
+# * **Simplicity bias for the MLP, not for the CNN?** On binary CIFAR-10 $\oplus$ $\mathcal{D}(v)$
+#   the MLP should lean on the linear channel at every index, while LeNet uses it only for its first
+#   NADs and, for a late NAD, fits its training set through the CIFAR channels alone: a solution
+#   that is worse on the test set and more complex than the linear one it leaves unused.
 #
 # The scale caveats: fewer samples, epochs and NAD indices than the appendix (see the tables; each
 # claim reports its budget fraction), CIFAR-10's genuine subset when the full set is absent, and
-# $\sigma = 3$ for the MLP's $\mathcal{D}(v)$ channel, which with about 5,000 images a learned
-# linear separator solves to about 80%, not 100%. The `paper` profile (a GPU, the full CIFAR-10
-# under `data_root`) runs the appendix's settings, including ResNet-18.
+# $\sigma = 3$ for the MLP's $\mathcal{D}(v)$ channel, which a learned linear separator on a few
+# thousand images does not solve perfectly. The `paper` profile (a GPU, the full CIFAR-10 under
+# `data_root`) runs the appendix's settings, including ResNet-18.
 
 # %% [markdown]
 # ## Reproducibility

@@ -162,7 +162,7 @@ class Claim:
                       nan if self.ci_high is None else self.ci_high, self.seeds, self.interval)
         how = self.interval if iv.low == iv.high or self.seeds < 2 else \
             f"{self.interval}, {self.seeds} {'seeds' if self.trained else 'values'}"
-        budget = "" if self.budget_fraction is None else f"; budget {self.budget_fraction:.2f} of the paper's SGD steps"
+        budget = "" if self.budget_fraction is None else f"; budget {self.budget_fraction:.2g} of the paper's SGD steps"
         paper = "" if self.paper_value is None else f" (paper: {self.paper_value:.3g})"
         return (f"**{self.verdict}** - {self.paper} Criterion: {self.criterion}. Measured {iv}{paper} "
                 f"({how}{budget}); {self.note}.")
