@@ -1,7 +1,9 @@
 """The deep linear model of pooling, ``f(x) = theta^T A (m . phi . x)`` (NAD paper, Sec. 2.2 and 3).
 
 Lemma 1 (the average curvature of its loss, :func:`expected_hessian_phi`, :func:`zeta`), its SGD
-training (:func:`train_linear_pooling_model`, Fig. 4b). Conventions as in :mod:`nadcore.theory`:
+training (:func:`train_linear_pooling_model`, Fig. 4b), and the worked example of Sec. 3: the
+gradient covariance (eq. (4), :func:`expected_gradient_covariance`) and the Gram matrix of the
+mixed Hessian (eq. (5), :func:`expected_mixed_gram`). Conventions as in :mod:`nadcore.theory`:
 signals of length ``D``, pooling by ``S``, ``M = D // S``, ``A = (1/S) [I_M ... I_M]``.
 """
 from __future__ import annotations
@@ -12,7 +14,7 @@ import torch
 from nadcore.theory import _check_DS, _one_cpu_thread
 
 __all__ = ["zeta", "expected_hessian_phi", "empirical_hessian_phi", "train_linear_pooling_model",
-           "convergence_iteration"]
+           "convergence_iteration", "expected_gradient_covariance", "expected_mixed_gram"]
 
 
 def zeta(ell, m, eps: float, sigma: float):
@@ -118,3 +120,29 @@ def convergence_iteration(loss, level: float) -> int | None:
     """First iteration at which ``loss`` drops below ``level`` (None if it never does)."""
     below = np.nonzero(np.asarray(loss) < level)[0]
     return int(below[0]) if below.size else None
+
+
+def expected_gradient_covariance(m, s_theta: float, s_phi: float, S: int) -> np.ndarray:
+    """Eq. (4): ``E[grad_x f grad_x f^T] = (s_theta^2 s_phi^2 / S^2) diag(m^2)`` for
+    ``f(x) = theta^T A (m . phi . x)``, ``theta ~ N(0, s_theta^2 I_M)``, ``phi ~ N(0, s_phi^2 I_D)``.
+
+    ``grad_x f = (A^T theta) . m . phi`` and ``(A^T theta)_t = theta_{t mod M} / S``. The paper
+    prints ``s_phi^2 s_theta^2 diag(m^2)``: the ``1/S^2`` comes from the ``1/S`` in ``A``."""
+    m2 = np.abs(np.asarray(m, dtype=float)) ** 2
+    _check_DS(m2.shape[0], S)
+    return np.diag(s_theta ** 2 * s_phi ** 2 / S ** 2 * m2)
+
+
+def expected_mixed_gram(m, s_theta: float, s_phi: float, S: int) -> np.ndarray:
+    """Eq. (5): ``E[J^T J] = ((s_theta^2 + s_phi^2) / S^2) diag(m^2)`` with
+    ``J = d^2 f / d(theta, phi) dx`` for the model of :func:`expected_gradient_covariance`.
+
+    ``J`` stacks ``d^2 f / d phi dx = diag((A^T theta) . m)`` and
+    ``d^2 f / d theta dx = A diag(m . phi)``; with ``A^T A`` equal to ``1/S^2`` on the pairs
+    ``t = t' (mod M)`` and ``E[phi phi^T] = s_phi^2 I`` only the diagonal survives. The extracted
+    text of the paper reads ``(s_theta^2 + s_phi^2 / S) diag(m^2)`` (the scaling depends on the
+    normalisation of ``A``); the eigenvectors, the canonical basis ordered by ``m^2``, are those of
+    eq. (4) either way."""
+    m2 = np.abs(np.asarray(m, dtype=float)) ** 2
+    _check_DS(m2.shape[0], S)
+    return np.diag((s_theta ** 2 + s_phi ** 2) / S ** 2 * m2)

@@ -17,8 +17,12 @@ __all__ = ["batched_forward"]
 
 def _lenet_batched(base, names):
     """M LeNets at once as grouped convolutions in channels-last layout (much faster on CPU than
-    ``vmap``, whose grouped convolutions run in NCHW; max-pool before ReLU, which commutes)."""
+    ``vmap``, whose grouped convolutions run in NCHW; max-pool before ReLU, which commutes).
+    Models with LeNet's layer names that declare ``lenet_layout = True`` (the variants of
+    :mod:`nadcore.downsampling`) take the same path with their convolutions' strides and their
+    ``downsample`` method, a per-channel operation applied after each ReLU."""
     pooling = bool(getattr(base, "pooling", True))
+    down = getattr(base, "downsample", None)  # LeNet-layout variants: a per-channel op after ReLU
     cl = torch.channels_last
 
     def f(plist, x):  # x: (M, B, C, H, W) -> (M, B, K)
@@ -27,7 +31,11 @@ def _lenet_batched(base, names):
         o = x.permute(1, 0, 2, 3, 4).reshape(B, M * C, H, W).contiguous(memory_format=cl)
         for layer in ("conv1", "conv2"):
             w = p[f"{layer}.weight"]
-            o = F.conv2d(o, w.reshape(-1, *w.shape[2:]), p[f"{layer}.bias"].reshape(-1), groups=M)
+            o = F.conv2d(o, w.reshape(-1, *w.shape[2:]), p[f"{layer}.bias"].reshape(-1), groups=M,
+                         stride=getattr(base, layer).stride)
+            if down is not None:
+                o = down(F.relu(o))
+                continue
             if pooling:
                 o = F.max_pool2d(o, 2)
             o = F.relu(o)
@@ -84,7 +92,7 @@ def batched_forward(base: nn.Module, names: list[str]):
     without buffers."""
     from nadcore.models import MLP, LeNet, LogReg
 
-    if type(base) is LeNet and set(names) == {f"{l}.{k}" for l in ("conv1", "conv2", "fc1", "fc2", "fc3")
+    if (type(base) is LeNet or getattr(base, "lenet_layout", False)) and set(names) == {f"{l}.{k}" for l in ("conv1", "conv2", "fc1", "fc2", "fc3")
                                               for k in ("weight", "bias")}:
         return _lenet_batched(base, names)
     if type(base) is LogReg and set(names) == {"fc.weight", "fc.bias"}:
