@@ -434,6 +434,14 @@ for m, r in cifar_runs.items():
 # `data_root`) runs the appendix's settings, including ResNet-18.
 
 # %% [markdown]
+# The verdicts of this run, computed from the intervals above:
+
+# %%
+from IPython.display import Markdown  # noqa: E402
+
+Markdown(ch.verdict_summary())
+
+# %% [markdown]
 # ## Reproducibility
 
 # %%

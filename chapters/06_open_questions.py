@@ -213,24 +213,23 @@ ch.claim("oq1-strided-isotropic", "Review 4's question, answered directly: the s
 
 # %% [markdown]
 # How to read the maps: the bottom-left corner is the constant direction, rows and columns step up
-# in frequency. On the `cpu` profile the four answers differ sharply.
+# in frequency. What the theory leads us to expect, and the claims above test:
 #
-# * Max-pooling LeNet learns the lowest frequencies and, as aliasing predicts, a few isolated
-#   cells far from the centre, such as $(0, 12)$ and $(12, 0)$: the islands.
-# * Blur-pool removes them: anti-aliasing confines learning to the lowest frequencies. Average
-#   pooling, whose box filter lets more through, sits in between. Whether blur-pool does worse off
-#   centre than average pooling *on average* is a difference of a few cells, inside the seed noise.
-# * The strided network learns almost every direction of the grid: its map is nearly flat. Without
-#   any prefilter, each frequency and its aliases reach the later layers with comparable strength,
-#   and nothing singles out the low frequencies. For the reviewer's question the answer at this
-#   scale is yes: an all-convolutional LeNet is nearly free of the directional bias on
-#   $\mathcal{D}(v)$. The NAD spectra above say the same thing from the other side: the strided
-#   network's eigenvalues decay the least.
+# * max-pooling LeNet learns the lowest frequencies and, as aliasing predicts, possibly a few
+#   isolated cells far from the centre: the islands;
+# * blur-pool should remove them and confine learning to the lowest frequencies, with average
+#   pooling, whose box filter lets more through, in between. A difference of a few cells between
+#   those two is within the seed noise, which the interval of the third claim shows;
+# * the strided network, without any prefilter, passes each frequency and its aliases to the later
+#   layers with comparable strength, so nothing singles out the low frequencies: its map should be
+#   flatter, and its NAD spectrum above should decay the least. If the last two claims hold, the
+#   reviewer's question has the answer "yes, at this scale": an all-convolutional LeNet is largely
+#   free of the directional bias on $\mathcal{D}(v)$.
 #
-# Two caveats. The `cpu` problem is easy ($\sigma = 1$), and with $\sigma = 3$ the strided network
-# overfits its training sets in every direction alike: uniformly, but uniformly badly. And all
+# Two caveats. The `cpu` problem is easy ($\sigma = 1$); with $\sigma = 3$ a strided network can
+# overfit its training sets in every direction alike: uniformly, but uniformly badly. And all
 # variants use max-pool LeNet's learning rate; a network whose prefilter attenuates its input (blur)
-# also trains more slowly (Lemma 1), so part of what we see is speed, not reach.
+# also trains more slowly (Lemma 1), so part of any difference is speed, not reach.
 
 # %% [markdown]
 # ## NADs during training
@@ -350,16 +349,14 @@ ch.claim("oq2-cifar-nads-persist", "Review 2 asked how NADs change during traini
                         bool(stack(cf_res, "test_acc")[:, -1].min() >= 0.55)});
 
 # %% [markdown]
-# What the curves say, on the `cpu` profile: a network's NADs are not a fixed property of its
-# initialisation. Within one or two epochs nearly all of the initial top-$k$ subspace is gone, on
-# both tasks, and the overlap settles a few times above chance, far below 1. On $\mathcal{D}(v)$
-# the movement has a direction: the first NAD swings onto $v$, the only direction the task
-# rewards, and carries most of it by the time the test accuracy saturates. A single random
-# network's sensitivity also shares little with the architecture's NADs, which summarise many
-# networks; training raises that overlap only a little (our $v$ is a low frequency, the kind the
-# first NADs contain). So the architecture's NADs describe where training *starts* and which
-# solutions are easy to reach (chapters 3 and 4); they are not preserved as the trained network's
-# own sensitivity.
+# How to read the curves: an overlap that stays near 1 would make the NADs at initialisation a
+# lasting property of the trained network; one that falls towards $k/D$ means the network's
+# sensitivity leaves its initial subspace. On $\mathcal{D}(v)$ the movement, if any, should have a
+# direction: towards $v$, the only direction the task rewards (the first claim). A single random
+# network's sensitivity need not share much with the architecture's NADs, which summarise many
+# networks. Either way the architecture's NADs describe where training *starts* and which solutions
+# are easy to reach (chapters 3 and 4); the second claim says whether they also survive as the
+# trained network's own sensitivity.
 
 # %% [markdown]
 # ## Do trained CNNs use the NAD directions of real images?
@@ -416,14 +413,12 @@ ch.claim("oq3-beyond-energy", "The first NADs matter beyond the image energy the
          paper_steps=paper_cifar_steps, preconditions=above);
 
 # %% [markdown]
-# The last NADs and random directions carry almost none of the images' energy, and removing them
-# changes nothing. The first NADs are smooth, low-frequency patterns that carry a sizeable share of
-# every image, and removing them costs the trained network a large part of its margin over chance:
-# on the `cpu` profile, 16 NADs take it from about 0.67 to 0.56. The principal directions are the
-# harder control, since they remove *more* energy than the same number of NADs: twice as much at
-# $k = 16$, yet the accuracy drops less. Whether that difference survives the seed noise is what
-# the second claim decides; the sign is the one that says the network depends on these particular
-# directions and not merely on how much of the image is gone.
+# The table gives the share of the images' energy each removal takes away beside the accuracy it
+# leaves. The last NADs and random directions carry little energy; the first NADs are smooth,
+# low-frequency patterns that carry a sizeable share of every image. That is why the principal
+# directions are the harder control: they remove at least as much energy as the same number of
+# NADs. If the accuracy still drops more when the first NADs go (the second claim), the network
+# depends on these particular directions and not merely on how much of the image is gone.
 
 # %% [markdown]
 # ## Skip connections
@@ -492,14 +487,12 @@ ch.claim("oq4-skip-changes-nads", "Review 2 asked how NADs change with skip conn
          trained=False, settings={"skip_nad_networks": N4});
 
 # %% [markdown]
-# On the `cpu` profile the skips do change the NADs: the two networks' top-16 subspaces overlap far
-# less than two independent estimates of either network's own NADs do, although both sit well
-# above chance. The aliasing argument for *how* they change fails, though: the share of gradient
-# energy at low frequencies is practically the same with and without skips (if anything slightly
-# higher with them). What the skips change is the shape of the spectrum, which is more
-# concentrated in its first NADs with skips, and the first NAD itself, which becomes smoother,
-# plausibly because the identity path lets a smooth, pooled view of the input reach the output
-# directly.
+# The table puts the overlap of the two networks' NADs beside the split-half overlap of each one's
+# own estimate, and the low-frequency share of the gradient energy beside it. The two claims are
+# separate questions: whether the skips change the NADs at all (beyond Monte Carlo noise), and
+# whether they change them in the way the aliasing argument suggests (more high-frequency energy).
+# One can hold without the other; the spectra and first NADs above show what the skips change
+# instead, for example how concentrated the spectrum is in its first NADs.
 
 # %% [markdown]
 # ## NADs and the mixed Hessian (the paper's Sec. 3)
@@ -612,13 +605,11 @@ ch.claim("oq5-lenet-aligned", "Sec. 3: the NADs and the expected right singular 
 
 # %% [markdown]
 # Both estimates carry Monte Carlo noise, which lowers the measured overlap: chapter 2 showed how
-# slowly single-point gradient NADs of LeNet converge, and a few dozen networks cannot pin down
-# the mixed-Hessian basis either. With that in mind the alignment is striking where it shows: on the `cpu`
-# profile the first mixed-Hessian direction lies mostly inside the first NAD, hundreds of times
-# above chance, and about half of the top-4 subspaces coincide, while the agreement fades at larger
-# $k$, where neither estimate has converged. One network's mixed-Hessian Gram matrix costs as much
-# as several hundred networks' gradients here; the paper, too, worked with the gradient covariance,
-# which it found numerically more stable.
+# slowly single-point gradient NADs of LeNet converge, and a few dozen networks cannot pin down the
+# mixed-Hessian basis either. So the table compares each overlap with chance ($k/D$) rather than
+# with 1, and agreement is expected to fade at larger $k$, where neither estimate has converged.
+# One network's mixed-Hessian Gram matrix costs as much as several hundred networks' gradients here;
+# the paper, too, worked with the gradient covariance, which it found numerically more stable.
 
 # %% [markdown]
 # ## The margin quantity $\alpha(v)$
@@ -677,44 +668,23 @@ ch.claim("oq6-alpha-secant", paper6 + " (alpha from the authors' secant NADs).",
          values=rho["max-pool, " + cfg["reference_nads"]], steps=steps, paper_steps=paper_steps);
 
 # %% [markdown]
-# On the `cpu` profile the answer depends on which covariance stands in eq. (2). With the exact
-# gradients at one random input, max-pool LeNet's $\alpha(v)$ is nearly the same for every Fourier
-# direction (the gradient of a max-pool network at a point is routed through the few winning
-# pixels of each window, so its covariance over networks is close to isotropic) and predicts
-# nothing. The secant covariance of the authors' code, a finite difference across the network's
-# whole nonlinear range, does rank the directions: it is largest at the constant direction and the
-# lowest frequencies, which are learned, and it puts the $(0, 12)$ island above $(0, 8)$, though it
-# also rates $(0, 16)$, which no network learns, higher still. Its correlation with the accuracy
-# sits right at the criterion, within the noise of three seeds. For average pooling the gradient
-# covariance does better, and the correlation pooled over the four architectures is mostly carried
-# by the differences between them. Eq. (2) as written fails for max-pool LeNet; computed the way the
-# authors computed their NADs, it orders the directions roughly.
+# Why the two covariances can disagree: the gradient of a max-pool network at one point is routed
+# through the few winning pixels of each window, so its covariance over networks can be close to
+# isotropic, and then $\alpha(v)$ is nearly the same for every Fourier direction and predicts
+# nothing. The secant covariance of the authors' code is a finite difference across the network's
+# whole nonlinear range and ranks directions by more than the local routing. The two claims
+# say which of them orders the directions as the trained networks do; the pooled correlation over
+# the four architectures is mostly carried by the differences between them.
 
 # %% [markdown]
 # ## What the answers add up to
 #
-# On the `cpu` profile (the verdicts above give the intervals over seeds):
-#
-# * **Downsampling.** Aliasing theory predicts the maps well. Max-pooling has off-centre islands;
-#   an anti-aliasing blur removes them. Strided convolutions, with no prefilter at all, make a
-#   LeNet almost isotropic on $\mathcal{D}(v)$: the all-convolutional network the reviewer asked
-#   about is nearly free of the directional bias, at least on this easy version of the problem.
-# * **Training.** A network's own NADs (its sensitivity averaged over inputs) leave their initial
-#   subspace within an epoch or two and turn to the directions the task rewards. The
-#   architecture's NADs describe the starting point, not the trained network.
-# * **Real images.** A trained LeNet relies on the components of CIFAR-10 images along its first
-#   NADs: removing 16 of them costs far more than removing the last 16 or 16 random directions, and
-#   on average (not beyond the seed noise) more than removing the 16 directions of largest image
-#   energy.
-# * **Skip connections** change the NADs by more than Monte Carlo noise, but not in the way the
-#   aliasing argument suggested: the frequency content of the gradients barely moves, while the
-#   spectrum becomes more concentrated.
-# * **Sec. 3.** The worked example of eqs. (4)-(5) is exact. For LeNet the first mixed-Hessian
-#   directions overlap the first NADs hundreds of times above chance (the top-4 subspaces share
-#   about half their span, at the criterion's threshold), and the agreement fades with $k$, where
-#   neither estimate has converged.
-# * **Eq. (2)** of the follow-up predicts nothing for max-pool LeNet with the gradients it is
-#   written with; with the authors' secant covariance it orders the directions roughly.
+# The verdicts of this run, question by question, computed from the intervals above:
+
+# %%
+from IPython.display import Markdown  # noqa: E402
+
+Markdown(ch.verdict_summary(["oq1", "oq2", "oq3", "oq4", "oq5", "oq6"]))
 
 # %% [markdown]
 # ## Reproducibility

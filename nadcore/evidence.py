@@ -155,11 +155,15 @@ class Claim:
                    verdict=verdict, settings=dict(settings or {}), criterion=str(criterion),
                    interval=interval.method, note=reason)
 
+    def measured(self) -> Interval:
+        """The measured value and its interval."""
+        nan = float("nan")
+        return Interval(self.value, nan if self.ci_low is None else self.ci_low,
+                        nan if self.ci_high is None else self.ci_high, self.seeds, self.interval)
+
     def sentence(self) -> str:
         """One line for the page: the claim, the criterion, what was measured, the verdict."""
-        nan = float("nan")
-        iv = Interval(self.value, nan if self.ci_low is None else self.ci_low,
-                      nan if self.ci_high is None else self.ci_high, self.seeds, self.interval)
+        iv = self.measured()
         how = self.interval if iv.low == iv.high or self.seeds < 2 else \
             f"{self.interval}, {self.seeds} {'seeds' if self.trained else 'values'}"
         budget = "" if self.budget_fraction is None else f"; budget {self.budget_fraction:.2g} of the paper's SGD steps"

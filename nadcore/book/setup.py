@@ -149,6 +149,15 @@ class Chapter:
         if show:
             _show_markdown(f"(claim-{c.id})=\n{c.sentence()}")
 
+    def verdict_summary(self, prefixes=None) -> str:
+        """Markdown list of this run's claims so far (those whose id starts with one of
+        ``prefixes``, in that order; all if None): verdict, measured interval, link to the claim.
+        For a chapter's summary, so that no verdict is written by hand."""
+        groups = [[c for c in self.claims if c.id.startswith(p)] for p in prefixes] if prefixes else [self.claims]
+        lines = [f"* **{c.verdict}**: {c.paper} {c.criterion}: {c.measured()} ({{ref}}`details <claim-{c.id}>`)"
+                 for g in groups for c in g]
+        return "\n".join(lines) if lines else "(no claims recorded)"
+
     def figure_data(self, figure: str, frame) -> Path:
         """Write the tidy table behind a figure to ``data/<chapter>/<figure>.csv`` and show a
         "data" link to it (under the figure it belongs to)."""
