@@ -64,8 +64,8 @@ def expected_pages() -> list[str]:
     if EXTERNAL_HTML:
         root = Path(EXTERNAL_HTML)
         return sorted(str(p.relative_to(root)) for p in _html_pages(root)) or ["index.html"]
-    return (["index.html", "book/intro.html", "book/references.html", "genindex.html", "search.html"]
-            + [f"book/executed/{c.stem}.html" for c in chapter_sources()])
+    return (["index.html", "book/intro.html", "book/references.html", "book/executed/scorecard.html",
+             "genindex.html", "search.html"] + [f"book/executed/{c.stem}.html" for c in chapter_sources()])
 
 
 def _html_pages(root: Path) -> list[Path]:

@@ -1,0 +1,104 @@
+"""Facts about the chapters' smoke runs that must hold whatever the random draws: the claims and
+figure data they write, the scorecard built from them, and results that are exact (theory checked
+against closed forms) and therefore reproduced even on the smoke profile.
+
+The chapters run once per session (tests/conftest.py's papermill reference runs, shared with the
+nbval items); these tests read what those runs wrote beside the executed notebooks.
+"""
+from __future__ import annotations
+
+import csv
+import importlib.util
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+from nadcore.evidence import CLAIM_KEYS, VERDICTS
+
+REPO = Path(__file__).resolve().parents[1]
+CHAPTERS = sorted(p.stem for p in (REPO / "chapters").glob("[0-9][0-9]_*.py"))
+DOWNLOAD = re.compile(r"\{download\}`data <data/([^/]+)/([^>]+\.csv)>`")
+
+#: claims that are exact computations (no training, no sampling noise that could flip them)
+EXACT = {"01_pooling": ["thm1-blind", "thm1-anisotropic", "lemma1-hessian"],
+         "06_open_questions": ["oq5-eq4-eq5-exact"]}
+#: columns a reader's script may rely on
+COLUMNS = {("03_linear_separability", "fig1"): {"model", "k1", "k2", "seed", "test_acc", "train_acc"},
+           ("04_cifar10", "fig8"): {"model", "representation", "seed", "train_acc", "test_acc"},
+           ("06_open_questions", "fig1_maps"): {"variant", "seed", "k1", "k2", "test_acc", "train_acc"}}
+
+
+def _run(smoke, stem):
+    ref = smoke.reference(REPO / "chapters" / f"{stem}.py")
+    if ref.notebook is None:
+        pytest.fail(f"{stem} failed on the smoke profile: {ref.error}")
+    return ref.notebook
+
+
+def _claims(smoke, stem):
+    _run(smoke, stem)
+    path = smoke.executed / "claims" / f"{stem}.json"
+    return json.loads(path.read_text())["claims"] if path.exists() else []
+
+
+@pytest.mark.parametrize("stem", CHAPTERS)
+def test_claims_are_complete_and_shown_on_the_page(smoke, stem):
+    nb = json.loads(Path(_run(smoke, stem)).read_text())
+    shown = "".join("".join(o.get("data", {}).get("text/markdown", ""))
+                    for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", []))
+    for c in _claims(smoke, stem):
+        assert set(c) >= set(CLAIM_KEYS), f"{c['id']} lacks {set(CLAIM_KEYS) - set(c)}"
+        assert c["chapter"] == stem and c["verdict"] in VERDICTS
+        assert c["criterion"] and c["paper"], c["id"]
+        if c["value"] is not None and c["ci_low"] is not None and c["ci_high"] is not None:
+            assert c["ci_low"] <= c["value"] <= c["ci_high"], c["id"]
+        assert f"(claim-{c['id']})=" in shown, f"{c['id']} has no label on the page"
+
+
+@pytest.mark.parametrize("stem", sorted(EXACT))
+def test_exact_claims_reproduce_even_on_the_smoke_profile(smoke, stem):
+    verdicts = {c["id"]: c["verdict"] for c in _claims(smoke, stem)}
+    for cid in EXACT[stem]:
+        assert verdicts.get(cid) == "reproduced", f"{stem}: {cid} is {verdicts.get(cid)!r}"
+
+
+@pytest.mark.parametrize("stem", CHAPTERS)
+def test_every_figure_data_link_points_to_a_csv(smoke, stem):
+    nb = json.loads(Path(_run(smoke, stem)).read_text())
+    text = json.dumps(nb)
+    links = DOWNLOAD.findall(text.replace("\\n", "\n"))
+    for chapter, name in links:
+        path = smoke.executed / "data" / chapter / name
+        assert path.exists(), f"{stem} links to missing {path}"
+        with path.open() as fh:
+            rows = list(csv.DictReader(fh))
+        assert rows, f"{path} is empty"
+        want = COLUMNS.get((chapter, Path(name).stem))
+        if want:
+            assert want <= set(rows[0]), f"{path}: missing columns {want - set(rows[0])}"
+        for row in rows[:50]:
+            for v in row.values():
+                if v not in ("", None):
+                    try:
+                        assert not math.isinf(float(v))
+                    except ValueError:
+                        pass
+
+
+def test_scorecard_gathers_every_claim_once(smoke, tmp_path):
+    spec = importlib.util.spec_from_file_location("bb_facts", REPO / "scripts" / "build_book.py")
+    bb = importlib.util.module_from_spec(spec)
+    sys.modules["bb_facts"] = bb
+    spec.loader.exec_module(bb)
+    total = sum(len(_claims(smoke, s)) for s in CHAPTERS)
+    assert total >= 20, f"only {total} claims across the book"
+    card = bb.write_scorecard(smoke.executed, CHAPTERS)
+    ids = [c["id"] for c in card["claims"]]
+    assert len(ids) == total == len(set(ids))
+    page = (smoke.executed / "scorecard.md").read_text()
+    for cid in ids:
+        assert f"<claim-{cid}>" in page
