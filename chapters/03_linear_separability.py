@@ -138,7 +138,8 @@ fig = plots.direction_images({f"$k=({a},{b})$": fourier_basis_vector(a, b) for a
 # and `paper` profiles): each seed draws its own training and test sets, initialisation and batch
 # order. The default `cpu` profile has to finish in minutes on two cores, so **something has to
 # give**, and the seeds do not. Every run keeps the paper's 10,000 training samples, but trains
-# for 4 epochs instead of 20 (316 SGD steps, a fifth of the paper's), and the grids are coarser:
+# for fewer epochs than the paper's 20 (the table below gives the SGD steps per run and their
+# fraction of the paper's), and the grids are coarser:
 # an $8 \times 8$ Fourier grid (every second frequency of the paper's $16 \times 16$) for Fig. 1,
 # and a few cells of it for Figs. 2 and 3. Every claim below records its budget fraction (SGD
 # steps per run here over the paper's). Runs are grouped into jobs of `chunk` networks trained
