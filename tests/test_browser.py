@@ -305,9 +305,14 @@ SHOWN_NAD_JS = """(root) => {
 }"""
 
 
+#: how a page holds a NAD explorer: the widget's class in its saved state, or the HTML version's
+#: root element (the class name alone also occurs in the explorers' shared CSS)
+_NAD_EXPLORER = re.compile(r'"_dom_classes": \[[^\]]*"nad-explorer"|class=\\?"nad-explorer[ "\\]')
+
+
 def _explorer_pages(book_html) -> list[str]:
     return sorted(str(p.relative_to(book_html)) for p in _html_pages(book_html)
-                  if "nad-explorer" in p.read_text(encoding="utf-8", errors="replace"))
+                  if _NAD_EXPLORER.search(p.read_text(encoding="utf-8", errors="replace")))
 
 
 def test_nad_explorer_slider_changes_the_nad(book_html, server, browser):

@@ -23,8 +23,10 @@ REPO = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted(p.stem for p in (REPO / "chapters").glob("[0-9][0-9]_*.py"))
 DOWNLOAD = re.compile(r"\{download\}`data <data/([^/]+)/([^>]+\.csv)>`")
 
-#: claims that are exact computations (no training, no sampling noise that could flip them)
-EXACT = {"01_pooling": ["thm1-blind", "thm1-anisotropic", "lemma1-hessian"],
+#: claims that hold at any scale: exact computations, Theorem 1 against Monte Carlo (a z-score),
+#: and LogReg's secant NADs equal to its gradient NADs (a linear model)
+EXACT = {"01_pooling": ["thm1-blind", "thm1-anisotropic", "thm1-monte-carlo", "lemma1-hessian"],
+         "02_nads": ["logreg-secant-equals-gradient"],
          "06_open_questions": ["oq5-eq4-eq5-exact"]}
 #: columns a reader's script may rely on
 COLUMNS = {("03_linear_separability", "fig1"): {"model", "k1", "k2", "seed", "test_acc", "train_acc"},
