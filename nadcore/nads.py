@@ -175,9 +175,11 @@ def _top_subspace(M: np.ndarray, start: np.ndarray, k: int, iters: int = 3) -> n
 
 
 def _split_half(acc: _Accumulator) -> list[float]:
-    _, Va = _top_eigh(acc.covariance(range(0, GROUPS, 2)), max(OVERLAP_KS))
-    _, Vb = _top_eigh(acc.covariance(range(1, GROUPS, 2)), max(OVERLAP_KS))
-    return [subspace_overlap(Va, Vb, k) for k in OVERLAP_KS]
+    """Overlaps of the two half estimates; NaN where k exceeds a half's rank (its sample count)."""
+    halves = (range(0, GROUPS, 2), range(1, GROUPS, 2))
+    (_, Va), (_, Vb) = (_top_eigh(acc.covariance(h), max(OVERLAP_KS)) for h in halves)
+    rank = min(int(sum(acc.counts[g] for g in h)) for h in halves)
+    return [subspace_overlap(Va, Vb, k) if k <= rank else float("nan") for k in OVERLAP_KS]
 
 
 # Comparing NAD sets

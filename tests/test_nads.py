@@ -241,3 +241,10 @@ def test_leave_one_group_out_subspaces_match_a_full_eigendecomposition():
         _, exact = nads._top_eigh(C, nads.JACKKNIFE_K)
         for k in (1, 16, 64):
             assert nads.subspace_overlap(fast, exact, k) > 0.999, (g, k)
+
+
+def test_split_half_is_nan_beyond_the_rank_of_a_half():
+    r = nads.compute_nads("lenet", num_networks=20, seed=0, method="gradient")
+    sh = dict(zip(nads.OVERLAP_KS, r.extras["split_half"]))
+    assert np.isfinite(sh[1]) and np.isfinite(sh[4])  # 10 networks per half: rank 10
+    assert np.isnan(sh[16]) and np.isnan(sh[64])  # past it the eigenvectors are arbitrary
