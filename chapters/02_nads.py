@@ -93,6 +93,7 @@ import numpy as np
 import pandas as pd
 
 from nadcore import nads
+from nadcore.data import low_frequency_fraction
 from nadcore.book import setup
 from nadcore.evidence import Criterion, exact_value, jackknife_interval
 from nadcore.plots import nads as nadplots
@@ -294,9 +295,9 @@ comparison = pd.DataFrame({arch: {
     "secant source": secant_source.get(arch, "-"),
     **{f"overlap k={k}": (nads.identifiable_overlap(gallery_secant[arch], g, k) if arch in gallery_secant
                           else np.nan) for k in ks},
-    "low-freq secant": (np.mean([nads.low_frequency_fraction(gallery_secant[arch].nads[i]) for i in range(3)])
+    "low-freq secant": (np.mean([low_frequency_fraction(gallery_secant[arch].nads[i]) for i in range(3)])
                         if arch in gallery_secant else np.nan),
-    "low-freq gradient": np.mean([nads.low_frequency_fraction(g.nads[i]) for i in range(3)]),
+    "low-freq gradient": np.mean([low_frequency_fraction(g.nads[i]) for i in range(3)]),
 } for arch, g in gallery_gradient.items()}).T
 print(comparison.to_string(float_format=lambda v: f"{v:.3f}"))
 

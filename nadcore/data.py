@@ -48,6 +48,7 @@ import torch
 __all__ = [
     "fourier_basis_vector", "fourier_grid", "FourierGrid", "fourier_directions",
     "directional_dataset", "directional_train_test", "concat_channels", "unit", "SIGNALS",
+    "fourier_energy", "low_frequency_fraction",
 ]
 
 
@@ -187,3 +188,23 @@ def concat_channels(*xs) -> torch.Tensor:
             raise ValueError(f"concat_channels needs (n, C, H, W) tensors with equal n and H, W; got "
                              f"{[tuple(t.shape) for t in ts]}")
     return torch.cat([t.to(torch.float32) for t in ts], dim=1)
+
+
+def fourier_energy(nad: np.ndarray) -> np.ndarray:
+    """``|fftshift(fft2(u))|^2`` of a NAD image (summed over channels), low frequencies centred."""
+    a = np.asarray(nad, dtype=np.float64)
+    if a.ndim == 1:
+        s = int(np.sqrt(a.size).round())
+        a = a.reshape(s, s)
+    if a.ndim == 3:
+        return sum(np.abs(np.fft.fftshift(np.fft.fft2(c))) ** 2 for c in a)
+    return np.abs(np.fft.fftshift(np.fft.fft2(a))) ** 2
+
+
+def low_frequency_fraction(nad: np.ndarray, radius: float = 8.0) -> float:
+    """Fraction of a NAD's Fourier energy within ``radius`` of the zero frequency."""
+    E = fourier_energy(nad)
+    h, w = E.shape
+    yy, xx = np.mgrid[:h, :w]
+    r = np.hypot(yy - h // 2, xx - w // 2)
+    return float(E[r <= radius].sum() / E.sum())

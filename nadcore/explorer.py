@@ -117,7 +117,7 @@ def _pixel_image(img: np.ndarray) -> dict:
 
 
 def _fourier_image(img: np.ndarray) -> dict:
-    from nadcore.nads import fourier_energy
+    from nadcore.data import fourier_energy
 
     return dict(values=fourier_energy(img), cmap="magma", vmin=0.0, levels=LEVELS)
 

@@ -38,8 +38,7 @@ from nadcore.utils import resolve_device
 
 __all__ = [
     "NADResult", "compute_nads", "cached_nads", "subspace_overlap", "identifiable_overlap",
-    "overlap_interval", "gradient_covariance", "complete_basis", "fourier_energy",
-    "low_frequency_fraction", "OVERLAP_KS", "METHODS", "GROUPS",
+    "overlap_interval", "gradient_covariance", "complete_basis", "OVERLAP_KS", "METHODS", "GROUPS",
 ]
 
 METHODS = ("secant", "gradient")
@@ -228,8 +227,11 @@ def complete_basis(nads: np.ndarray) -> np.ndarray:
     ``V <- 1.5 V - 0.5 V V^T V`` (they move by ~1e-6 and keep their order and signs); anything
     further from orthonormal goes through a QR decomposition (Gram-Schmidt in order, signs kept).
     The last D - K rows span the orthogonal complement (the published files hold 1023 of 1024
-    NADs: the missing one is the direction of least variance and goes last); they are the
-    eigenvectors of the projector ``I - V^T V``, each with its largest entry made positive."""
+    NADs: the missing one is the direction of least variance and goes last): the complement's
+    projection of a fixed Gaussian matrix (seed 0, part of this definition, not an experiment's
+    randomness), orthonormalised in order, each row with its largest entry made positive. Unlike
+    an eigenbasis of the (degenerate) complement, this basis moves continuously with the given
+    NADs, so float rounding cannot swap it for another."""
     V = np.array(nads, dtype=np.float64)
     K, D = V.shape
     if K > D:
@@ -249,30 +251,12 @@ def complete_basis(nads: np.ndarray) -> np.ndarray:
             err = np.abs(V @ V.T - np.eye(K)).max()
     if K == D:
         return V
-    w, E = np.linalg.eigh(np.eye(D) - V.T @ V)
-    extra = E[:, np.argsort(w, kind="stable")[::-1][: D - K]].T
+    Q = np.random.default_rng(0).standard_normal((D, D - K))
+    for _ in range(2):  # project out the NADs twice: orthogonal to float64 precision
+        Q, _ = np.linalg.qr(Q - V.T @ (V @ Q))
+    extra = Q.T
     extra *= np.sign(extra[np.arange(D - K), np.abs(extra).argmax(1)])[:, None]
     return np.vstack([V, extra])
-
-
-def fourier_energy(nad: np.ndarray) -> np.ndarray:
-    """``|fftshift(fft2(u))|^2`` of a NAD image (summed over channels), low frequencies centred."""
-    a = np.asarray(nad, dtype=np.float64)
-    if a.ndim == 1:
-        s = int(math.isqrt(a.size))
-        a = a.reshape(s, s)
-    if a.ndim == 3:
-        return sum(np.abs(np.fft.fftshift(np.fft.fft2(c))) ** 2 for c in a)
-    return np.abs(np.fft.fftshift(np.fft.fft2(a))) ** 2
-
-
-def low_frequency_fraction(nad: np.ndarray, radius: float = 8.0) -> float:
-    """Fraction of a NAD's Fourier energy within ``radius`` of the zero frequency."""
-    E = fourier_energy(nad)
-    h, w = E.shape
-    yy, xx = np.mgrid[:h, :w]
-    r = np.hypot(yy - h // 2, xx - w // 2)
-    return float(E[r <= radius].sum() / E.sum())
 
 
 # Estimation
@@ -393,6 +377,10 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
             bar.close()
     seconds = time.perf_counter() - t0
     eigenvalues, nads = _top_eigh(total.covariance())
+    rank = int(min(total.counts.sum(), D))
+    if rank < D:  # past the rank the eigenvectors are an arbitrary basis: use the one of complete_basis
+        eigenvalues[rank:] = 0.0
+        nads = complete_basis(nads[:rank]).astype(nads.dtype)
     start = nads[:JACKKNIFE_K + 32]
     jk = np.stack([_top_subspace(total.covariance([h for h in range(GROUPS) if h != g]), start, JACKKNIFE_K)
                    for g in range(GROUPS) if total.counts[g] > 0]).astype(np.float32)

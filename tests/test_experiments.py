@@ -2,6 +2,7 @@
 cluster) gives the same results, threads included (no global RNG), and an interrupted run resumes
 from the cache."""
 import concurrent.futures as cf
+import os
 
 import numpy as np
 import pytest
@@ -49,7 +50,18 @@ def test_thread_pool_of_eight_equals_in_process_repeatedly(tmp_path):
         _same(ref, par)
 
 
-def test_local_dask_cluster_equals_in_process(tmp_path):
+@pytest.fixture
+def restore_environ():
+    """Starting a LocalCluster sets OMP/MKL/OPENBLAS_NUM_THREADS=1 (and more) in THIS process's
+    environment; later kernels (the nbval runs) would inherit one BLAS thread and round
+    differently from the committed references. Put the environment back."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
+def test_local_dask_cluster_equals_in_process(tmp_path, restore_environ):
     distributed = pytest.importorskip("distributed")
     ref = run_jobs(_jobs(), directional_job, cache=Cache(tmp_path / "ref"))
     with distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=2,
