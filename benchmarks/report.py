@@ -63,7 +63,8 @@ def main(argv=None):
     L, R = rows["lenet"], rows["resnet18"]
     gn = L["networks"]["gradient"]
     lines = [
-        f"Command: `python benchmarks/report.py{' --quick' if a.quick else ''}` on {start:%Y-%m-%d %H:%M %Z}; "
+        f"Command: `python benchmarks/report.py{' --quick' if a.quick else ''}"
+        f"{'' if a.reps == 3 else f' --reps {a.reps}'}` on {start:%Y-%m-%d %H:%M %Z}; "
         f"{m['cpu']}, {m['cores']} cores, torch {m['torch']} ({m['threads']} threads); "
         f"load average {load0} at the start, {load()} at the end. Ratios: medians of {reps} "
         "interleaved repetitions.",
