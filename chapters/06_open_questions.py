@@ -579,7 +579,7 @@ hjobs = [Job({**spec_key(model), "networks": cfg["hessian_networks"], "seed": s,
          for s in ch.seeds]
 hres = [a for a, _ in run_jobs(hjobs, mixed_hessian.mixed_moments_job, **run)]
 hk = [1, 4, 16, 64]
-mixed_basis = [mixed_hessian.top_eigenvectors(a["mixed"], max(hk))[1] for a in hres]
+mixed_basis = [nads.top_eigenvectors(a["mixed"], max(hk))[1] for a in hres]
 grad_basis = [gradient_nads(model, s).nads for s in ch.seeds]
 hess_overlap = np.array([[nads.subspace_overlap(M_, G_, k) for k in hk] for M_, G_ in zip(mixed_basis, grad_basis)])
 bases = {"gradient NADs": grad_basis[0], "mixed Hessian": mixed_basis[0]}

@@ -34,7 +34,7 @@ from nadcore import estimators as est
 from nadcore import initialisation as init
 from nadcore import models as _models
 
-__all__ = ["mixed_gram_product", "network_moments", "mixed_moments_job", "top_eigenvectors",
+__all__ = ["mixed_gram_product", "network_moments", "mixed_moments_job",
            "linear_pooling_output", "linear_pooling_moments", "linear_pooling_monte_carlo"]
 
 
@@ -104,13 +104,6 @@ def mixed_moments_job(config: dict):
     return r, {"seconds": time.perf_counter() - t0}
 
 
-def top_eigenvectors(M: np.ndarray, k: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """Eigenvalues (descending) and eigenvectors (one per ROW) of the symmetric matrix ``M``."""
-    w, V = np.linalg.eigh(np.asarray(M, dtype=np.float64))
-    order = np.argsort(w)[::-1][:k]
-    return w[order], V[:, order].T.copy()
-
-
 # --------------------------------------------------------------------------------------------
 # The deep linear model of pooling (eqs. (4)-(5))
 # --------------------------------------------------------------------------------------------
@@ -121,10 +114,6 @@ def linear_pooling_output(params: dict, x: torch.Tensor, m: torch.Tensor, S: int
     D = x.shape[-1]
     fold = torch.arange(D, device=x.device) % (D // S)
     return (params["theta"][fold] * m * params["phi"] * x).sum(-1) / S
-
-
-def _basis(n: int, dtype) -> torch.Tensor:
-    return torch.eye(n, dtype=dtype)
 
 
 def linear_pooling_moments(m, S: int, s_theta: float, s_phi: float) -> dict:
@@ -146,7 +135,7 @@ def linear_pooling_moments(m, S: int, s_theta: float, s_phi: float) -> dict:
         return linear_pooling_output(params, xx, m, S)
 
     gx = grad(f, argnums=1)
-    eM, eD = _basis(M, torch.float64), _basis(D, torch.float64)
+    eM, eD = torch.eye(M, dtype=torch.float64), torch.eye(D, dtype=torch.float64)
     g = vmap(lambda th: vmap(lambda ph: gx({"theta": th, "phi": ph}, x))(eD))(eM).reshape(M * D, D)
     C_grad = s_theta ** 2 * s_phi ** 2 * (g.T @ g)
     C_mix = torch.zeros(D, D, dtype=torch.float64)
@@ -171,7 +160,7 @@ def linear_pooling_monte_carlo(m, S: int, s_theta: float, s_phi: float, draws: i
     def f(params, xx):
         return linear_pooling_output(params, xx, m, S)
 
-    eD = _basis(D, torch.float64)
+    eD = torch.eye(D, dtype=torch.float64)
     C_grad = torch.zeros(D, D, dtype=torch.float64)
     C_mix = torch.zeros(D, D, dtype=torch.float64)
     for start in range(0, int(draws), batch):

@@ -38,7 +38,8 @@ from nadcore.utils import resolve_device
 
 __all__ = [
     "NADResult", "compute_nads", "cached_nads", "subspace_overlap", "identifiable_overlap",
-    "overlap_interval", "gradient_covariance", "complete_basis", "OVERLAP_KS", "METHODS", "GROUPS",
+    "overlap_interval", "gradient_covariance", "top_eigenvectors", "complete_basis", "OVERLAP_KS",
+    "METHODS", "GROUPS",
 ]
 
 METHODS = ("secant", "gradient")
@@ -152,7 +153,9 @@ def gradient_covariance(sum_ggT: np.ndarray, n: int) -> np.ndarray:
     return sum_ggT / max(int(n), 1)
 
 
-def _top_eigh(M: np.ndarray, k: int | None = None):
+def top_eigenvectors(M: np.ndarray, k: int | None = None):
+    """Eigenvalues (descending, negative rounding clipped to 0) and eigenvectors (one per ROW, same
+    order) of the symmetric matrix ``M``; the top ``k`` if given."""
     w, V = np.linalg.eigh(M)
     order = np.argsort(w)[::-1]
     w, V = w[order], V[:, order]
@@ -176,7 +179,7 @@ def _top_subspace(M: np.ndarray, start: np.ndarray, k: int, iters: int = 3) -> n
 def _split_half(acc: _Accumulator) -> list[float]:
     """Overlaps of the two half estimates; NaN where k exceeds a half's rank (its sample count)."""
     halves = (range(0, GROUPS, 2), range(1, GROUPS, 2))
-    (_, Va), (_, Vb) = (_top_eigh(acc.covariance(h), max(OVERLAP_KS)) for h in halves)
+    (_, Va), (_, Vb) = (top_eigenvectors(acc.covariance(h), max(OVERLAP_KS)) for h in halves)
     rank = min(int(sum(acc.counts[g] for g in h)) for h in halves)
     return [subspace_overlap(Va, Vb, k) if k <= rank else float("nan") for k in OVERLAP_KS]
 
@@ -368,7 +371,7 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
             start = stop
             if len(cps) > 1:
                 ck_n.append(stop)
-                ck_nads.append(_top_eigh(total.covariance(), top_k_checkpoints)[1].astype(np.float32))
+                ck_nads.append(top_eigenvectors(total.covariance(), top_k_checkpoints)[1].astype(np.float32))
                 ck_split.append(_split_half(total))
     finally:
         if pool is not None:
@@ -376,7 +379,7 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
         if bar:
             bar.close()
     seconds = time.perf_counter() - t0
-    eigenvalues, nads = _top_eigh(total.covariance())
+    eigenvalues, nads = top_eigenvectors(total.covariance())
     rank = int(min(total.counts.sum(), D))
     if rank < D:  # past the rank the eigenvectors are an arbitrary basis: use the one of complete_basis
         eigenvalues[rank:] = 0.0
