@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from nadcore.data import FourierGrid
+from nadcore.data import FourierGrid, low_frequency_fraction
 from nadcore.separability import frequency_radius
 
 __all__ = ["quadrant_grid", "map_summary", "alpha", "spearman", "spectrum_summary", "nad_table"]
@@ -76,11 +76,7 @@ def spectrum_summary(eigenvalues, nads, k: int = 16, radius: float = 8.0) -> dic
     that share for the first NAD alone."""
     lam = np.clip(np.asarray(eigenvalues, dtype=np.float64), 0.0, None)
     U = np.asarray(nads, dtype=np.float64)
-    side = int(round(np.sqrt(U.shape[1])))
-    E = np.abs(np.fft.fftshift(np.fft.fft2(U.reshape(-1, side, side)), axes=(1, 2))) ** 2
-    yy, xx = np.mgrid[:side, :side]
-    near = np.hypot(yy - side // 2, xx - side // 2) <= radius
-    share = E[:, near].sum(1) / E.reshape(len(U), -1).sum(1)
+    share = np.array([low_frequency_fraction(u, radius) for u in U])
     return {"top_k": float(lam[:k].sum() / lam.sum()),
             "low_frequency": float((lam[: len(U)] * share).sum() / lam[: len(U)].sum()),
             "first_low": float(share[0])}
