@@ -17,6 +17,8 @@ nadcore's gradient: for LeNet through the command line, ``python -m nadcore nads
 ``meta.networks_per_second`` (sampling only: the parameter draw, the gradients and the float64
 accumulation; not the final eigendecompositions); for other models ``compute_nads``.
 
+All sides run in one process under nadcore's allocator setting (``nadcore.utils.keep_freed_memory``,
+which also speeds up the authors' procedure: measuring them without it would flatter nadcore).
 Each repetition times all sides back to back, so every ratio compares runs under the same load;
 the table reports the medians over repetitions of the rates and of the per-repetition ratios,
 and the 1-minute load average seen. Targets (issue 11): secant >= 5x the authors' procedure for
@@ -40,6 +42,7 @@ import torch  # noqa: E402
 from common import load, machine, median  # noqa: E402
 from nadcore import nads  # noqa: E402
 from nadcore.models import build_model  # noqa: E402
+from nadcore.utils import keep_freed_memory  # noqa: E402
 
 # networks per measurement at --scale 1: (authors, nadcore secant, nadcore gradient)
 COUNTS = {"lenet": (10, 400, 8192), "resnet18": (1, 4, 64), "vgg11": (1, 8, 128),
@@ -112,6 +115,7 @@ def main(argv=None):
     ap.add_argument("--bf16", action="store_true", help="also time precision='bf16' for the secant")
     ap.add_argument("--json", default=None, help="also write the results here")
     a = ap.parse_args(argv)
+    keep_freed_memory()  # every side runs under nadcore's allocator setting
     m = machine()
     print(f"{m['cpu']}, {m['cores']} cores, torch {m['torch']}, {m['threads']} threads; load {load()}")
     rows = [bench_model(s, a.reps, a.scale, a.gradient_networks, a.bf16) for s in a.models.split(",")]

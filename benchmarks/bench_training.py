@@ -10,7 +10,8 @@ linear decay, clipping 0.5) on 1x32x32 inputs. "Loop" is what one would write by
 ``chunk`` models per call of ``train_many`` in this process (torch's default threads), and
 ``--processes P`` runs P one-thread worker processes, each calling ``train_many`` on its share of
 the models. Each repetition times every configuration back to back (same load); the medians over
-repetitions are reported, with the 1-minute load average.
+repetitions are reported, with the 1-minute load average. Both sides run under nadcore's
+allocator setting (``nadcore.utils.keep_freed_memory``, which ``train_classifier`` also applies).
 
 Efficiency. FLOPs are counted analytically from the model: ``F`` = the multiply-adds x 2 of the
 Conv2d and Linear layers of one forward pass of one input (``nadcore.estimators.forward_flops``;
@@ -43,6 +44,7 @@ from nadcore.data import directional_train_test, fourier_basis_vector  # noqa: E
 from nadcore.estimators import forward_flops  # noqa: E402
 from nadcore.models import build_model  # noqa: E402
 from nadcore.train import train_classifier, train_many  # noqa: E402
+from nadcore.utils import keep_freed_memory  # noqa: E402
 
 SETTINGS = dict(batch_size=128, max_lr=0.5)
 N_TEST = 256
@@ -124,6 +126,7 @@ def main(argv=None):
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
+    keep_freed_memory()  # every side runs under nadcore's allocator setting
     m = machine()
     steps = a.epochs * -(-a.n_train // 128)
     print(f"{a.model}, 1x32x32, {a.models} models x {a.epochs} epochs x {a.n_train} samples "

@@ -34,7 +34,7 @@ import torch
 import nadcore
 from nadcore import estimators as est
 from nadcore import models as _models
-from nadcore.utils import resolve_device
+from nadcore.utils import keep_freed_memory, resolve_device
 
 __all__ = [
     "NADResult", "compute_nads", "cached_nads", "subspace_overlap", "identifiable_overlap",
@@ -326,6 +326,8 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
     if strategy not in est.STRATEGIES:
         raise ValueError(f"strategy must be one of {est.STRATEGIES}, got {strategy!r}")
     dev = resolve_device(device)
+    if dev.type == "cpu":
+        keep_freed_memory()
     # Build once in the parent: a clear error for a bad spec or a wrong output shape.
     probe = _models.build_model(model, input_shape[0], 1, input_shape[-1], check=False)
     _models.check_model_output(probe, input_shape, 1, model)

@@ -32,7 +32,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from nadcore.train_batched import batched_forward
-from nadcore.utils import resolve_device
+from nadcore.utils import keep_freed_memory, resolve_device
 
 __all__ = [
     "TrainResult", "train_classifier", "train_many", "evaluate", "lr_at",
@@ -216,6 +216,8 @@ def _train_classifier(model, x_train, y_train, epochs, batch_size, max_lr, momen
                       schedule) -> TrainResult:
     t0 = time.perf_counter()
     dev = resolve_device(device)
+    if dev.type == "cpu":
+        keep_freed_memory()
     model = model.to(dev)
     x = _as_tensor(x_train, torch.float32).to(dev)
     y = _as_tensor(y_train)
@@ -325,6 +327,8 @@ def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, 
     if len(generators) != M:
         raise ValueError(f"need one generator per model: {M} models, {len(generators)} generators")
     dev = resolve_device(device)
+    if dev.type == "cpu":
+        keep_freed_memory()
     if not all(supports_train_many(m) for m in models):
         if not fallback:
             raise ValueError("train_many cannot vectorise models with buffers or dropout")
