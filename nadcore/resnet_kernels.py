@@ -11,6 +11,14 @@ network makes them, and are zeroed again after every layer), the resulting 11x11
 into the unperturbed first-stage output, and the remaining stages run on the full maps as usual.
 The first stage, about 27% of ResNet-18's multiply-adds on a 32x32 input, shrinks to a fifth.
 Every batch norm (eval mode) is folded into the convolution before it.
+
+Two more exact savings in the remaining stages (:func:`_conv`). On the CPU, on maps of at most
+4x4 (the last stage), a padded 3x3 convolution spends almost a third of its multiply-adds on the zero padding;
+there it runs as nine matrix products, one per class of output positions (corner, edge,
+interior) with only the kernel taps that land inside the map. On the CPU in float32, a
+convolution followed by its ReLU (and by the residual sum) is one oneDNN call with fused
+post-operations (``torch.ops.mkldnn._convolution_pointwise``, the op torch.compile uses), which
+saves a pass over every activation map; other devices and dtypes run the separate ops.
 """
 from __future__ import annotations
 
@@ -43,18 +51,18 @@ def resnet_supported(model, input_shape) -> bool:
 
 @lru_cache(maxsize=4)
 def _tables(C: int, S: int, device: str):
-    """Unfold index of the 21x21 crops, their in-image masks, and the paste index of the 11x11
-    windows in the first-stage map padded by 5."""
+    """In-image masks of the 21x21 crops, and where each pixel's 11x11 window lands in the
+    first-stage map (flat position, or -1 outside the image)."""
     W = 2 * 2 * _R + 1                                               # 21
     canvas = torch.zeros(1, 1, S + 4 * _R, S + 4 * _R)
     canvas[..., 2 * _R:2 * _R + S, 2 * _R:2 * _R + S] = 1
     mask = F.unfold(canvas, W)[0].T.reshape(S * S, 1, W, W)          # (S*S pixels, 1, 21, 21)
     r = torch.arange(S)
-    w = torch.arange(2 * _R + 1)
-    P = S + 2 * _R
-    rows = (r[:, None, None, None] + w[None, None, :, None]) * P
-    cols = r[None, :, None, None] + w[None, None, None, :]
-    paste = (rows + cols).reshape(S * S, -1)                         # (S*S, 121) into P*P
+    w = torch.arange(2 * _R + 1) - _R
+    rows = (r[:, None, None, None] + w[None, None, :, None]).expand(S, S, 2 * _R + 1, 2 * _R + 1)
+    cols = (r[None, :, None, None] + w[None, None, None, :]).expand(S, S, 2 * _R + 1, 2 * _R + 1)
+    inside = (rows >= 0) & (rows < S) & (cols >= 0) & (cols < S)
+    paste = torch.where(inside, rows * S + cols, -1).reshape(S * S, -1)  # (S*S, 121); -1: outside
     return mask.to(device), paste.to(device)
 
 
@@ -65,26 +73,98 @@ def _fold(conv, bn):
     return w, bn.bias - bn.running_mean * s
 
 
-def _folded(model) -> dict:
-    """Every convolution of ``model`` with its batch norm folded in, by block."""
+def _folded(model, S: int) -> dict:
+    """Every convolution of ``model`` with its batch norm folded in, by block; the stride-1 3x3
+    convolutions of maps of side at most ``_TAP_MAX`` (input side ``S``) also carry their
+    tap-class weights (:func:`_conv_taps`)."""
+    def taps(wb, side):
+        return (*wb, (side, _tap_weights(wb[0], side))) if 2 <= side <= _TAP_MAX else wb
+
     f = {"stem": _fold(model.conv1, model.bn1)}
     for li, layer in enumerate((model.layer1, model.layer2, model.layer3, model.layer4)):
         for bi, b in enumerate(layer):
-            f[li, bi] = (_fold(b.conv1, b.bn1), _fold(b.conv2, b.bn2), b.conv1.stride,
+            stride = b.conv1.stride[0]
+            side = -(-S // 2 ** li)                                  # the block's output side
+            f[li, bi] = (taps(_fold(b.conv1, b.bn1), side) if stride == 1 else _fold(b.conv1, b.bn1),
+                         taps(_fold(b.conv2, b.bn2), side), stride,
                          _fold(b.shortcut[0], b.shortcut[1]) if len(b.shortcut) else None)
     return f
+
+
+_TAP_MAX = 4  # maps of at most this side run the padded 3x3 convolutions as tap-class products
+
+
+def _fusable(o: torch.Tensor) -> bool:
+    """oneDNN's fused convolutions apply: float32 on the CPU, no autocast (bf16 keeps its ops)."""
+    return (o.device.type == "cpu" and o.dtype == torch.float32 and torch.backends.mkldnn.is_available()
+            and not torch.is_autocast_enabled("cpu") and hasattr(torch.ops.mkldnn, "_convolution_pointwise"))
+
+
+def _tap_classes(S: int):
+    """Per axis of an S-map (3x3 kernel, stride 1, padding 1): (input slice, taps, kernel slice,
+    output slice) of the first, the inner and the last output positions."""
+    cls = [(slice(0, 2), 2, slice(1, 3), slice(0, 1))]
+    if S > 2:
+        cls.append((slice(0, S), 3, slice(0, 3), slice(1, S - 1)))
+    cls.append((slice(S - 2, S), 2, slice(0, 2), slice(S - 1, S)))
+    return cls
+
+
+def _tap_weights(w: torch.Tensor, S: int) -> list:
+    """For each (row class, column class): the kernel taps inside the map as a (taps * C, C')
+    matrix, rows in (kernel row, kernel column, input channel) order."""
+    return [[w[:, :, kr, kc].permute(2, 3, 1, 0).reshape(-1, w.shape[0]).contiguous()
+             for (_, _, kc, _) in _tap_classes(S)] for (_, _, kr, _) in _tap_classes(S)]
+
+
+def _conv_taps(o, wb, taps):
+    """A padded stride-1 3x3 convolution of a small map (n, C, S, S) as one matrix product per
+    class of output positions, using only the taps that land inside the map."""
+    n, _, S, _ = o.shape
+    b = wb[1]
+    xv = o.permute(0, 2, 3, 1)                                       # (n, S, S, C)
+    out = o.new_empty(n, S, S, b.shape[0])
+    classes = _tap_classes(S)
+    for i, (ri, kh, _, ro) in enumerate(classes):
+        rows = xv[:, ri].unfold(1, kh, 1)                            # (n, r, S, C, kh)
+        for j, (ci, kw, _, co) in enumerate(classes):
+            p = rows[:, :, ci].unfold(2, kw, 1)                      # (n, r, c, C, kh, kw)
+            nr, nc = p.shape[1], p.shape[2]
+            cols = p.permute(0, 1, 2, 4, 5, 3).reshape(n * nr * nc, -1)
+            out[:, ro, co] = torch.addmm(b, cols, taps[i][j]).view(n, nr, nc, -1)
+    return out.permute(0, 3, 1, 2)
+
+
+def _conv(o, wb, stride=1, pad=1, relu=False, add=None):
+    """``conv2d(o, *wb, stride, pad)`` [``+ add``] [then ReLU]: tap-class products on small maps
+    (``wb`` carries their weights), oneDNN's fused post-operations on the CPU in float32, the
+    separate ops otherwise (all equal up to float rounding)."""
+    taps = wb[2] if len(wb) > 2 else None
+    if taps is not None and stride == 1 and pad == 1 and o.shape[-1] == taps[0] and o.device.type == "cpu":
+        y = _conv_taps(o, wb, taps[1])
+    elif _fusable(o) and (add is None or add.is_contiguous(memory_format=torch.channels_last)):
+        args = (wb[0], wb[1], [pad] * 2, [stride] * 2, [1, 1], 1)
+        if add is None:
+            return torch.ops.mkldnn._convolution_pointwise(o, *args, "relu" if relu else "none", [], "")
+        return torch.ops.mkldnn._convolution_pointwise.binary(o, add, *args, "add", None,
+                                                              "relu" if relu else None, [], "")
+    else:
+        y = F.conv2d(o, wb[0], wb[1], stride, pad)
+    if add is not None:
+        y = y + add
+    return y.relu_() if relu else y
 
 
 def _block(fb, o, pad=1, mask=None):
     """A BasicBlock with folded weights: padded (the full maps), or without padding on crops
     (``pad=0``: (n, c, s, s) -> (n, c, s - 4, s - 4), zeroed outside the image by ``mask``)."""
-    (w1, b1), (w2, b2), stride, sc = fb
-    y = F.relu(F.conv2d(o, w1, b1, stride, pad))
+    c1, c2, stride, sc = fb
+    y = _conv(o, c1, stride, pad, relu=True)
     if mask is not None:
         y = y * mask[..., 1:-1, 1:-1]
-    y = F.conv2d(y, w2, b2, 1, pad)
-    y += F.conv2d(o, sc[0], sc[1], stride) if sc is not None else (o if pad else o[..., 2:-2, 2:-2])
-    y = y.relu_()
+    r = _conv(o, sc, stride, 0) if sc is not None else (o if pad else o[..., 2:-2, 2:-2].contiguous(
+        memory_format=torch.channels_last))
+    y = _conv(y, c2, 1, pad, relu=True, add=r)
     return y * mask[..., 2:-2, 2:-2] if mask is not None else y
 
 
@@ -111,16 +191,15 @@ def resnet_secant(model, x: torch.Tensor, step: float, chunk: int | None = None,
     D = len(coords)
     chunk = chunk or (2 * D if dev.type != "cpu" else 128)
     mask, paste = _tables(C, S, str(dev))
-    W, P = 4 * _R + 1, S + 2 * _R
-    cl = torch.channels_last
+    W = 4 * _R + 1
     out = torch.empty(2, D, dtype=torch.float64, device=dev)
     with torch.no_grad(), (_autocast(dev.type, precision) if precision != "float32" else nullcontext()):
-        f = _folded(model)
+        f = _folded(model, S)
         base = F.relu(F.conv2d(x[None], *f["stem"], 1, 1))
         for bi in range(len(model.layer1)):
             base = _block(f[0, bi], base)                                # (1, c, S, S)
         c = base.shape[1]
-        base_pad = F.pad(base, (_R,) * 4).permute(0, 2, 3, 1).reshape(1, P * P, c)
+        base_cl = base.permute(0, 2, 3, 1).reshape(1, S * S, c)
         crops = F.unfold(F.pad(x[None], (2 * _R,) * 4), W)[0].T.reshape(S * S, C, W, W)
         k = torch.arange(2 * D, device=dev)
         for s in range(0, 2 * D, chunk):
@@ -135,9 +214,14 @@ def resnet_secant(model, x: torch.Tensor, step: float, chunk: int | None = None,
             for bi in range(len(model.layer1)):
                 e = (W - t.shape[-1]) // 2
                 t = _block(f[0, bi], t, 0, m[..., e:W - e, e:W - e])
-            full = base_pad.to(t.dtype).expand(len(i), P * P, c).clone()
-            full[torch.arange(len(i), device=dev)[:, None], paste[pix]] = t.permute(0, 2, 3, 1).reshape(
-                len(i), -1, c)
-            full = full.reshape(len(i), P, P, c)[:, _R:_R + S, _R:_R + S].permute(0, 3, 1, 2)
-            out.view(-1)[s:s + len(i)] = _tail(model, f, full.contiguous(memory_format=cl)).double()
+            # the unperturbed first-stage maps with each input's window pasted in, channels-last;
+            # window cells outside the image go to one spare row after the last map
+            n = len(i)
+            buf = t.new_empty(n * S * S + 1, c)
+            buf[:-1].view(n, S * S, c).copy_(base_cl.to(t.dtype).expand(n, S * S, c))
+            at = paste[pix]
+            at = torch.where(at >= 0, at + S * S * torch.arange(n, device=dev)[:, None], n * S * S)
+            buf[at.reshape(-1)] = t.permute(0, 2, 3, 1).reshape(-1, c)
+            full = buf[:-1].view(n, S, S, c).permute(0, 3, 1, 2)       # channels-last, no copy
+            out.view(-1)[s:s + n] = _tail(model, f, full).double()
     return (out[0] - out[1]) / (2.0 * step)
