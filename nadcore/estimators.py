@@ -24,7 +24,6 @@ with float32 to a cosine above 0.999, not to float rounding, so it is an explici
 """
 from __future__ import annotations
 
-import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
@@ -38,7 +37,7 @@ from nadcore.utils import derived_seed, resolve_device
 
 __all__ = ["evaluation_point", "evaluation_points", "perturbation_batch", "input_sensitivity_secant",
            "input_gradient", "stacked_gradients", "stacked_secant", "forward_flops", "sample_range",
-           "network_seeds", "draw_stacked", "choose_strategy", "PRECISIONS", "STRATEGIES"]
+           "network_seeds", "choose_strategy", "PRECISIONS", "STRATEGIES"]
 
 PRECISIONS = ("float32", "bf16")
 STRATEGIES = ("auto", "fast", "vmap", "loop")
@@ -164,57 +163,6 @@ def stacked_secant(model, batch: torch.Tensor, stacked: dict, step: float, chunk
 # --------------------------------------------------------------------------------------------
 # Drawing parameters fast, and the sampling loop
 # --------------------------------------------------------------------------------------------
-def draw_stacked(plan, seeds, threads: int = 1) -> dict[str, torch.Tensor]:
-    """:func:`nadcore.initialisation.draw_parameters`, bit for bit, in less time: the same
-    per-network numpy PCG64 streams, the same float32 arithmetic, but the uniform and normal
-    parts are scaled in place (no temporary copies), and ``threads`` threads fill disjoint rows
-    (numpy releases the GIL while it fills). Returns views into one buffer per kind."""
-    sizes = {k: sum(math.prod(s) for _, s, kk, _ in plan if kk == k) for k in ("uniform", "normal")}
-    B = len(seeds)
-    U = np.empty((B, sizes["uniform"]), dtype=np.float32)
-    N = np.empty((B, sizes["normal"]), dtype=np.float32)
-    layout, ou, on = [], 0, 0
-    for name, shape, kind, value in plan:
-        size = math.prod(shape)
-        if kind == "uniform":
-            layout.append((name, shape, U, ou, size, np.float32(2 * value), np.float32(value)))
-            ou += size
-        elif kind == "normal":
-            layout.append((name, shape, N, on, size, np.float32(value), None))
-            on += size
-        else:
-            layout.append((name, shape, None, 0, size, value, None))
-
-    def fill(rows):
-        for row in rows:
-            rng = np.random.default_rng(int(seeds[row]))
-            rng.random(U.shape[1], dtype=np.float32, out=U[row])
-            if N.shape[1]:
-                rng.standard_normal(N.shape[1], dtype=np.float32, out=N[row])
-        r = slice(rows[0], rows[-1] + 1)
-        for _, _, buf, o, size, mul, sub in layout:
-            if buf is not None:
-                v = buf[r, o:o + size]
-                np.multiply(v, mul, out=v)  # same rounding as draw_parameters' U * (2 b) - b
-                if sub is not None:
-                    np.subtract(v, sub, out=v)
-
-    parts = [p for p in np.array_split(np.arange(B), max(1, min(int(threads), B))) if len(p)]
-    if len(parts) > 1:
-        with ThreadPoolExecutor(len(parts)) as ex:
-            list(ex.map(fill, parts))
-    elif parts:
-        fill(parts[0])
-    Ut, Nt = torch.from_numpy(U), torch.from_numpy(N)
-    out = {}
-    for name, shape, buf, o, size, mul, _ in layout:
-        if buf is None:
-            out[name] = torch.full((B, *shape), float(mul))
-        else:
-            out[name] = (Ut if buf is U else Nt)[:, o:o + size].reshape(B, *shape)
-    return out
-
-
 def _n_params(model) -> int:
     return sum(p.numel() for p in model.parameters())
 
@@ -287,7 +235,8 @@ def sample_range(spec, input_shape, seed, start, stop, method, step, device, chu
 
     def draw(b0):
         idx = np.arange(b0, min(b0 + block, stop))
-        return idx, (draw_stacked(plan, network_seeds(seed, idx), draw_threads) if plan is not None else None)
+        return idx, (init.draw_parameters(plan, network_seeds(seed, idx), draw_threads)
+                     if plan is not None else None)
 
     prefetch = ThreadPoolExecutor(1) if gpu and plan is not None and len(starts) > 1 else None
     try:

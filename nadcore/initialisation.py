@@ -22,13 +22,15 @@ from __future__ import annotations
 
 import contextlib
 import math
+import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import torch
 import torch.nn as nn
 
-__all__ = ["init_plan", "draw_parameters", "initialise", "seeded_global_rng", "GLOBAL_RNG_LOCK"]
+__all__ = ["init_plan", "draw_parameters", "uniform_f32", "initialise", "seeded_global_rng", "GLOBAL_RNG_LOCK"]
 
 #: Held by every nadcore code path that has to use torch's global RNG (user factories, dropout).
 GLOBAL_RNG_LOCK = threading.RLock()
@@ -80,31 +82,75 @@ def init_plan(model: nn.Module):
     return [(n, *plan[n]) for n, _ in model.named_parameters()]
 
 
-def draw_parameters(plan, seeds) -> dict[str, torch.Tensor]:
-    """Stacked float32 parameters ``name -> (len(seeds), *shape)`` under ``plan``; network ``b``
-    draws from ``numpy.random.default_rng(seeds[b])`` (uniform part first, then normal part)."""
-    n_u = sum(math.prod(s) for _, s, k, _ in plan if k == "uniform")
-    n_n = sum(math.prod(s) for _, s, k, _ in plan if k == "normal")
+def uniform_f32(rng: np.random.Generator, out: np.ndarray) -> None:
+    """``rng.random(len(out), dtype=np.float32, out=out)``, bit for bit and about twice as fast.
+
+    numpy's PCG64 makes each float32 from the next 32 random bits (the low half of a 64-bit
+    output, then its high half) as ``(bits >> 8) * 2**-24``; here the 64-bit outputs come in one
+    ``random_raw`` call and the conversion is vectorised. For an odd count (which would leave
+    half an output buffered in the generator) or a big-endian machine, numpy's own method runs.
+    tests/test_estimators.py checks the equality, including the generator's state afterwards."""
+    n = len(out)
+    if n % 2 or sys.byteorder != "little" or not isinstance(rng.bit_generator, np.random.PCG64):
+        rng.random(n, dtype=np.float32, out=out)
+        return
+    bits = rng.bit_generator.random_raw(n // 2).view(np.uint32)
+    np.right_shift(bits, 8, out=bits)
+    out[...] = bits
+    np.multiply(out, np.float32(2.0 ** -24), out=out)
+
+
+def draw_parameters(plan, seeds, threads: int = 1) -> dict[str, torch.Tensor]:
+    """Stacked float32 parameters ``name -> (len(seeds), *shape)`` under ``plan``: network ``b``
+    draws from ``numpy.random.default_rng(seeds[b])`` one uniform vector (:func:`uniform_f32`)
+    for all "uniform" parameters, then one standard normal vector for the "normal" ones, and
+    scales them in float32 (``u * 2 bound - bound``, ``z * std``). Each network's row is scaled
+    in place right after it is drawn, and ``threads`` threads fill disjoint rows (numpy releases
+    the GIL), which gives the same numbers. Returns views into one buffer per kind."""
+    sizes = {k: sum(math.prod(s) for _, s, kk, _ in plan if kk == k) for k in ("uniform", "normal")}
     B = len(seeds)
-    U = np.empty((B, n_u), dtype=np.float32)
-    N = np.empty((B, n_n), dtype=np.float32)
-    for row, s in enumerate(seeds):
-        rng = np.random.default_rng(int(s))
-        rng.random(n_u, dtype=np.float32, out=U[row])
-        if n_n:
-            rng.standard_normal(n_n, dtype=np.float32, out=N[row])
-    U, N = torch.from_numpy(U), torch.from_numpy(N)
-    out, ou, on = {}, 0, 0
+    U = np.empty((B, sizes["uniform"]), dtype=np.float32)
+    N = np.empty((B, sizes["normal"]), dtype=np.float32)
+    u_mul, u_sub, n_mul = (np.empty(sizes[k], np.float32) for k in ("uniform", "uniform", "normal"))
+    layout, ou, on = [], 0, 0
     for name, shape, kind, value in plan:
         size = math.prod(shape)
         if kind == "uniform":
-            out[name] = (U[:, ou:ou + size] * (2 * value) - value).reshape(B, *shape)
+            u_mul[ou:ou + size], u_sub[ou:ou + size] = np.float32(2 * value), np.float32(value)
+            layout.append((name, shape, U, ou, size, None))
             ou += size
         elif kind == "normal":
-            out[name] = (N[:, on:on + size] * value).reshape(B, *shape)
+            n_mul[on:on + size] = np.float32(value)
+            layout.append((name, shape, N, on, size, None))
             on += size
         else:
-            out[name] = torch.full((B, *shape), float(value))
+            layout.append((name, shape, None, 0, size, value))
+
+    def fill(rows):
+        for row in rows:
+            rng = np.random.default_rng(int(seeds[row]))
+            u = U[row]
+            uniform_f32(rng, u)
+            np.multiply(u, u_mul, out=u)
+            np.subtract(u, u_sub, out=u)
+            if N.shape[1]:
+                z = N[row]
+                rng.standard_normal(N.shape[1], dtype=np.float32, out=z)
+                np.multiply(z, n_mul, out=z)
+
+    parts = [p for p in np.array_split(np.arange(B), max(1, min(int(threads), B))) if len(p)]
+    if len(parts) > 1:
+        with ThreadPoolExecutor(len(parts)) as ex:
+            list(ex.map(fill, parts))
+    elif parts:
+        fill(parts[0])
+    Ut, Nt = torch.from_numpy(U), torch.from_numpy(N)
+    out = {}
+    for name, shape, buf, o, size, const in layout:
+        if buf is None:
+            out[name] = torch.full((B, *shape), float(const))
+        else:
+            out[name] = (Ut if buf is U else Nt)[:, o:o + size].reshape(B, *shape)
     return out
 
 

@@ -23,13 +23,43 @@ def _plain(name, shape, seeds, method, step=100.0, dtype=torch.float32, x=None):
     return torch.stack(rows), plan, x
 
 
+@pytest.mark.parametrize("n", [0, 1, 2, 7, 10, 61706])
+def test_uniform_f32_is_numpys_float32_stream_bit_for_bit(n):
+    a, b = np.random.default_rng(11), np.random.default_rng(11)
+    ref, got = a.random(n, dtype=np.float32), np.empty(n, np.float32)
+    init.uniform_f32(b, got)
+    assert np.array_equal(got, ref)
+    # the generator continues identically (normal draws after the uniform part, as for VGG)
+    assert np.array_equal(a.standard_normal(9, dtype=np.float32), b.standard_normal(9, dtype=np.float32))
+    assert a.bit_generator.state == b.bit_generator.state
+
+
 @pytest.mark.parametrize("name", ["lenet", "vgg11", "resnet18_narrow"])
-def test_draw_stacked_is_bit_identical_to_draw_parameters(name):
+def test_draw_parameters_is_the_plain_formula_bit_for_bit(name):
+    """Row-wise in-place scaling and threads give exactly numpy's float32 draws scaled by torch:
+    u * 2 bound - bound (uniform part first), z * std (normal part)."""
     plan = init.init_plan(build_model(name, check=False))
     seeds = est.network_seeds(5, range(7))
-    ref = init.draw_parameters(plan, seeds)
+    n_u = sum(int(np.prod(s)) for _, s, k, _ in plan if k == "uniform")
+    n_n = sum(int(np.prod(s)) for _, s, k, _ in plan if k == "normal")
+    rows = []
+    for s in seeds:
+        rng = np.random.default_rng(int(s))
+        rows.append((torch.from_numpy(rng.random(n_u, dtype=np.float32)),
+                     torch.from_numpy(rng.standard_normal(n_n, dtype=np.float32))))
+    ref, ou, on = {}, 0, 0
+    for pname, shape, kind, value in plan:
+        size = int(np.prod(shape))
+        if kind == "uniform":
+            ref[pname] = torch.stack([u[ou:ou + size] * (2 * value) - value for u, _ in rows]).reshape(7, *shape)
+            ou += size
+        elif kind == "normal":
+            ref[pname] = torch.stack([z[on:on + size] * value for _, z in rows]).reshape(7, *shape)
+            on += size
+        else:
+            ref[pname] = torch.full((7, *shape), float(value))
     for threads in (1, 3):
-        got = est.draw_stacked(plan, seeds, threads=threads)
+        got = init.draw_parameters(plan, seeds, threads=threads)
         assert got.keys() == ref.keys()
         for k in ref:
             assert torch.equal(got[k], ref[k]), (name, k, threads)
@@ -73,6 +103,53 @@ def test_resnet_secant_kernel_equals_the_plain_secant(C):
         ref = (f(x.reshape(-1) + E) - f(x.reshape(-1) - E)) / 200.0
     got = resnet_secant(m, x, 100.0, coords=coords)
     assert torch.allclose(got, ref, rtol=1e-9, atol=1e-12 * ref.abs().max())
+
+
+@pytest.mark.parametrize("side", [2, 3, 4])
+def test_tap_class_products_equal_a_padded_convolution(side):
+    from nadcore.resnet_kernels import _conv, _tap_weights
+
+    g = torch.Generator().manual_seed(side)
+    x = torch.randn(5, 7, side, side, generator=g, dtype=torch.float64)
+    w, b = torch.randn(6, 7, 3, 3, generator=g, dtype=torch.float64), torch.randn(6, generator=g, dtype=torch.float64)
+    ref = torch.nn.functional.conv2d(x, w, b, 1, 1)
+    got = _conv(x, (w, b, (side, _tap_weights(w, side))))
+    assert torch.allclose(got, ref, rtol=1e-12, atol=1e-12)
+    r = torch.randn_like(ref)
+    assert torch.allclose(_conv(x, (w, b, (side, _tap_weights(w, side))), relu=True, add=r),
+                          (ref + r).relu(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_fused_convolutions_equal_the_separate_ops(stride):
+    from nadcore.resnet_kernels import _conv, _fusable
+
+    g = torch.Generator().manual_seed(stride)
+    cl = torch.channels_last
+    x = torch.randn(4, 16, 12, 12, generator=g).contiguous(memory_format=cl)
+    w = torch.randn(32, 16, 3, 3, generator=g).contiguous(memory_format=cl)
+    b = torch.randn(32, generator=g)
+    ref = torch.nn.functional.conv2d(x, w, b, stride, 1)
+    r = torch.randn(ref.shape, generator=g).contiguous(memory_format=cl)
+    assert _fusable(x) == torch.backends.mkldnn.is_available()
+    assert torch.allclose(_conv(x, (w, b), stride), ref, rtol=1e-5, atol=1e-5)
+    assert torch.allclose(_conv(x, (w, b), stride, relu=True), ref.relu(), rtol=1e-5, atol=1e-5)
+    assert torch.allclose(_conv(x, (w, b), stride, relu=True, add=r), (ref + r).relu(), rtol=1e-5, atol=1e-5)
+
+
+def test_resnet_secant_kernel_in_float32_matches_the_plain_secant():
+    """The float32 CPU path (fused oneDNN convolutions, tap-class products, the paste) against
+    the model's own forward passes, to float32 rounding."""
+    m = build_model("resnet18_narrow", 1, 1, seed=5, check=False).eval()
+    x = est.evaluation_point((1, 32, 32), 1)
+    coords = torch.tensor([0, 31, 32 * 31, 1023, 5, 32 * 5, 32 * 30 + 2, 500, 517])
+    E = torch.zeros(len(coords), 1024)
+    E[torch.arange(len(coords)), coords] = 100.0
+    with torch.no_grad():
+        f = lambda z: m(z.reshape(-1, 1, 32, 32)).reshape(-1).double()  # noqa: E731
+        ref = (f(x.reshape(-1) + E) - f(x.reshape(-1) - E)) / 200.0
+    got = resnet_secant(m, x, 100.0, coords=coords)
+    assert torch.allclose(got, ref, rtol=1e-4, atol=1e-5 * ref.abs().max())
 
 
 def test_fast_kernels_apply_only_where_they_are_exact():
