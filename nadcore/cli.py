@@ -173,8 +173,8 @@ def compare(a_spec: str, b_spec: str, ks) -> dict:
 def _print_compare(res: dict) -> None:
     print(f"A = {res['a']}")
     print(f"B = {res['b']}")
-    print(f"top-k subspace overlap ||U_k V_k^T||_F^2 / k  (1 = same subspace, k/D = chance; "
-          f"distance = 1 - overlap)")
+    print("top-k subspace overlap ||U_k V_k^T||_F^2 / k  (1 = same subspace, k/D = chance; "
+          "distance = 1 - overlap)")
     print(f"{'k':>6} {'overlap':>9} {'chance k/D':>11} {'distance':>9}")
     for r in res["rows"]:
         print(f"{r['k']:>6d} {r['overlap']:>9.4f} {r['chance']:>11.4f} {r['distance']:>9.4f}")
@@ -231,7 +231,6 @@ def show(files, out: str, n: int = 8, indices=None, title=None, dpi: int = 150) 
 def _as_images(results: dict) -> dict:
     """nad_grid draws square single-channel NADs; multi-channel ones are summed over channels
     for the pixel view (their Fourier energy is the sum over channels either way)."""
-    import numpy as np
 
     out = {}
     for label, r in results.items():
