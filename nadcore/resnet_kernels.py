@@ -10,12 +10,18 @@ the perturbed input around ``i`` (out-of-image positions are zero, as the paddin
 network makes them, and are zeroed again after every layer), the resulting 11x11 window is pasted
 into the unperturbed first-stage output, and the remaining stages run on the full maps as usual.
 The first stage, about 27% of ResNet-18's multiply-adds on a 32x32 input, shrinks to a fifth.
-Every batch norm (eval mode) is folded into the convolution before it.
+
+The first block of the second stage works the same way: its first convolution (stride 2) and the
+1x1 shortcut change their outputs only within 3 cells of ``i / 2`` on the 16x16 map, its second
+convolution within 4, so it runs without padding on a 23x23 crop of the pasted first-stage map
+and yields a 9x9 window (at most 8 changed rows and columns) that is pasted into the block's
+unperturbed output; the rest of the network runs on full maps. Every batch norm (eval mode) is
+folded into the convolution before it.
 
 Two more exact savings in the remaining stages (:func:`_conv`). On the CPU, on maps of at most
-4x4 (the last stage), a padded 3x3 convolution spends almost a third of its multiply-adds on the zero padding;
-there it runs as nine matrix products, one per class of output positions (corner, edge,
-interior) with only the kernel taps that land inside the map. On the CPU in float32, a
+4x4 (the last stage), where a padded 3x3 convolution spends almost a third of its multiply-adds
+on the zero padding, it runs as nine matrix products, one per class of output positions (corner,
+edge, interior) with only the kernel taps that land inside the map. On the CPU in float32, a
 convolution followed by its ReLU (and by the residual sum) is one oneDNN call with fused
 post-operations (``torch.ops.mkldnn._convolution_pointwise``, the op torch.compile uses), which
 saves a pass over every activation map; other devices and dtypes run the separate ops.
@@ -40,30 +46,46 @@ def _conv3(c) -> bool:
 
 def resnet_supported(model, input_shape) -> bool:
     """True for a registry ResNet18 whose stem and first-stage blocks are stride-1 3x3
-    convolutions with identity shortcuts, on a square input."""
+    convolutions with identity shortcuts and whose second stage starts with a stride-2 3x3
+    convolution and a 1x1 stride-2 shortcut, on a square input."""
     from nadcore.models import ResNet18
 
     if type(model) is not ResNet18 or len(input_shape) != 3 or input_shape[1] != input_shape[2]:
         return False
-    return _conv3(model.conv1) and all(_conv3(b.conv1) and _conv3(b.conv2) and len(b.shortcut) == 0
-                                       for b in model.layer1)
+    b2 = model.layer2[0]
+    down = (b2.conv1.kernel_size == (3, 3) and b2.conv1.stride == (2, 2) and b2.conv1.padding == (1, 1)
+            and _conv3(b2.conv2) and len(b2.shortcut) == 2 and b2.shortcut[0].kernel_size == (1, 1)
+            and b2.shortcut[0].stride == (2, 2) and b2.shortcut[0].padding == (0, 0))
+    return down and _conv3(model.conv1) and all(_conv3(b.conv1) and _conv3(b.conv2) and len(b.shortcut) == 0
+                                                for b in model.layer1)
+
+
+def _window(starts, size: int, side: int):
+    """Flat positions in a side x side map of the size x size windows starting at ``starts``
+    (rows, cols: one pair per pixel), -1 outside the map."""
+    w = torch.arange(size)
+    rows = (starts[0][:, None, None] + w[None, :, None]).expand(-1, size, size)
+    cols = (starts[1][:, None, None] + w[None, None, :]).expand(-1, size, size)
+    inside = (rows >= 0) & (rows < side) & (cols >= 0) & (cols < side)
+    return torch.where(inside, rows * side + cols, -1).reshape(len(starts[0]), -1)
 
 
 @lru_cache(maxsize=4)
 def _tables(C: int, S: int, device: str):
-    """In-image masks of the 21x21 crops, and where each pixel's 11x11 window lands in the
-    first-stage map (flat position, or -1 outside the image)."""
+    """Per input pixel (row-major): in-image masks of the 21x21 input crops; where its 11x11
+    first-stage window lands in the first-stage map; its 23x23 crop of that map; the in-map mask
+    of the 11x11 output of the second stage's first convolution; where its 9x9 window lands in
+    the second-stage map (flat positions, -1 outside)."""
     W = 2 * 2 * _R + 1                                               # 21
-    canvas = torch.zeros(1, 1, S + 4 * _R, S + 4 * _R)
-    canvas[..., 2 * _R:2 * _R + S, 2 * _R:2 * _R + S] = 1
-    mask = F.unfold(canvas, W)[0].T.reshape(S * S, 1, W, W)          # (S*S pixels, 1, 21, 21)
-    r = torch.arange(S)
-    w = torch.arange(2 * _R + 1) - _R
-    rows = (r[:, None, None, None] + w[None, None, :, None]).expand(S, S, 2 * _R + 1, 2 * _R + 1)
-    cols = (r[None, :, None, None] + w[None, None, None, :]).expand(S, S, 2 * _R + 1, 2 * _R + 1)
-    inside = (rows >= 0) & (rows < S) & (cols >= 0) & (cols < S)
-    paste = torch.where(inside, rows * S + cols, -1).reshape(S * S, -1)  # (S*S, 121); -1: outside
-    return mask.to(device), paste.to(device)
+    S2 = (S + 1) // 2
+    r, c = torch.arange(S).repeat_interleave(S), torch.arange(S).repeat(S)
+    mask = (_window((r - 2 * _R, c - 2 * _R), W, S) >= 0).float().reshape(S * S, 1, W, W)
+    paste = _window((r - _R, c - _R), 2 * _R + 1, S)                 # (S*S, 121)
+    a, b = r // 2 - 4, c // 2 - 4                                    # the 9x9 window's corner
+    crop2 = _window((2 * a - 3, 2 * b - 3), 23, S)                   # (S*S, 529)
+    mask2 = (_window((a - 1, b - 1), 11, S2) >= 0).float().reshape(S * S, 1, 11, 11)
+    paste2 = _window((a, b), 9, S2)                                  # (S*S, 81)
+    return tuple(t.to(device) for t in (mask, paste, crop2, mask2, paste2))
 
 
 def _fold(conv, bn):
@@ -169,12 +191,40 @@ def _block(fb, o, pad=1, mask=None):
 
 
 def _tail(model, f, o):
+    """The network from the second block of the second stage on."""
     for li, layer in ((1, model.layer2), (2, model.layer3), (3, model.layer4)):
-        for bi in range(len(layer)):
+        for bi in range(1 if li == 1 else 0, len(layer)):
             o = _block(f[li, bi], o)
     if model.pooling:
         o = F.avg_pool2d(o, 4)
     return model.linear(o.flatten(1)).reshape(-1)
+
+
+def _pasted(base: torch.Tensor, win: torch.Tensor, at: torch.Tensor) -> torch.Tensor:
+    """n copies of the map ``base`` (1, c, s, s) with each input's window ``win`` (n, c, w, w)
+    written at the flat positions ``at`` (n, w*w; -1: outside the map): a flat channels-last
+    buffer (n*s*s + 2, c) whose last two rows are a sink for the cells outside the map and a row
+    of zeros (read by :func:`_gathered`); :func:`_maps` views it as maps."""
+    n, c, s = len(win), base.shape[1], base.shape[-1]
+    buf = win.new_empty(n * s * s + 2, c)
+    buf[:-2].view(n, s * s, c).copy_(base.permute(0, 2, 3, 1).reshape(1, s * s, c).to(win.dtype))
+    buf[-1] = 0
+    at = torch.where(at >= 0, at + s * s * torch.arange(n, device=at.device)[:, None], n * s * s)
+    buf[at.reshape(-1)] = win.permute(0, 2, 3, 1).reshape(-1, c)
+    return buf
+
+
+def _maps(buf: torch.Tensor, s: int) -> torch.Tensor:
+    """The (n, c, s, s) channels-last maps of a :func:`_pasted` buffer (a view)."""
+    return buf[:-2].view(-1, s, s, buf.shape[1]).permute(0, 3, 1, 2)
+
+
+def _gathered(buf: torch.Tensor, s: int, at: torch.Tensor, w: int) -> torch.Tensor:
+    """The w x w crops of the maps of a :func:`_pasted` buffer, one per map, at the flat
+    positions ``at`` (n, w*w; -1: outside the map, read as zero), channels-last."""
+    n, c = len(at), buf.shape[1]
+    at = torch.where(at >= 0, at + s * s * torch.arange(n, device=at.device)[:, None], n * s * s + 1)
+    return buf[at.reshape(-1)].view(n, w, w, c).permute(0, 3, 1, 2)
 
 
 def resnet_secant(model, x: torch.Tensor, step: float, chunk: int | None = None,
@@ -190,7 +240,7 @@ def resnet_secant(model, x: torch.Tensor, step: float, chunk: int | None = None,
     coords = torch.arange(C * S * S, device=dev) if coords is None else torch.as_tensor(coords, device=dev)
     D = len(coords)
     chunk = chunk or (2 * D if dev.type != "cpu" else 128)
-    mask, paste = _tables(C, S, str(dev))
+    mask, paste, crop2, mask2, paste2 = _tables(C, S, str(dev))
     W = 4 * _R + 1
     out = torch.empty(2, D, dtype=torch.float64, device=dev)
     with torch.no_grad(), (_autocast(dev.type, precision) if precision != "float32" else nullcontext()):
@@ -198,30 +248,27 @@ def resnet_secant(model, x: torch.Tensor, step: float, chunk: int | None = None,
         base = F.relu(F.conv2d(x[None], *f["stem"], 1, 1))
         for bi in range(len(model.layer1)):
             base = _block(f[0, bi], base)                                # (1, c, S, S)
-        c = base.shape[1]
-        base_cl = base.permute(0, 2, 3, 1).reshape(1, S * S, c)
+        base2 = _block(f[1, 0], base)                                    # (1, c2, S2, S2)
         crops = F.unfold(F.pad(x[None], (2 * _R,) * 4), W)[0].T.reshape(S * S, C, W, W)
         k = torch.arange(2 * D, device=dev)
         for s in range(0, 2 * D, chunk):
             i = k[s:s + chunk]
+            n = len(i)
             sign = 1.0 - 2.0 * (i >= D).to(x.dtype)
             coord = coords[i % D]
             pix, ch = coord % (S * S), coord // (S * S)
             t = crops[pix].clone()
-            t[torch.arange(len(i), device=dev), ch, 2 * _R, 2 * _R] += sign * step
+            t[torch.arange(n, device=dev), ch, 2 * _R, 2 * _R] += sign * step
             m = mask[pix].to(t.dtype)
             t = F.relu(F.conv2d(t, *f["stem"])) * m[..., 1:-1, 1:-1]
             for bi in range(len(model.layer1)):
                 e = (W - t.shape[-1]) // 2
                 t = _block(f[0, bi], t, 0, m[..., e:W - e, e:W - e])
-            # the unperturbed first-stage maps with each input's window pasted in, channels-last;
-            # window cells outside the image go to one spare row after the last map
-            n = len(i)
-            buf = t.new_empty(n * S * S + 1, c)
-            buf[:-1].view(n, S * S, c).copy_(base_cl.to(t.dtype).expand(n, S * S, c))
-            at = paste[pix]
-            at = torch.where(at >= 0, at + S * S * torch.arange(n, device=dev)[:, None], n * S * S)
-            buf[at.reshape(-1)] = t.permute(0, 2, 3, 1).reshape(-1, c)
-            full = buf[:-1].view(n, S, S, c).permute(0, 3, 1, 2)       # channels-last, no copy
+            # second stage, first block, on 23x23 crops of the pasted maps (zero outside)
+            t = _gathered(_pasted(base, t, paste[pix]), S, crop2[pix], 23)
+            (c1, c2, _, sc) = f[1, 0]
+            y = _conv(t, c1, 2, 0, relu=True) * mask2[pix].to(t.dtype)   # (n, c2, 11, 11)
+            y = _conv(y, c2, 1, 0, relu=True, add=_conv(t[..., 3:20, 3:20], sc, 2, 0))
+            full = _maps(_pasted(base2, y, paste2[pix]), base2.shape[-1])
             out.view(-1)[s:s + n] = _tail(model, f, full).double()
     return (out[0] - out[1]) / (2.0 * step)

@@ -86,20 +86,20 @@ def test_lenet_gradient_kernel_equals_autograd():
     assert torch.allclose(lenet_gradients(P, x), ref, rtol=1e-10, atol=1e-13 * ref.abs().max())
 
 
-@pytest.mark.parametrize("C", [1, 3])
-def test_resnet_secant_kernel_equals_the_plain_secant(C):
-    m = build_model("resnet18_narrow", C, 1, seed=3, check=False).double().eval()
-    assert resnet_supported(m, (C, 32, 32))
-    x = est.evaluation_point((C, 32, 32), 0).double()
+@pytest.mark.parametrize("C, S", [(1, 32), (3, 32), (1, 31)])
+def test_resnet_secant_kernel_equals_the_plain_secant(C, S):
+    m = build_model("resnet18_narrow", C, 1, S, seed=3, check=False).double().eval()
+    assert resnet_supported(m, (C, S, S))
+    x = est.evaluation_point((C, S, S), 0).double()
     # corners, edges and random interior pixels of every channel (all of them take minutes)
-    D = C * 32 * 32
-    coords = torch.unique(torch.cat([torch.tensor([0, 31, 32 * 31, 1023, 5, 32 * 5, 32 * 30 + 2]) + 1024 * c
-                                     for c in range(C)] + [torch.randperm(D, generator=torch.Generator()
-                                                                          .manual_seed(C))[:48]]))
+    D = C * S * S
+    coords = torch.unique(torch.cat([torch.tensor([0, S - 1, S * (S - 1), S * S - 1, 5, S * 5, S * (S - 2) + 2])
+                                     + S * S * c for c in range(C)]
+                                    + [torch.randperm(D, generator=torch.Generator().manual_seed(C))[:48]]))
     E = torch.zeros(len(coords), D, dtype=x.dtype)
     E[torch.arange(len(coords)), coords] = 100.0
     with torch.no_grad():
-        f = lambda z: m(z.reshape(-1, C, 32, 32)).reshape(-1)  # noqa: E731
+        f = lambda z: m(z.reshape(-1, C, S, S)).reshape(-1)  # noqa: E731
         ref = (f(x.reshape(-1) + E) - f(x.reshape(-1) - E)) / 200.0
     got = resnet_secant(m, x, 100.0, coords=coords)
     assert torch.allclose(got, ref, rtol=1e-9, atol=1e-12 * ref.abs().max())
