@@ -232,10 +232,12 @@ def sample_range(spec, input_shape, seed, start, stop, method, step, device, chu
     block = BLOCKS["loop" if per_network else path, method] * (16 if gpu and not per_network else 1)
     starts = list(range(start, stop, block))
     draw_threads = min(8, os.cpu_count() or 1) if gpu else 1
+    # on the CPU each block is used up before the next is drawn: draw into the same buffers
+    reuse = init.parameter_buffers(plan, block) if plan is not None and not gpu else None
 
     def draw(b0):
         idx = np.arange(b0, min(b0 + block, stop))
-        return idx, (init.draw_parameters(plan, network_seeds(seed, idx), draw_threads)
+        return idx, (init.draw_parameters(plan, network_seeds(seed, idx), draw_threads, reuse)
                      if plan is not None else None)
 
     prefetch = ThreadPoolExecutor(1) if gpu and plan is not None and len(starts) > 1 else None

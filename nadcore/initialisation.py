@@ -30,7 +30,7 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-__all__ = ["init_plan", "draw_parameters", "uniform_f32", "initialise", "seeded_global_rng", "GLOBAL_RNG_LOCK"]
+__all__ = ["init_plan", "draw_parameters", "parameter_buffers", "uniform_f32", "initialise", "seeded_global_rng", "GLOBAL_RNG_LOCK"]
 
 #: Held by every nadcore code path that has to use torch's global RNG (user factories, dropout).
 GLOBAL_RNG_LOCK = threading.RLock()
@@ -100,17 +100,30 @@ def uniform_f32(rng: np.random.Generator, out: np.ndarray) -> None:
     np.multiply(out, np.float32(2.0 ** -24), out=out)
 
 
-def draw_parameters(plan, seeds, threads: int = 1) -> dict[str, torch.Tensor]:
+def parameter_buffers(plan, rows: int) -> dict[str, np.ndarray]:
+    """Buffers that :func:`draw_parameters` can fill again and again (``buffers=``) for up to
+    ``rows`` networks at a time: drawing thousands of networks then writes into memory it has
+    already touched instead of fresh pages for every block."""
+    return {k: np.empty((rows, sum(math.prod(s) for _, s, kk, _ in plan if kk == k)), dtype=np.float32)
+            for k in ("uniform", "normal")}
+
+
+def draw_parameters(plan, seeds, threads: int = 1, buffers: dict | None = None) -> dict[str, torch.Tensor]:
     """Stacked float32 parameters ``name -> (len(seeds), *shape)`` under ``plan``: network ``b``
     draws from ``numpy.random.default_rng(seeds[b])`` one uniform vector (:func:`uniform_f32`)
     for all "uniform" parameters, then one standard normal vector for the "normal" ones, and
     scales them in float32 (``u * 2 bound - bound``, ``z * std``). Each network's row is scaled
     in place right after it is drawn, and ``threads`` threads fill disjoint rows (numpy releases
-    the GIL), which gives the same numbers. Returns views into one buffer per kind."""
+    the GIL), which gives the same numbers. Returns views into one buffer per kind: new ones, or
+    the first rows of ``buffers`` (from :func:`parameter_buffers`; the previous draw's views then
+    see the new numbers)."""
     sizes = {k: sum(math.prod(s) for _, s, kk, _ in plan if kk == k) for k in ("uniform", "normal")}
     B = len(seeds)
-    U = np.empty((B, sizes["uniform"]), dtype=np.float32)
-    N = np.empty((B, sizes["normal"]), dtype=np.float32)
+    if buffers is not None and all(len(buffers[k]) >= B and buffers[k].shape[1] == sizes[k] for k in sizes):
+        U, N = buffers["uniform"][:B], buffers["normal"][:B]
+    else:
+        U = np.empty((B, sizes["uniform"]), dtype=np.float32)
+        N = np.empty((B, sizes["normal"]), dtype=np.float32)
     u_mul, u_sub, n_mul = (np.empty(sizes[k], np.float32) for k in ("uniform", "uniform", "normal"))
     layout, ou, on = [], 0, 0
     for name, shape, kind, value in plan:

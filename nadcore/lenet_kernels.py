@@ -18,10 +18,10 @@ About 0.23 MFLOP per perturbed input instead of 0.83, as batched matrix products
 maxima instead of small convolutions.
 
 Gradient (:func:`lenet_gradients`). B networks at one input: the first convolution of all B
-networks is one convolution with 6B output channels (the input is shared), the second a batched
-matrix product over unfolded patches, the fully connected layers batched matrix-vector
-products. Autograd differentiates this program with respect to each network's first-layer
-output; the last step (the transposed first convolution) is a batched product and a fold.
+networks is one matrix product (the input, hence its patches, is shared), the second a grouped
+convolution in channels-last layout, the fully connected layers batched matrix-vector products.
+Autograd differentiates this program with respect to the first convolution's output; the last
+step is the first convolution's transpose, a grouped transposed convolution.
 
 Parameters come stacked, ``name -> (M, *shape)`` as :func:`nadcore.initialisation.draw_parameters`
 returns them.
@@ -206,22 +206,26 @@ def lenet_secant(params: dict, x: torch.Tensor, step: float, p_per_step: int = 4
 def lenet_gradients(params: dict, x: torch.Tensor) -> torch.Tensor:
     """Exact input gradients ``grad_x f(x)`` of M LeNets (stacked ``params``) at ``x`` (C, S, S):
     float64 (M, C*S*S). Autograd runs from the output back to the first convolution's output
-    (one tensor per network); the last step, through the first convolution, is its transpose
-    written as a batched product and a fold."""
+    (one tensor for all networks, channels-last); the first convolution and its transpose (the
+    last step) run outside autograd."""
     w1, w2 = params["conv1.weight"], params["conv2.weight"]
     M, c1, C = w1.shape[0], w1.shape[1], x.shape[0]
     S = x.shape[-1]
+    cl = torch.channels_last
     with torch.no_grad():
-        a = F.conv2d(x[None], w1.reshape(-1, *w1.shape[2:]), params["conv1.bias"].reshape(-1))
+        # the input is shared: the first convolution of all networks is one matrix product of its
+        # patches, (positions, C*25) x (C*25, M*c1), which is the channels-last layout
+        cols = F.unfold(x[None], _K)[0].T                           # (h1*h1, C*25)
+        h1 = S - _K + 1
+        a = torch.addmm(params["conv1.bias"].reshape(-1), cols, w1.reshape(M * c1, -1).T)
+        a = a.reshape(1, h1, h1, M * c1).permute(0, 3, 1, 2)        # (1, M*c1, h1, h1), channels-last
     with torch.enable_grad():
-        a = a.reshape(M, c1, *a.shape[-2:]).requires_grad_(True)
+        a.requires_grad_(True)
         P = F.relu(F.max_pool2d(a, 2))
-        cols = F.unfold(P, _K)                                      # (M, c1*25, L)
-        Q = torch.baddbmm(params["conv2.bias"][:, :, None], w2.reshape(M, w2.shape[1], -1), cols)
-        h3 = P.shape[-1] - 4
-        R = F.relu(F.max_pool2d(Q.reshape(M, -1, h3, h3), 2)).reshape(M, 1, -1)
+        Q = F.conv2d(P, w2.reshape(-1, *w2.shape[2:]).contiguous(memory_format=cl),
+                     params["conv2.bias"].reshape(-1), groups=M)
+        R = F.relu(F.max_pool2d(Q, 2)).reshape(M, 1, -1)            # each network's NCHW flatten
         (da,) = torch.autograd.grad(_head(params, R).sum(), a)
     with torch.no_grad():
-        cols = torch.bmm(w1.reshape(M, c1, C * _K * _K).transpose(1, 2), da.reshape(M, c1, -1))
-        g = F.fold(cols, (S, S), _K)                                # (M, C, S, S)
+        g = F.conv_transpose2d(da.contiguous(), w1.reshape(M * c1, C, _K, _K), groups=M)
     return g.reshape(M, -1).double()

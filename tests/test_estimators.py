@@ -58,8 +58,10 @@ def test_draw_parameters_is_the_plain_formula_bit_for_bit(name):
             on += size
         else:
             ref[pname] = torch.full((7, *shape), float(value))
-    for threads in (1, 3):
-        got = init.draw_parameters(plan, seeds, threads=threads)
+    bufs = init.parameter_buffers(plan, 9)
+    init.draw_parameters(plan, est.network_seeds(6, range(9)), buffers=bufs)  # fill them once
+    for threads, buffers in ((1, None), (3, None), (1, bufs), (2, bufs)):
+        got = init.draw_parameters(plan, seeds, threads=threads, buffers=buffers)
         assert got.keys() == ref.keys()
         for k in ref:
             assert torch.equal(got[k], ref[k]), (name, k, threads)
