@@ -45,7 +45,7 @@ from nadcore.models import build_model  # noqa: E402
 from nadcore.utils import keep_freed_memory  # noqa: E402
 
 # networks per measurement at --scale 1: (authors, nadcore secant, nadcore gradient)
-COUNTS = {"lenet": (10, 400, 8192), "resnet18": (1, 4, 64), "vgg11": (1, 8, 128),
+COUNTS = {"lenet": (30, 400, 8192), "resnet18": (1, 4, 64), "vgg11": (1, 8, 128),
           "densenet121": (1, 2, 32), "logreg": (50, 500, 20000)}
 
 
