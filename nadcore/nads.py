@@ -120,8 +120,10 @@ class _Accumulator:
 
     def _flush(self, g: int):
         if self.pending[g]:
-            Gg = np.concatenate(self.pending[g])
-            self.sums[g] += Gg.T @ Gg
+            Gg = torch.from_numpy(np.concatenate(self.pending[g]))
+            # in place, with torch's threads (one per lane): no D x D temporary, and no second
+            # BLAS thread pool competing with the lanes
+            torch.from_numpy(self.sums[g]).addmm_(Gg.T, Gg)
             self.counts[g] += len(Gg)
             self.pending[g] = []
 
