@@ -86,6 +86,8 @@ def bench_model(spec: str, reps: int, scale: float, grad_n: int | None, bf16: bo
     if spec == "lenet" and grad_n:
         g_n = grad_n
     runs = []
+    if a_n > 1:
+        authors_procedure(spec, 2)  # warm-up: the first networks built in a process are slower
     for r in range(reps):
         row = {"load_before": load()}
         row["authors"] = authors_procedure(spec, a_n, seed=r)

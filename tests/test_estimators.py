@@ -32,6 +32,11 @@ def test_uniform_f32_is_numpys_float32_stream_bit_for_bit(n):
     # the generator continues identically (normal draws after the uniform part, as for VGG)
     assert np.array_equal(a.standard_normal(9, dtype=np.float32), b.standard_normal(9, dtype=np.float32))
     assert a.bit_generator.state == b.bit_generator.state
+    # with a float32 scale per element (the initialisation bounds), still one rounding
+    scale = np.random.default_rng(0).uniform(1e-3, 2.0, n).astype(np.float32)
+    ref = np.random.default_rng(12).random(n, dtype=np.float32) * scale
+    init.uniform_f32(np.random.default_rng(12), got, scale)
+    assert np.array_equal(got, ref)
 
 
 @pytest.mark.parametrize("name", ["lenet", "vgg11", "resnet18_narrow"])
