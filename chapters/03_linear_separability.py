@@ -452,6 +452,13 @@ ch.claim("fig6-secant-vs-gradient", "Sec. 3-4.1 (a question the paper leaves ope
 # 0.51 past index 700; the networks that do best on natural images (ResNet-18, DenseNet-121) have
 # the steepest drop, as the paper notes.
 #
+# This comparison is fragile by construction. Past index 700 the accuracies sit near chance and
+# the eigenvalues are close to each other, so the ranks of those points, and with them one seed's rank
+# correlation, can flip with the smallest change upstream: a rounding-level change in how the
+# NADs are computed perturbs the directions, the generated data and the SGD trajectories there.
+# Its value can therefore move between code versions; only a verdict that holds with more seeds
+# would settle the question.
+#
 # ## Running the sweeps elsewhere
 #
 # Every map and curve above is a list of independent jobs (`nadcore.experiments.Job`), run by
