@@ -453,11 +453,11 @@ ch.claim("fig6-secant-vs-gradient", "Sec. 3-4.1 (a question the paper leaves ope
 # the steepest drop, as the paper notes.
 #
 # This comparison is fragile by construction. Past index 700 the accuracies sit near chance and
-# the eigenvalues are close to each other, so the ranks of those points, and with them one seed's rank
-# correlation, can flip with the smallest change upstream: a rounding-level change in how the
-# NADs are computed perturbs the directions, the generated data and the SGD trajectories there.
-# Its value can therefore move between code versions; only a verdict that holds with more seeds
-# would settle the question.
+# the eigenvalues are close to each other, so the ranks of those points, and with them one
+# seed's rank correlation, can flip with the smallest change upstream: a rounding-level change in
+# how the NADs are computed perturbs the directions, the generated data and the SGD trajectories
+# there. Its value can therefore move between code versions; only a verdict that holds with more
+# seeds would settle the question.
 #
 # ## Running the sweeps elsewhere
 #
