@@ -116,8 +116,12 @@ def parameter_buffers(plan, rows: int) -> dict[str, np.ndarray]:
     """Buffers that :func:`draw_parameters` can fill again and again (``buffers=``) for up to
     ``rows`` networks at a time: drawing thousands of networks then writes into memory it has
     already touched instead of fresh pages for every block."""
-    return {k: np.empty((rows, sum(math.prod(s) for _, s, kk, _ in plan if kk == k)), dtype=np.float32)
-            for k in ("uniform", "normal")}
+    return {k: np.empty((rows, n), dtype=np.float32) for k, n in _part_sizes(plan).items()}
+
+
+def _part_sizes(plan) -> dict[str, int]:
+    """Numbers drawn per network for the "uniform" and the "normal" parameters of ``plan``."""
+    return {k: sum(math.prod(s) for _, s, kk, _ in plan if kk == k) for k in ("uniform", "normal")}
 
 
 def draw_parameters(plan, seeds, threads: int = 1, buffers: dict | None = None) -> dict[str, torch.Tensor]:
@@ -129,7 +133,7 @@ def draw_parameters(plan, seeds, threads: int = 1, buffers: dict | None = None) 
     the GIL), which gives the same numbers. Returns views into one buffer per kind: new ones, or
     the first rows of ``buffers`` (from :func:`parameter_buffers`; the previous draw's views then
     see the new numbers)."""
-    sizes = {k: sum(math.prod(s) for _, s, kk, _ in plan if kk == k) for k in ("uniform", "normal")}
+    sizes = _part_sizes(plan)
     B = len(seeds)
     if buffers is not None and all(len(buffers[k]) >= B and buffers[k].shape[1] == sizes[k] for k in sizes):
         U, N = buffers["uniform"][:B], buffers["normal"][:B]

@@ -209,9 +209,15 @@ def _pasted(base: torch.Tensor, win: torch.Tensor, at: torch.Tensor) -> torch.Te
     buf = win.new_empty(n * s * s + 2, c)
     buf[:-2].view(n, s * s, c).copy_(base.permute(0, 2, 3, 1).reshape(1, s * s, c).to(win.dtype))
     buf[-1] = 0
-    at = torch.where(at >= 0, at + s * s * torch.arange(n, device=at.device)[:, None], n * s * s)
-    buf[at.reshape(-1)] = win.permute(0, 2, 3, 1).reshape(-1, c)
+    buf[_rows(at, s, n * s * s)] = win.permute(0, 2, 3, 1).reshape(-1, c)
     return buf
+
+
+def _rows(at: torch.Tensor, s: int, outside: int) -> torch.Tensor:
+    """Rows of a :func:`_pasted` buffer for the flat map positions ``at`` (n, w*w) of map k
+    (row ``k*s*s + at``), and ``outside`` where ``at`` is -1."""
+    k = torch.arange(len(at), device=at.device)[:, None]
+    return torch.where(at >= 0, at + s * s * k, outside).reshape(-1)
 
 
 def _maps(buf: torch.Tensor, s: int) -> torch.Tensor:
@@ -223,8 +229,7 @@ def _gathered(buf: torch.Tensor, s: int, at: torch.Tensor, w: int) -> torch.Tens
     """The w x w crops of the maps of a :func:`_pasted` buffer, one per map, at the flat
     positions ``at`` (n, w*w; -1: outside the map, read as zero), channels-last."""
     n, c = len(at), buf.shape[1]
-    at = torch.where(at >= 0, at + s * s * torch.arange(n, device=at.device)[:, None], n * s * s + 1)
-    return buf[at.reshape(-1)].view(n, w, w, c).permute(0, 3, 1, 2)
+    return buf[_rows(at, s, n * s * s + 1)].view(n, w, w, c).permute(0, 3, 1, 2)
 
 
 def resnet_secant(model, x: torch.Tensor, step: float, chunk: int | None = None,

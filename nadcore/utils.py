@@ -48,8 +48,8 @@ def keep_freed_memory() -> bool:
     returning them to the system, for the rest of the process. Training and NAD sampling on the
     CPU free and reallocate tensors of a few MB at every step; by default glibc serves the larger
     ones with fresh ``mmap`` pages and trims the heap, so each step pays page faults and kernel
-    zeroing again (train_many of 8 LeNets took about 1.6x the time of two calls of 4, see
-    benchmarks/bench_training.py). Idempotent; numbers are unchanged. Returns whether the
+    zeroing again (without it, train_many of 8 LeNets per call took about 1.4x the time of two
+    calls of 4: ``benchmarks/bench_training.py --chunks 8,4``). Idempotent; numbers are unchanged. Returns whether the
     setting is active (False on systems without glibc)."""
     global _allocator_set
     if _allocator_set is None:
