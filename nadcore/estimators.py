@@ -18,15 +18,18 @@ estimators above), ``"vmap"`` (several stacked networks per pass with ``torch.fu
 ``"fast"`` (exact structured kernels: :mod:`nadcore.lenet_kernels` for LeNet's secant and
 gradient, :mod:`nadcore.resnet_kernels` for ResNet-18's secant) or ``"auto"`` (the fastest that
 applies). The path changes the speed, never the result beyond float rounding
-(tests/test_estimators.py). ``precision="bf16"`` runs the secant's forward passes under bfloat16
-autocast (for GPUs; on this project's CPU it is slower than float32): sensitivities then agree
-with float32 to a cosine above 0.999, not to float rounding, so it is an explicit choice.
+(tests/test_estimators.py). All of it runs in IEEE float32, also on a GPU (where PyTorch's default
+would use TF32 for convolutions). ``precision="tf32"`` (tensor-core float32 on a GPU) and
+``precision="bf16"`` (bfloat16 autocast; on this project's CPU slower than float32) speed up the
+secant's forward passes on a GPU; sensitivities then agree with float32 to about 1e-3 and 1e-2 of
+their norm (benchmarks/bench_gpu.py measures it), not to float rounding, so either is an explicit
+choice (:func:`precision_mode`).
 """
 from __future__ import annotations
 
 import os
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import nullcontext
+from contextlib import contextmanager, nullcontext
 
 import numpy as np
 import torch
@@ -37,9 +40,9 @@ from nadcore.utils import derived_seed, resolve_device
 
 __all__ = ["evaluation_point", "evaluation_points", "perturbation_batch", "input_sensitivity_secant",
            "input_gradient", "stacked_gradients", "stacked_secant", "forward_flops", "sample_range",
-           "network_seeds", "choose_strategy", "PRECISIONS", "STRATEGIES"]
+           "network_seeds", "choose_strategy", "precision_mode", "PRECISIONS", "STRATEGIES"]
 
-PRECISIONS = ("float32", "bf16")
+PRECISIONS = ("float32", "tf32", "bf16")
 STRATEGIES = ("auto", "fast", "vmap", "loop")
 
 
@@ -90,12 +93,35 @@ def perturbation_batch(x: torch.Tensor, step: float) -> torch.Tensor:
     return torch.cat([x + step * E, x - step * E])
 
 
-def _autocast(device_type: str, precision: str):
+@contextmanager
+def precision_mode(device_type: str, precision: str):
+    """The arithmetic of ``precision`` for the block: "float32" (IEEE float32; on a GPU with
+    cuDNN's and cuBLAS's TF32 tensor-core modes off, whatever the process-wide setting),
+    "tf32" (on a GPU those modes on: float32 numbers whose convolution and matrix-product inputs
+    are rounded to 10-bit mantissas; plain float32 elsewhere) or "bf16" (bfloat16 autocast).
+    Autocast keeps bf16 copies of the parameters it casts until the outermost block ends, so a
+    block must not outlive the parameters it ran with (one network's, in the estimators)."""
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS}, got {precision!r}")
-    if precision == "bf16":
-        return torch.autocast(device_type, dtype=torch.bfloat16)
-    return nullcontext()
+    cast = torch.autocast(device_type, dtype=torch.bfloat16) if precision == "bf16" else nullcontext()
+    with _tf32_mode(device_type, precision == "tf32"), cast:
+        yield
+
+
+@contextmanager
+def _tf32_mode(device_type: str, allow: bool):
+    """cuDNN's and cuBLAS's TF32 modes set to ``allow`` on a GPU for the block and restored after
+    (process-wide flags: nadcore runs its GPU work in one thread); nothing elsewhere."""
+    if device_type != "cuda":
+        yield
+        return
+    cd, mm = torch.backends.cudnn, torch.backends.cuda.matmul
+    old = cd.allow_tf32, mm.allow_tf32
+    cd.allow_tf32 = mm.allow_tf32 = allow
+    try:
+        yield
+    finally:
+        cd.allow_tf32, mm.allow_tf32 = old
 
 
 def input_sensitivity_secant(model, x: torch.Tensor, step: float = 100.0, chunk: int | None = None,
@@ -111,7 +137,7 @@ def input_sensitivity_secant(model, x: torch.Tensor, step: float = 100.0, chunk:
     D = x.numel()
     X = perturbation_batch(x, step) if batch is None else batch
     chunk = chunk or (2 * D if X.device.type != "cpu" else 128)
-    with torch.no_grad(), _autocast(X.device.type, precision):
+    with torch.no_grad(), precision_mode(X.device.type, precision):
         out = torch.cat([model(X[i:i + chunk]).reshape(-1).double() for i in range(0, 2 * D, chunk)])
     return (out[:D] - out[D:]) / (2.0 * step)
 
@@ -154,7 +180,7 @@ def stacked_secant(model, batch: torch.Tensor, stacked: dict, step: float, chunk
     def f(p, xx):
         return functional_call(model, (p, buffers), (xx,)).reshape(-1).double()
 
-    with torch.no_grad(), _autocast(batch.device.type, precision):
+    with torch.no_grad(), precision_mode(batch.device.type, precision):
         out = torch.cat([vmap(f, in_dims=(0, None))(stacked, batch[i:i + chunk])
                          for i in range(0, 2 * D, chunk)], dim=1).double()
     return (out[:, :D] - out[:, D:]) / (2.0 * step)
@@ -178,7 +204,7 @@ def choose_strategy(strategy, model, plan, method, device, input_shape, precisio
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
     fast_ok = plan is not None and (
-        (precision == "float32" and lenet_supported(model, input_shape))
+        (precision in ("float32", "tf32") and lenet_supported(model, input_shape))
         or (method == "secant" and resnet_supported(model, input_shape)))
     if strategy == "fast":
         if not fast_ok:
@@ -205,8 +231,8 @@ def sample_range(spec, input_shape, seed, start, stop, method, step, device, chu
     """Sensitivities of networks ``start..stop-1`` of ``seed`` at ``points`` evaluation points:
     calls ``add(G, network_indices)`` with G (networks, D) float64 per block and point.
 
-    On a GPU the parameters of the next block are drawn by CPU threads while the GPU works on
-    the current one."""
+    On a GPU the parameters of the next block are drawn by CPU threads and copied to the device
+    (on a stream of their own) while the GPU works on the current one."""
     from nadcore.lenet_kernels import lenet_gradients, lenet_secant, lenet_supported
 
     if threads:
@@ -229,39 +255,55 @@ def sample_range(spec, input_shape, seed, start, stop, method, step, device, chu
             batches = [b.contiguous(memory_format=torch.channels_last) for b in batches]
     chunk = chunk or (2 * D if device.type != "cpu" else 128)
     gpu = device.type != "cpu"
-    block = BLOCKS["loop" if per_network else path, method] * (16 if gpu and not per_network else 1)
+    block = BLOCKS["loop" if per_network else path, method] * ((2 if per_network else 16) if gpu else 1)
     starts = list(range(start, stop, block))
-    draw_threads = min(8, os.cpu_count() or 1) if gpu else 1
-    # on the CPU each block is used up before the next is drawn: draw into the same buffers
-    reuse = init.parameter_buffers(plan, block) if plan is not None and not gpu else None
+    # on a GPU, CPU threads draw (all cores but the one launching kernels)
+    draw_threads = max(1, min(16, (os.cpu_count() or 2) - 1)) if gpu else 1
+    # each block's parameters are drawn into the same buffers (on the CPU used up before the
+    # next block is drawn; on a GPU copied to the device first)
+    side = torch.cuda.Stream(device) if device.type == "cuda" and plan is not None else None
+    reuse = (init.parameter_buffers(plan, block, pinned=side is not None)
+             if plan is not None and (side is not None or not gpu) else None)
 
     def draw(b0):
         idx = np.arange(b0, min(b0 + block, stop))
-        return idx, (init.draw_parameters(plan, network_seeds(seed, idx), draw_threads, reuse)
-                     if plan is not None else None)
+        if plan is None:
+            return idx, None
+        if side is None:
+            return idx, init.draw_parameters(plan, network_seeds(seed, idx), draw_threads, reuse,
+                                             device if gpu else None)
+        # on a GPU the copy to the device runs on a stream of its own, beside the current block
+        with torch.cuda.stream(side):
+            stacked = init.draw_parameters(plan, network_seeds(seed, idx), draw_threads, reuse, device)
+        side.synchronize()  # the copies are done: the buffers may be refilled
+        return idx, stacked
 
     prefetch = ThreadPoolExecutor(1) if gpu and plan is not None and len(starts) > 1 else None
     try:
-        nxt = prefetch.submit(draw, starts[0]) if prefetch else None
-        for k, b0 in enumerate(starts):
-            idx, stacked = nxt.result() if prefetch else draw(b0)
-            if prefetch and k + 1 < len(starts):
-                nxt = prefetch.submit(draw, starts[k + 1])
-            if stacked is not None and not per_network:
-                stacked = {n: v.to(device, non_blocking=True) for n, v in stacked.items()}
-            for x, batch in zip(xs, batches):
-                if path == "fast" and not per_network:
-                    G = lenet_secant(stacked, x, step) if method == "secant" else lenet_gradients(stacked, x)
-                elif path == "vmap":
-                    G = (stacked_gradients(model, x, stacked) if method == "gradient"
-                         else stacked_secant(model, batch, stacked, step, chunk, precision))
-                else:
-                    G = torch.stack([_loop_one(model, spec, input_shape, seed_n, stacked, j, device,
-                                               method, x, step, chunk, batch, precision, path)
-                                     for j, seed_n in enumerate(network_seeds(seed, idx))])
-                add(G.cpu().numpy(), idx)
-            if progress is not None:
-                progress(len(idx))
+        # IEEE float32 on a GPU (the gradients too) unless tf32; bf16 autocast is entered by the
+        # estimators per network (its cast parameters must not outlive a network)
+        with _tf32_mode(device.type, precision == "tf32"):
+            nxt = prefetch.submit(draw, starts[0]) if prefetch else None
+            for k, b0 in enumerate(starts):
+                idx, stacked = nxt.result() if prefetch else draw(b0)
+                if side is not None:  # the current stream uses memory allocated on the side stream
+                    for v in stacked.values():
+                        v.record_stream(torch.cuda.current_stream(device))
+                if prefetch and k + 1 < len(starts):
+                    nxt = prefetch.submit(draw, starts[k + 1])
+                for x, batch in zip(xs, batches):
+                    if path == "fast" and not per_network:
+                        G = lenet_secant(stacked, x, step) if method == "secant" else lenet_gradients(stacked, x)
+                    elif path == "vmap":
+                        G = (stacked_gradients(model, x, stacked) if method == "gradient"
+                             else stacked_secant(model, batch, stacked, step, chunk, precision))
+                    else:
+                        G = torch.stack([_loop_one(model, spec, input_shape, seed_n, stacked, j, device,
+                                                   method, x, step, chunk, batch, precision, path)
+                                         for j, seed_n in enumerate(network_seeds(seed, idx))])
+                    add(G.cpu().numpy(), idx)
+                if progress is not None:
+                    progress(len(idx))
     finally:
         if prefetch is not None:
             prefetch.shutdown(cancel_futures=True)

@@ -306,9 +306,11 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
     ``points`` evaluation points per network (1: the authors' single point). On the CPU the
     networks are shared among ``lanes`` threads of one torch thread each ("auto": one per core)
     or, if asked, ``workers`` processes (string specs only). ``checkpoints``: network counts at
-    which to record running estimates. ``strategy`` and ``precision`` ("float32", or "bf16"
-    autocast for the secant) pick the sampling path (:mod:`nadcore.estimators`); none of these
-    change the estimate beyond float rounding, except bf16 (cosine > 0.999 per sensitivity).
+    which to record running estimates. ``strategy`` picks the sampling path
+    (:mod:`nadcore.estimators`), which changes the estimate only by float rounding. ``precision``
+    "float32" (IEEE float32, also on a GPU), or for the secant on a GPU "tf32" (tensor-core
+    float32) or "bf16" (bfloat16 autocast): see :func:`nadcore.estimators.precision_mode`; they
+    change each sensitivity by about 1e-3 (tf32) and 1e-2 (bf16) of its norm.
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
@@ -323,7 +325,7 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
     if method == "secant" and not (step > 0 and math.isfinite(step)):
         raise ValueError(f"step must be a positive finite number, got {step}")
     if precision not in est.PRECISIONS or (precision != "float32" and method != "secant"):
-        raise ValueError(f"precision must be one of {est.PRECISIONS} (bf16 for the secant only), "
+        raise ValueError(f"precision must be one of {est.PRECISIONS} (tf32 and bf16 for the secant only), "
                          f"got {precision!r} with method {method!r}")
     if strategy not in est.STRATEGIES:
         raise ValueError(f"strategy must be one of {est.STRATEGIES}, got {strategy!r}")

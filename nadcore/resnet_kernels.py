@@ -28,7 +28,6 @@ saves a pass over every activation map; other devices and dtypes run the separat
 """
 from __future__ import annotations
 
-from contextlib import nullcontext
 from functools import lru_cache
 
 import torch
@@ -236,9 +235,9 @@ def resnet_secant(model, x: torch.Tensor, step: float, chunk: int | None = None,
                   precision: str = "float32", coords=None) -> torch.Tensor:
     """``(f(x + h e_i) - f(x - h e_i)) / 2h`` of a ResNet18 (eval mode) for every coordinate i of
     ``x`` (C, S, S), or for the flat indices ``coords`` only: float64 (C*S*S,) or (len(coords),).
-    ``chunk`` perturbed inputs per pass (128 on a CPU, all on a GPU); ``precision="bf16"`` runs
-    under bfloat16 autocast."""
-    from nadcore.estimators import _autocast
+    ``chunk`` perturbed inputs per pass (128 on a CPU, all on a GPU); ``precision``: see
+    :func:`nadcore.estimators.precision_mode`."""
+    from nadcore.estimators import precision_mode
 
     C, S = x.shape[0], x.shape[-1]
     dev = x.device
@@ -248,7 +247,7 @@ def resnet_secant(model, x: torch.Tensor, step: float, chunk: int | None = None,
     mask, paste, crop2, mask2, paste2 = _tables(C, S, str(dev))
     W = 4 * _R + 1
     out = torch.empty(2, D, dtype=torch.float64, device=dev)
-    with torch.no_grad(), (_autocast(dev.type, precision) if precision != "float32" else nullcontext()):
+    with torch.no_grad(), precision_mode(dev.type, precision):
         f = _folded(model, S)
         base = F.relu(F.conv2d(x[None], *f["stem"], 1, 1))
         for bi in range(len(model.layer1)):

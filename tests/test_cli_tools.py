@@ -96,6 +96,8 @@ def test_compare_real_nads(files, capsys):
     (["show", "{a}", "--out", "{png}", "--indices", "0,64"], "NAD indices [64] out of range"),
     (["show", "{short}", "--out", "{png}", "--n", "9"], "file(s) hold 8 NADs"),
     (["show", "{a}", "--out", "{dir}/x.xyz"], "unknown image format 'xyz'"),
+    (["nads", "--model", "lenet", "--networks", "4", "--method", "gradient", "--precision", "bf16",
+      "--out", "{dir}/g.npz", "--quiet"], "tf32 and bf16 for the secant only"),
 ])
 def test_usage_errors(files, tmp_path, capsys, argv, message):
     fmt = dict(files, missing=str(tmp_path / "nothere.npz"), png=str(tmp_path / "x.png"))

@@ -65,11 +65,14 @@ def test_draw_parameters_is_the_plain_formula_bit_for_bit(name):
             ref[pname] = torch.full((7, *shape), float(value))
     bufs = init.parameter_buffers(plan, 9)
     init.draw_parameters(plan, est.network_seeds(6, range(9)), buffers=bufs)  # fill them once
-    for threads, buffers in ((1, None), (3, None), (1, bufs), (2, bufs)):
-        got = init.draw_parameters(plan, seeds, threads=threads, buffers=buffers)
+    devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+    for threads, buffers, device in [(1, None, None), (3, None, None), (1, bufs, None), (2, bufs, None)] + [
+            (2, init.parameter_buffers(plan, 9, pinned=d == "cuda"), d) for d in devices]:
+        got = init.draw_parameters(plan, seeds, threads=threads, buffers=buffers, device=device)
         assert got.keys() == ref.keys()
         for k in ref:
-            assert torch.equal(got[k], ref[k]), (name, k, threads)
+            assert got[k].device.type == (device or "cpu")
+            assert torch.equal(got[k].cpu(), ref[k]), (name, k, threads, device)
 
 
 @pytest.mark.parametrize("shape", [(1, 32, 32), (3, 32, 32), (1, 28, 28)])
@@ -232,13 +235,48 @@ def test_bf16_secant_agrees_with_float32(name):
         nads.compute_nads("lenet", num_networks=4, method="gradient", precision="bf16")
 
 
+def _sampled(arch, device, precision="float32", n=2, method="secant"):
+    got = []
+    est.sample_range(arch, (1, 32, 32), 0, 0, n, method, 100.0, device, None,
+                     lambda G, idx: got.append(G), precision=precision)
+    return np.concatenate(got)
+
+
+@pytest.mark.parametrize("name", ["resnet18_narrow", "mlp"])
+def test_bf16_sampling_uses_each_networks_own_parameters(name):
+    """sample_range in bf16 agrees with float32 network by network (autocast keeps bf16 copies of
+    parameters while it is active: it must not outlive one network's parameters)."""
+    a, b = _sampled(name, "cpu", n=3), _sampled(name, "cpu", "bf16", n=3)
+    cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    assert cos.min() > 0.99, cos
+
+
+def test_precision_mode_sets_and_restores_the_gpu_flags():
+    cd, mm = torch.backends.cudnn, torch.backends.cuda.matmul
+    before = cd.allow_tf32, mm.allow_tf32
+    for precision, tf32 in (("float32", False), ("tf32", True)):
+        with est.precision_mode("cuda", precision):
+            assert (cd.allow_tf32, mm.allow_tf32) == (tf32, tf32)
+        assert (cd.allow_tf32, mm.allow_tf32) == before
+    with est.precision_mode("cpu", "bf16"):
+        assert torch.is_autocast_enabled("cpu")
+    with pytest.raises(ValueError, match="precision"):
+        with est.precision_mode("cpu", "fp8"):
+            pass
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
 def test_gpu_paths_equal_the_cpu():
     for method in ("secant", "gradient"):
         a = nads.compute_nads("lenet", num_networks=16, seed=0, method=method, device="cuda")
         b = nads.compute_nads("lenet", num_networks=16, seed=0, method=method, device="cpu", lanes=1)
-        assert np.allclose(_cov(a), _cov(b), rtol=1e-3, atol=1e-5 * b.eigenvalues[0]), method
-    r = nads.compute_nads("resnet18", num_networks=2, seed=0, method="secant", device="cuda")
-    q = nads.compute_nads("resnet18", num_networks=2, seed=0, method="secant", device="cuda",
-                          precision="bf16")
-    assert nads.subspace_overlap(r.nads, q.nads, 1) > 0.99
+        err = np.abs(_cov(a) - _cov(b)).max() / b.eigenvalues[0]
+        assert err < 1e-5, (method, err)
+    # the big networks' secant: IEEE float32 on the GPU is the CPU's up to rounding; tf32 and
+    # bf16 are close (measured 1e-3 and 1e-2 relative, benchmarks/bench_gpu.py)
+    for arch in ("resnet18", "vgg11"):
+        ref = _sampled(arch, "cpu")
+        for precision, tol in (("float32", 1e-4), ("tf32", 1e-2), ("bf16", 1e-1)):
+            got = _sampled(arch, "cuda", precision)
+            rel = np.linalg.norm(got - ref) / np.linalg.norm(ref)
+            assert rel < tol, (arch, precision, rel)
