@@ -106,10 +106,14 @@ counts = {m: cfg[f"{m}_networks"].get(model, cfg[f"{m}_networks"]["lenet"]) for 
 ks = list(nads.OVERLAP_KS)
 
 
-def estimate(arch, method, n, points=1, running=False):
-    """Chapter 2's NADs (cached); ``running``: with running estimates at the checkpoints."""
+def estimate(arch, method, n, points=1, running=False, precision=None):
+    """Chapter 2's NADs (cached); ``running``: with running estimates at the checkpoints; the
+    secant in the profile's ``secant_precision`` for ``arch`` unless ``precision`` is given."""
+    if precision is None:
+        precision = cfg["secant_precision"].get(arch, "float32") if method == "secant" else "float32"
     return nads.cached_nads(arch, method, n, seed, cache=ch.cache, device=ch.device, points=points,
-                            checkpoints=[c for c in cfg["convergence"] if c < n] if running else None)
+                            checkpoints=[c for c in cfg["convergence"] if c < n] if running else None,
+                            precision=precision)
 
 # %% [markdown]
 # ## The NADs of the model under study
@@ -228,6 +232,28 @@ for arch in cfg["architectures"]:
     gallery_gradient[arch] = estimate(arch, "gradient", cfg["gradient_networks"][arch])
 print(pd.DataFrame({"secant NADs": secant_source,
                     "gradient NADs": {a: f"ours, {r.meta['networks']} networks" for a, r in gallery_gradient.items()}}))
+
+# %% [markdown]
+# On the `paper` profile the secants of the three large networks run on the GPU's tensor cores
+# (setting `secant_precision`): ResNet-18 in bfloat16, VGG-11 and DenseNet-121 in TF32, float32
+# numbers whose products are rounded to 11 significant bits. That is what makes 10,000 networks
+# of each affordable, but every forward pass changes a little, so we check what it does to the
+# NADs: both precisions on the same first networks, the overlap of their top-$k$ subspaces next
+# to the split-half overlap of the float32 estimate (how much Monte Carlo noise alone moves them
+# at that size). The gradient estimates and every other profile use IEEE float32 throughout.
+
+# %% tags=["nbval-check-output"]
+low = {a: p for a, p in cfg["secant_precision"].items() if p != "float32" and cfg["secant_networks"].get(a)}
+if low:
+    n_chk, rows = cfg["precision_check_networks"], {}
+    for arch, p in low.items():
+        a, b = estimate(arch, "secant", n_chk, precision="float32"), estimate(arch, "secant", n_chk, precision=p)
+        rows[f"{arch}: {p} vs float32"] = {f"k={k}": nads.identifiable_overlap(a, b, k) for k in ks}
+        rows[f"{arch}: float32 split halves"] = dict(zip([f"k={k}" for k in ks], a.extras["split_half"]))
+    print(f"{n_chk} networks per estimate")
+    print(pd.DataFrame(rows).T.to_string(float_format=lambda v: f"{v:.3f}"))
+else:
+    print("every secant runs in float32 on this profile")
 
 # %%
 fig = nadplots.nad_grid(gallery_secant, indices=(0, 1, 2), title="Secant NADs (step 100): Fig. 5 of the paper")

@@ -98,8 +98,8 @@ class Chapter:
         """The NADs this book uses for ``arch`` (one-channel copy, one output), and a sentence
         saying where they come from. The one rule, for every chapter:
 
-        * ``"secant"``: the authors' estimator (step 100) with chapter 2's number of networks on
-          this profile and this chapter's seed, so chapter 2's cache entry is reused (a model that
+        * ``"secant"``: the authors' estimator (step 100) with chapter 2's number of networks (and
+          ``secant_precision``) on this profile and this chapter's seed, so chapter 2's cache entry is reused (a model that
           chapter 2's settings do not name - the reader's own - gets LeNet's count, as there);
           ``networks`` overrides the count;
         * ``"gradient"``: exact-gradient NADs, likewise, averaged over ``points`` evaluation
@@ -123,8 +123,9 @@ class Chapter:
             raise ValueError(f"source must be auto, secant, gradient or published; got {source!r}")
         counts = ch2[f"{source}_networks"]
         n = int(networks or counts.get(key) or counts["lenet"])
+        precision = ch2["secant_precision"].get(key, "float32") if source == "secant" else "float32"
         r = N.cached_nads(arch, source, n, self.seed, device=self.device, cache=self.cache,
-                          progress=progress, points=points)
+                          progress=progress, points=points, precision=precision)
         at = f", {points} evaluation points" if points > 1 else ""
         return r, f"{source} NADs of a 1-channel {arch}, {n:,} networks{at}, seed {self.seed}"
 
