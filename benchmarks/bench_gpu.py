@@ -23,7 +23,8 @@ seconds have passed (so that a time-limited lease still returns what was measure
   the book's job function: data, ``train_many``, evaluation), a few runs of 2 epochs per
   architecture after a warm-up job; seconds per run and epoch, extrapolated to the paper's grid
   (256 cells x 3 seeds x its epochs). The extrapolation counts the data and evaluation time of a
-  run with its epochs, so it errs high.
+  run with its epochs, so it errs high. ``--fig1-workers W``: W processes share the device, one
+  job each (what ``workers`` does in chapter 3).
 * ``full`` (``--full``): ``compute_nads`` of the paper's 10,000 networks for the given
   architectures and precisions, timed whole.
 """
@@ -200,6 +201,7 @@ def gradient(run: Run, archs) -> None:
 def fig1(run: Run, archs) -> None:
     from nadcore import separability as sep
     from nadcore.data import fourier_basis_vector, fourier_grid
+    from nadcore.experiments import make_executor
 
     cfg = profiles.resolve("03_linear_separability", "paper")
     cells = fourier_grid(32, cfg["grid"]).frequencies
@@ -214,19 +216,29 @@ def fig1(run: Run, archs) -> None:
         epochs = 1 if run.a.quick else 2
         sel = [cells[i] for i in range(0, len(cells), max(1, len(cells) // runs))][:runs]
         V = np.stack([fourier_basis_vector(a, b, 32).numpy() for a, b in sel])
+        W = max(1, run.a.fig1_workers)
+        ex = make_executor(W)  # None for 1: in this process
         timings = []
-        for rep in range(2):  # the first is a warm-up
-            jobs = sep.direction_jobs(V, [list(c) for c in sel], [rep], model=arch,
-                                      settings=s | {"epochs": epochs}, chunk=runs, device=str(run.dev),
-                                      outputs=cfg["outputs"])
+        for rep in range(2):  # the first is a warm-up (and starts the worker processes)
+            jobs = [sep.direction_jobs(V, [list(c) for c in sel], [2 * rep + w], model=arch,
+                                       settings=s | {"epochs": epochs}, chunk=runs, device=str(run.dev),
+                                       outputs=cfg["outputs"])[0] for w in range(W)]
             run.sync()
             t = time.perf_counter()
-            arrays, _ = sep.directional_job(jobs[0].config, jobs[0].data["vectors"], str(run.dev))
+            if ex is None:
+                out = [sep.directional_job(jobs[0].config, jobs[0].data["vectors"], str(run.dev))]
+            else:
+                out = list(ex.map(sep.directional_job, [j.config for j in jobs],
+                                  [j.data["vectors"] for j in jobs], [str(run.dev)] * W))
             run.sync()
             timings.append(time.perf_counter() - t)
+        if ex is not None:
+            ex.shutdown()
+        arrays = {"test_acc": np.concatenate([o[0]["test_acc"] for o in out])}
+        runs *= W
         per = timings[-1] / (runs * epochs)
         total_runs = len(cells) * cfg["seeds"]
-        res[arch] = {"runs_together": runs, "epochs": epochs, "seconds": timings[-1],
+        res[arch] = {"runs_together": runs, "processes": W, "epochs": epochs, "seconds": timings[-1],
                      "seconds_per_run_epoch": per, "paper_epochs": s["epochs"],
                      "paper_runs": total_runs, "hours_for_paper_fig1": per * s["epochs"] * total_runs / 3600,
                      "mean_test_acc": float(np.mean(arrays["test_acc"]))}
@@ -300,10 +312,10 @@ def table(paths) -> str:
                          f"{row['minutes_for_paper']:.1f} min |")
         lines.append("")
     if merged["fig1"]:
-        lines += ["| Fig. 1 training | runs trained together | seconds per run and epoch | paper's epochs x runs | "
+        lines += ["| Fig. 1 training | runs at a time (processes) | seconds per run and epoch | paper's epochs x runs | "
                   "extrapolated time |", "|---|---|---|---|---|"]
         for arch, row in merged["fig1"].items():
-            lines.append(f"| {arch} | {row['runs_together']} | {row['seconds_per_run_epoch']:.3f} | "
+            lines.append(f"| {arch} | {row['runs_together']} ({row.get('processes', 1)}) | {row['seconds_per_run_epoch']:.3f} | "
                          f"{row['paper_epochs']} x {row['paper_runs']} | {row['hours_for_paper_fig1']:.1f} h |")
     return "\n".join(lines)
 
@@ -316,6 +328,8 @@ def main(argv=None):
                     help="in this order; 'full' runs --full")
     ap.add_argument("--seconds", type=float, default=12.0, help="target seconds per timed measurement")
     ap.add_argument("--budget", type=float, default=540.0, help="seconds after which sections are skipped")
+    ap.add_argument("--fig1-workers", type=int, default=1,
+                    help="processes sharing the device for the Fig. 1 jobs (one job of runs each)")
     ap.add_argument("--full", default="", help="e.g. resnet18:bf16,densenet121:tf32 (10,000 networks each)")
     ap.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test of the script")
     ap.add_argument("--json", default=None)
