@@ -72,7 +72,7 @@ def build_parser() -> argparse.ArgumentParser:
     n.add_argument("--device", default="auto", help="auto, cpu or cuda")
     n.add_argument("--precision", choices=["float32", "tf32", "bf16"], default="float32",
                    help="the secant's arithmetic: float32 (IEEE, default), or on a GPU tf32 or bf16 "
-                        "(tensor cores: faster, sensitivities within ~1e-3 / ~1e-2 of float32)")
+                        "(tensor cores: faster, less exact; compare with float32 before trusting bf16)")
     n.add_argument("--workers", default="auto", help="CPU worker processes (default: one per core)")
     n.add_argument("--out", required=True, help="output .npz file")
     n.add_argument("--quiet", action="store_true", help="no progress bar")

@@ -21,9 +21,9 @@ applies). The path changes the speed, never the result beyond float rounding
 (tests/test_estimators.py). All of it runs in IEEE float32, also on a GPU (where PyTorch's default
 would use TF32 for convolutions). ``precision="tf32"`` (tensor-core float32 on a GPU) and
 ``precision="bf16"`` (bfloat16 autocast; on this project's CPU slower than float32) speed up the
-secant's forward passes on a GPU; sensitivities then agree with float32 to about 1e-3 and 1e-2 of
-their norm (benchmarks/bench_gpu.py measures it), not to float rounding, so either is an explicit
-choice (:func:`precision_mode`).
+secant's forward passes on a GPU; sensitivities then differ from float32 by more than float
+rounding (on an H100, tf32 by about 1e-3 of their norm, bf16 by 1e-2 for ResNet-18 and 0.6 for
+DenseNet-121: benchmarks/bench_gpu.py), so either is an explicit choice (:func:`precision_mode`).
 """
 from __future__ import annotations
 

@@ -100,9 +100,12 @@ class NADResult:
 
 # Accumulation and eigendecomposition
 class _Accumulator:
-    """Sums of g g^T per group of networks (index mod GROUPS), float64, and of g."""
+    """Sums of g g^T per group of networks (index mod GROUPS), float64, and of g. Only the lower
+    triangle of each sum is accumulated (in panels of ``PANEL`` rows: about 5/8 of the
+    multiply-adds of the full product for D = 1024); :meth:`covariance` mirrors it."""
 
     FLUSH_ROWS = 256  # rows buffered per group before one D x D update (saves memory traffic)
+    PANEL = 256
 
     def __init__(self, D: int):
         self.sums = np.zeros((GROUPS, D, D))
@@ -121,9 +124,12 @@ class _Accumulator:
     def _flush(self, g: int):
         if self.pending[g]:
             Gg = torch.from_numpy(np.concatenate(self.pending[g]))
+            S = torch.from_numpy(self.sums[g])
             # in place, with torch's threads (one per lane): no D x D temporary, and no second
-            # BLAS thread pool competing with the lanes
-            torch.from_numpy(self.sums[g]).addmm_(Gg.T, Gg)
+            # BLAS thread pool competing with the lanes; row panel i..i+P up to its diagonal
+            for i in range(0, S.shape[0], self.PANEL):
+                j = min(i + self.PANEL, S.shape[0])
+                S[i:j, :j].addmm_(Gg[:, i:j].T, Gg[:, :j])
             self.counts[g] += len(Gg)
             self.pending[g] = []
 
@@ -147,7 +153,8 @@ class _Accumulator:
         """The second-moment estimate from the given groups (default: all)."""
         self.flush()
         groups = range(GROUPS) if groups is None else list(groups)
-        return gradient_covariance(sum(self.sums[g] for g in groups), sum(self.counts[g] for g in groups))
+        lower = np.tril(sum(self.sums[g] for g in groups))
+        return gradient_covariance(lower + np.tril(lower, -1).T, sum(self.counts[g] for g in groups))
 
 
 def gradient_covariance(sum_ggT: np.ndarray, n: int) -> np.ndarray:
@@ -309,8 +316,9 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
     which to record running estimates. ``strategy`` picks the sampling path
     (:mod:`nadcore.estimators`), which changes the estimate only by float rounding. ``precision``
     "float32" (IEEE float32, also on a GPU), or for the secant on a GPU "tf32" (tensor-core
-    float32) or "bf16" (bfloat16 autocast): see :func:`nadcore.estimators.precision_mode`; they
-    change each sensitivity by about 1e-3 (tf32) and 1e-2 (bf16) of its norm.
+    float32) or "bf16" (bfloat16 autocast): see :func:`nadcore.estimators.precision_mode`. On an
+    H100, tf32 moved sensitivities by about 1e-3 of their norm, bf16 by 1e-2 (ResNet-18) to 0.6
+    (DenseNet-121), so compare with float32 before trusting bf16 NADs (benchmarks/bench_gpu.py).
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")

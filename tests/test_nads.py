@@ -137,6 +137,23 @@ def test_result_is_orthonormal_and_sorted():
     assert np.all(np.diff(r.eigenvalues) <= 1e-12)
 
 
+@pytest.mark.parametrize("D", [300, 1024])
+def test_accumulator_is_the_plain_second_moment_per_group(D):
+    """Lower-triangle panels, flushes at any row count, merging: the plain (1/n) sum g g^T."""
+    from nadcore.nads import GROUPS, _Accumulator
+
+    G = np.random.default_rng(D).standard_normal((700, D))
+    a, b = _Accumulator(D), _Accumulator(D)
+    a.add(G[:450], np.arange(450))
+    b.add(G[450:], np.arange(450, 700))
+    a.merge(b)
+    idx = np.arange(700)
+    for groups in (None, [0, 3, 5]):
+        sel = np.isin(idx % GROUPS, range(GROUPS) if groups is None else groups)
+        ref = G[sel].T @ G[sel] / sel.sum()
+        assert np.allclose(a.covariance(groups), ref, rtol=1e-12, atol=1e-12)
+
+
 def test_subspace_overlap():
     rng = np.random.default_rng(0)
     Q, _ = np.linalg.qr(rng.standard_normal((256, 256)))

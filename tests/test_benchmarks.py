@@ -1,0 +1,26 @@
+"""The benchmark scripts run and write what their docstrings promise (not their timings: those
+are measured on an idle machine, never asserted by tests)."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_bench_gpu_runs_on_the_cpu_and_prints_its_tables(tmp_path):
+    out = tmp_path / "g.json"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"), "--quick", "--device", "cpu",
+                    "--archs", "logreg", "--sections", "accuracy,secant,gradient,fig1,full",
+                    "--full", "logreg:tf32", "--json", str(out)], check=True, cwd=ROOT, capture_output=True)
+    r = json.loads(out.read_text())
+    assert not r.get("errors") and not r.get("skipped"), r
+    assert r["accuracy"]["logreg"]["float32"]["rel_error"] < 1e-5
+    assert r["secant"]["logreg"]["float32"]["networks_per_second"] > 0
+    assert r["gradient"]["logreg"]["networks"] >= 2 and r["fig1"]["logreg"]["paper_runs"] == 768
+    assert r["full"]["logreg:tf32"]["networks_per_second"] > 0
+    table = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"), "--table", str(out)],
+                           check=True, cwd=ROOT, capture_output=True, text=True).stdout
+    for heading in ("| secant NADs |", "| 10,000 networks, timed whole |", "| gradient NADs (float32) |",
+                    "| Fig. 1 training |"):
+        assert heading in table, table
