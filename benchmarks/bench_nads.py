@@ -4,7 +4,8 @@ Run on a quiet machine:  python benchmarks/bench_nads.py [--models lenet,resnet1
     [--scale 1] [--gradient-networks 8192] [--json out.json]
 
 The authors' procedure, as written in their code (nad_computation.py + utils.py): one network at
-a time, built by the constructor, in eval mode, all 2*D perturbed inputs in one batch through
+a time, built by the constructor (PyTorch's default initialisation from torch's global
+generator, not nadcore's numpy draws), in eval mode, all 2*D perturbed inputs in one batch through
 ``-model(x)`` with autograd enabled, then ``/ (2*scale)``; torch's default threads.
 
 nadcore's secant: ``compute_nads(method="secant")`` with its defaults (LeNet: the structured
@@ -41,7 +42,7 @@ import torch  # noqa: E402
 
 from common import load, machine, median  # noqa: E402
 from nadcore import nads  # noqa: E402
-from nadcore.models import build_model  # noqa: E402
+from nadcore.models import REGISTRY  # noqa: E402
 from nadcore.utils import keep_freed_memory  # noqa: E402
 
 # networks per measurement at --scale 1: (authors, nadcore secant, nadcore gradient)
@@ -55,9 +56,10 @@ def authors_procedure(spec: str, n: int, seed: int = 0) -> float:
     x = torch.randn(1, 32, 32, generator=g)
     D = x.numel()
     v = torch.eye(D).view(D, 1, 32, 32)
+    torch.manual_seed(seed)  # their networks come from torch's global generator
     t0 = time.perf_counter()
     for i in range(n):
-        model = build_model(spec, 1, 1, seed=(seed, i), check=False).eval()
+        model = REGISTRY[spec](1, 1).eval()  # the constructor: PyTorch's default initialisation
         fn = lambda z: -model(z)  # noqa: E731  (as in their code)
         plus, minus = x[None] + 100 * v, x[None] - 100 * v
         jac = ((fn(plus) - fn(minus)) / 200).detach()[:, 0]
