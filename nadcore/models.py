@@ -323,7 +323,9 @@ def build_model(spec, in_channels: int = 1, num_outputs: int = 1, input_size: in
     if in_registry:
         with torch.device("meta"):  # no throw-away initialisation, no global RNG
             model = make()
-        model = model.to_empty(device="cpu")
+        # to_empty(device="cpu") without empty_like on meta tensors, whose first call imports
+        # torch's Python decompositions (half a second per process)
+        model = model._apply(lambda t: torch.empty(t.shape, dtype=t.dtype))
         init.initialise(model, s)
     else:
         with init.seeded_global_rng(s):
