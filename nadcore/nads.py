@@ -100,9 +100,8 @@ class NADResult:
 
 # Accumulation and eigendecomposition
 class _Accumulator:
-    """Sums of g g^T per group of networks (index mod GROUPS), float64, and of g. Only the lower
-    triangle of each sum is accumulated (in panels of ``PANEL`` rows: about 5/8 of the
-    multiply-adds of the full product for D = 1024); :meth:`covariance` mirrors it."""
+    """Sums of g g^T per group of networks (index mod GROUPS), float64, and of g; only their lower
+    triangles, in panels of ``PANEL`` rows (5/8 of the multiply-adds for D = 1024)."""
 
     FLUSH_ROWS = 256  # rows buffered per group before one D x D update (saves memory traffic)
     PANEL = 256
@@ -314,12 +313,9 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
     networks are shared among ``lanes`` threads of one torch thread each ("auto": one per core)
     or, if asked, ``workers`` processes (string specs only). ``checkpoints``: network counts at
     which to record running estimates. ``strategy`` picks the sampling path
-    (:mod:`nadcore.estimators`), which changes the estimate only by float rounding. ``precision``
-    "float32" (IEEE float32, also on a GPU), or for the secant on a GPU "tf32" (tensor-core
-    float32) or "bf16" (bfloat16 autocast): see :func:`nadcore.estimators.precision_mode`. On an
-    H100, tf32 moved sensitivities by about 1e-3 of their norm, bf16 by 1e-2 (ResNet-18) to 0.6
-    (DenseNet-121), so compare with float32 before trusting bf16 NADs (benchmarks/bench_gpu.py).
-    """
+    (:mod:`nadcore.estimators`; float rounding apart, the same estimate). ``precision``: "float32"
+    (IEEE, also on a GPU), or for the secant on a GPU "tf32" or "bf16" (tensor cores; see
+    :func:`nadcore.estimators.precision_mode` for how far they move the sensitivities)."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
     input_shape = tuple(int(s) for s in input_shape)
