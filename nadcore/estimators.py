@@ -271,13 +271,12 @@ def sample_range(spec, input_shape, seed, start, stop, method, step, device, chu
         idx = np.arange(b0, min(b0 + block, stop))
         if plan is None:
             return idx, None
-        if side is None:
-            return idx, init.draw_parameters(plan, network_seeds(seed, idx), draw_threads, reuse,
-                                             device if gpu else None)
         # on a GPU the copy to the device runs on a stream of its own, beside the current block
-        with torch.cuda.stream(side):
-            stacked = init.draw_parameters(plan, network_seeds(seed, idx), draw_threads, reuse, device)
-        side.synchronize()  # the copies are done: the buffers may be refilled
+        with torch.cuda.stream(side) if side is not None else nullcontext():
+            stacked = init.draw_parameters(plan, network_seeds(seed, idx), draw_threads, reuse,
+                                           device if gpu else None)
+        if side is not None:
+            side.synchronize()  # the copies are done: the buffers may be refilled
         return idx, stacked
 
     prefetch = ThreadPoolExecutor(1) if gpu and plan is not None and len(starts) > 1 else None
