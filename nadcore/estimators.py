@@ -36,7 +36,7 @@ import torch
 
 from nadcore import initialisation as init
 from nadcore import models as _models
-from nadcore.utils import derived_seed, resolve_device
+from nadcore.utils import derived_seed, derived_seeds, resolve_device
 
 __all__ = ["evaluation_point", "evaluation_points", "perturbation_batch", "input_sensitivity_secant",
            "input_gradient", "stacked_gradients", "stacked_secant", "forward_flops", "sample_range",
@@ -61,7 +61,7 @@ def evaluation_points(input_shape, seed: int, points: int) -> list[torch.Tensor]
 
 def network_seeds(seed: int, indices) -> list[int]:
     """The initialisation seed of each network index: ``derived_seed(seed, n)``."""
-    return [derived_seed(seed, int(n)) for n in indices]
+    return derived_seeds(seed, indices)
 
 
 def forward_flops(model: torch.nn.Module, input_shape) -> float:

@@ -29,6 +29,9 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import torch
 import torch.nn as nn
+from numpy.random.bit_generator import ISeedSequence
+
+from nadcore.utils import seed_sequence_words
 
 __all__ = ["init_plan", "draw_parameters", "parameter_buffers", "uniform_f32", "initialise", "seeded_global_rng", "GLOBAL_RNG_LOCK"]
 
@@ -122,6 +125,33 @@ def _uniform_into(rng, out, scale, scale_m24, fresh: bool = False, keep_state: b
     np.multiply(out, scale_m24, out=out)
 
 
+class _Words(ISeedSequence):
+    """A seed sequence whose state words are already hashed (by :func:`_pcg64_seed_words`)."""
+
+    def __init__(self, words: np.ndarray):
+        self.words = words
+
+    def generate_state(self, n_words, dtype=np.uint32):
+        return self.words
+
+
+def _pcg64_seed_words(seeds) -> np.ndarray | None:
+    """The words ``np.random.default_rng(s)`` seeds its PCG64 with, for every seed at once:
+    ``SeedSequence(s).generate_state(4, np.uint64)`` (B, 4). None where some seed is negative or
+    needs more than four 32-bit words (numpy then does it, one by one)."""
+    ints = [int(s) for s in seeds]
+    if not ints or min(ints) < 0 or max(ints) >= 1 << 128:
+        return None
+    if max(ints) < 1 << 64:
+        s64 = np.array(ints, dtype=np.uint64)
+        entropy = np.zeros((len(ints), 4), np.uint32)
+        entropy[:, 0], entropy[:, 1] = s64 & np.uint64(0xFFFFFFFF), s64 >> np.uint64(32)
+    else:
+        entropy = np.array([[(s >> (32 * i)) & 0xFFFFFFFF for i in range(4)] for s in ints], np.uint32)
+    w = seed_sequence_words(entropy, 8).astype(np.uint64)   # zero words hash as numpy's padding
+    return w[:, 0::2] | (w[:, 1::2] << np.uint64(32))
+
+
 def parameter_buffers(plan, rows: int, pinned: bool = False) -> dict[str, np.ndarray]:
     """Buffers that :func:`draw_parameters` can fill again and again (``buffers=``) for up to
     ``rows`` networks at a time: drawing thousands of networks then writes into memory it has
@@ -175,9 +205,12 @@ def draw_parameters(plan, seeds, threads: int = 1, buffers: dict | None = None,
 
     u_mul_m24 = u_mul * np.float32(_TWO_M24)   # exact: a power of two
 
+    words = _pcg64_seed_words(seeds)
+
     def fill(rows):
         for row in rows:
-            rng = np.random.default_rng(int(seeds[row]))
+            rng = (np.random.default_rng(int(seeds[row])) if words is None
+                   else np.random.Generator(np.random.PCG64(_Words(words[row]))))
             u = U[row]
             _uniform_into(rng, u, u_mul, u_mul_m24, fresh=True, keep_state=N.shape[1] > 0)
             np.subtract(u, u_sub, out=u)

@@ -8,7 +8,8 @@ import sys
 import numpy as np
 import torch
 
-__all__ = ["resolve_device", "derived_seed", "generator", "keep_freed_memory"]
+__all__ = ["resolve_device", "derived_seed", "derived_seeds", "seed_sequence_words", "generator",
+           "keep_freed_memory"]
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
@@ -29,6 +30,68 @@ def derived_seed(*parts: int) -> int:
     """A 63-bit seed derived deterministically from integer parts (e.g. (seed, network_index)),
     through numpy's SeedSequence: distinct parts give independent streams."""
     return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(2, np.uint64)[0] >> np.uint64(1))
+
+
+def _uint32_words(n: int) -> list[int]:
+    """numpy's split of a non-negative int into little-endian 32-bit words (0 -> [0])."""
+    words = [] if n else [0]
+    while n > 0:
+        words.append(n & 0xFFFFFFFF)
+        n >>= 32
+    return words
+
+
+def seed_sequence_words(entropy: np.ndarray, n_words: int) -> np.ndarray:
+    """``np.random.SeedSequence(row).generate_state(n_words, np.uint32)`` for every row of
+    ``entropy`` (B, k) uint32 at once: numpy's hash of the entropy into a pool of four words and
+    its output hash, written as whole-column uint32 operations. A SeedSequence costs about 8 us of
+    Python (holding the GIL) per network otherwise; thousands of networks are seeded per second.
+    tests/test_initialisation.py checks it against numpy word for word."""
+    e = np.asarray(entropy, dtype=np.uint32)
+    B, k = e.shape
+    u = np.uint32
+    h = [u(0x43b0d7e5)]
+
+    def hashmix(v):
+        v = v ^ h[0]
+        h[0] = u(h[0] * u(0x931e8875))
+        v = v * h[0]
+        return v ^ (v >> u(16))
+
+    def mix(x, y):
+        r = u(0xca01f9dd) * x - u(0x4973f715) * y
+        return r ^ (r >> u(16))
+
+    out = np.empty((B, n_words), np.uint32)
+    with np.errstate(over="ignore"):
+        pool = [hashmix(e[:, i] if i < k else np.zeros(B, np.uint32)) for i in range(4)]
+        for src in range(4):
+            for dst in range(4):
+                if src != dst:
+                    pool[dst] = mix(pool[dst], hashmix(pool[src]))
+        for src in range(4, k):
+            for dst in range(4):
+                pool[dst] = mix(pool[dst], hashmix(e[:, src]))
+        hb = u(0x8b51f9dd)
+        for i in range(n_words):
+            v = pool[i % 4] ^ hb
+            hb = u(hb * u(0x58f38ded))
+            v = v * hb
+            out[:, i] = v ^ (v >> u(16))
+    return out
+
+
+def derived_seeds(seed: int, indices) -> list[int]:
+    """``[derived_seed(seed, n) for n in indices]``, hashed for all indices at once (indices below
+    2**32; others take :func:`derived_seed` one by one)."""
+    idx = np.asarray(indices, dtype=np.int64).reshape(-1)
+    if idx.size == 0 or idx.min() < 0 or idx.max() >= 1 << 32 or int(seed) < 0:
+        return [derived_seed(seed, int(n)) for n in idx]
+    head = np.array(_uint32_words(int(seed)), dtype=np.uint32)
+    entropy = np.concatenate([np.broadcast_to(head, (idx.size, head.size)),
+                              idx.astype(np.uint32)[:, None]], 1)
+    w = seed_sequence_words(entropy, 2).astype(np.uint64)
+    return ((w[:, 0] | (w[:, 1] << np.uint64(32))) >> np.uint64(1)).tolist()
 
 
 def generator(seed: int, *more: int, device="cpu") -> torch.Generator:

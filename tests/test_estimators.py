@@ -43,6 +43,36 @@ def test_uniform_f32_is_numpys_float32_stream_bit_for_bit(n, before):
     assert np.array_equal(got, ref)
 
 
+def test_seed_hashing_for_many_networks_is_numpys_seed_sequence():
+    """The vectorised SeedSequence (network seeds, and the PCG64 seeding of every network) gives
+    numpy's words: entropies of 1 to 7 words (beyond the pool of 4 too), zeros, extremes."""
+    from nadcore.utils import derived_seed, derived_seeds, seed_sequence_words
+
+    rng = np.random.default_rng(3)
+    for k in range(1, 8):
+        ent = rng.integers(0, 2 ** 32, (40, k), dtype=np.uint32)
+        ent[0], ent[1] = 0, 2 ** 32 - 1
+        got = seed_sequence_words(ent, 9)
+        for row, words in zip(ent, got):
+            assert np.array_equal(words, np.random.SeedSequence(row.tolist()).generate_state(9, np.uint32))
+    for seed in (0, 7, 2 ** 32 - 1, 2 ** 32, 2 ** 63 - 1, 2 ** 70):
+        idx = [0, 1, 2, 99, 2 ** 32 - 1]
+        assert derived_seeds(seed, idx) == [derived_seed(seed, n) for n in idx]
+    assert derived_seeds(1, [2 ** 32, 5]) == [derived_seed(1, 2 ** 32), derived_seed(1, 5)]  # numpy's path
+    seeds = est.network_seeds(9, range(20)) + [0, 1, 2 ** 32, 2 ** 64 - 1, 2 ** 64, 2 ** 128 - 1]
+    words = init._pcg64_seed_words(seeds)
+    for s, w in zip(seeds, words):
+        assert np.array_equal(w, np.random.SeedSequence(s).generate_state(4, np.uint64))
+    assert init._pcg64_seed_words([1, 2 ** 128]) is None and init._pcg64_seed_words([-1]) is None
+    plan = init.init_plan(build_model("logreg", check=False))
+    big = [2 ** 128 + 1, 2 ** 64 + 3]                       # numpy seeds these one by one
+    got = init.draw_parameters(plan, big)["fc.weight"].reshape(2, -1)
+    for s, row in zip(big, got):
+        u = np.random.default_rng(s).random(row.numel(), dtype=np.float32)
+        b = np.float32(1 / np.sqrt(row.numel()))
+        assert np.array_equal(row.numpy(), u * (2 * b) - b)
+
+
 @pytest.mark.parametrize("name", ["lenet", "vgg11", "resnet18_narrow"])
 def test_draw_parameters_is_the_plain_formula_bit_for_bit(name):
     """Row-wise in-place scaling and threads give exactly numpy's float32 draws scaled by torch:
