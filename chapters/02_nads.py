@@ -109,11 +109,9 @@ ks = list(nads.OVERLAP_KS)
 def estimate(arch, method, n, points=1, running=False, precision=None):
     """Chapter 2's NADs (cached); ``running``: with running estimates at the checkpoints; the
     secant in the profile's ``secant_precision`` for ``arch`` unless ``precision`` is given."""
-    if precision is None:
-        precision = cfg["secant_precision"].get(arch, "float32") if method == "secant" else "float32"
     return nads.cached_nads(arch, method, n, seed, cache=ch.cache, device=ch.device, points=points,
                             checkpoints=[c for c in cfg["convergence"] if c < n] if running else None,
-                            precision=precision)
+                            precision=precision or ch.nad_precision(arch, method))
 
 # %% [markdown]
 # ## The NADs of the model under study

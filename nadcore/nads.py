@@ -334,8 +334,7 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
     if strategy not in est.STRATEGIES:
         raise ValueError(f"strategy must be one of {est.STRATEGIES}, got {strategy!r}")
     dev = resolve_device(device)
-    if dev.type == "cpu":
-        keep_freed_memory()
+    keep_freed_memory()  # every device: the parameters are drawn on the CPU, by threads
     # Build once in the parent: a clear error for a bad spec or a wrong output shape.
     probe = _models.build_model(model, input_shape[0], 1, input_shape[-1], check=False)
     _models.check_model_output(probe, input_shape, 1, model)

@@ -123,11 +123,16 @@ class Chapter:
             raise ValueError(f"source must be auto, secant, gradient or published; got {source!r}")
         counts = ch2[f"{source}_networks"]
         n = int(networks or counts.get(key) or counts["lenet"])
-        precision = ch2["secant_precision"].get(key, "float32") if source == "secant" else "float32"
         r = N.cached_nads(arch, source, n, self.seed, device=self.device, cache=self.cache,
-                          progress=progress, points=points, precision=precision)
+                          progress=progress, points=points, precision=self.nad_precision(arch, source))
         at = f", {points} evaluation points" if points > 1 else ""
         return r, f"{source} NADs of a 1-channel {arch}, {n:,} networks{at}, seed {self.seed}"
+
+    def nad_precision(self, arch: str, method: str) -> str:
+        """The arithmetic of ``arch``'s ``method`` NADs: chapter 2's ``secant_precision`` for the
+        secant (its knobs included when this is chapter 2), float32 for the gradient."""
+        ch2 = self.cfg if self.name == "02_nads" else profiles.resolve("02_nads", self.profile)
+        return ch2["secant_precision"].get(arch.strip().lower(), "float32") if method == "secant" else "float32"
 
     # ------------------------------------------------------------------ evidence
     def claim(self, id: str, paper: str, criterion: evidence.Criterion, *, values=None,
