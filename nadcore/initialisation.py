@@ -31,7 +31,7 @@ import torch
 import torch.nn as nn
 from numpy.random.bit_generator import ISeedSequence
 
-from nadcore.utils import seed_sequence_words
+from nadcore.utils import _uint32_words, seed_sequence_words
 
 __all__ = ["init_plan", "draw_parameters", "parameter_buffers", "uniform_f32", "initialise", "seeded_global_rng", "GLOBAL_RNG_LOCK"]
 
@@ -147,7 +147,7 @@ def _pcg64_seed_words(seeds) -> np.ndarray | None:
         entropy = np.zeros((len(ints), 4), np.uint32)
         entropy[:, 0], entropy[:, 1] = s64 & np.uint64(0xFFFFFFFF), s64 >> np.uint64(32)
     else:
-        entropy = np.array([[(s >> (32 * i)) & 0xFFFFFFFF for i in range(4)] for s in ints], np.uint32)
+        entropy = np.array([(_uint32_words(s) + [0, 0, 0])[:4] for s in ints], np.uint32)
     w = seed_sequence_words(entropy, 8).astype(np.uint64)   # zero words hash as numpy's padding
     return w[:, 0::2] | (w[:, 1::2] << np.uint64(32))
 

@@ -46,7 +46,7 @@ def seed_sequence_words(entropy: np.ndarray, n_words: int) -> np.ndarray:
     ``entropy`` (B, k) uint32 at once: numpy's hash of the entropy into a pool of four words and
     its output hash, written as whole-column uint32 operations. A SeedSequence costs about 8 us of
     Python (holding the GIL) per network otherwise; thousands of networks are seeded per second.
-    tests/test_initialisation.py checks it against numpy word for word."""
+    tests/test_estimators.py checks it against numpy word for word."""
     e = np.asarray(entropy, dtype=np.uint32)
     B, k = e.shape
     u = np.uint32
