@@ -1,16 +1,21 @@
 """Many small networks trained at once: hand-vectorised forward passes for ``train_many``.
 
 :func:`batched_forward` returns ``f(param_list, x) -> out`` for M stacked models of one
-architecture (x: (M, B, C, H, W), out: (M, B, K)). LeNet runs as grouped convolutions in
-channels-last layout, LogReg and MLPs as batched matrix products whose backward reads contiguous
-operands; anything else without buffers goes through ``torch.func.vmap``. The results equal M
-separate models up to floating-point reassociation (tests/test_train.py).
+architecture (x: (M, B, C, H, W), out: (M, B, K)). LeNet on the CPU runs its two
+"convolution -> max-pool -> ReLU" stages as :func:`nadcore.native.conv_pool_relu` (fused C kernels
+whose backward touches only the positions that won their pooling window and passed the ReLU),
+elsewhere (a GPU, no C compiler) as grouped convolutions in channels-last layout; LogReg and MLPs
+run as batched matrix products whose backward reads contiguous operands; anything else without
+buffers goes through ``torch.func.vmap``. The results equal M separate models up to
+floating-point reassociation (tests/test_train.py, tests/test_native.py).
 """
 from __future__ import annotations
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+from nadcore import native
 
 __all__ = ["batched_forward"]
 
@@ -25,8 +30,18 @@ def _lenet_batched(base, names):
     down = getattr(base, "downsample", None)  # LeNet-layout variants: a per-channel op after ReLU
     cl = torch.channels_last
 
+    fused = pooling and down is None and all(  # the layers nadcore.native.conv_pool_relu computes
+        (c.stride, c.padding, c.dilation, c.groups) == ((1, 1), (0, 0), (1, 1), 1)
+        for c in (base.conv1, base.conv2))
+
     def f(plist, x):  # x: (M, B, C, H, W) -> (M, B, K)
         p = dict(zip(names, plist))
+        if fused and x.device.type == "cpu" and x.dtype == torch.float32 and native.available():
+            o = x.permute(0, 1, 3, 4, 2)  # each example channels-last
+            for layer in ("conv1", "conv2"):
+                o = native.conv_pool_relu(o, p[f"{layer}.weight"], p[f"{layer}.bias"],
+                                          channels_first=layer == "conv2")
+            return _lenet_fc(p, o.reshape(*o.shape[:2], -1))
         M, B, C, H, W = x.shape
         o = x.permute(1, 0, 2, 3, 4).reshape(B, M * C, H, W).contiguous(memory_format=cl)
         for layer in ("conv1", "conv2"):
@@ -39,14 +54,18 @@ def _lenet_batched(base, names):
             if pooling:
                 o = F.max_pool2d(o, 2)
             o = F.relu(o)
-        o = o.reshape(B, M, -1).transpose(0, 1)  # (M, B, C*h*w), each model's NCHW flatten order
-        for layer, act in (("fc1", True), ("fc2", True), ("fc3", False)):
-            o = _BatchedLinear.apply(o, p[f"{layer}.weight"], p[f"{layer}.bias"])
-            if act:
-                o = F.relu(o)
-        return o
+        return _lenet_fc(p, o.reshape(B, M, -1).transpose(0, 1))  # each model's NCHW flatten order
 
     return f
+
+
+def _lenet_fc(p, o):
+    """LeNet's fully connected layers for M models: (M, B, features) -> (M, B, K)."""
+    for layer, act in (("fc1", True), ("fc2", True), ("fc3", False)):
+        o = _BatchedLinear.apply(o, p[f"{layer}.weight"], p[f"{layer}.bias"])
+        if act:
+            o = F.relu(o)
+    return o
 
 
 class _BatchedLinear(torch.autograd.Function):

@@ -1,0 +1,156 @@
+"""Native CPU kernels, compiled on first use with the system's C compiler.
+
+:func:`conv_pool_relu` is LeNet's "convolution -> 2x2 max-pool -> ReLU" stage for M models at
+once (``convpool.c``): the forward pass never writes the full convolution output, and the
+backward pass touches only the convolution outputs that won their pooling window and passed the
+ReLU (about an eighth of a dense convolution backward). ``train_many`` uses it for LeNet on the
+CPU; the results equal torch's ``conv2d -> max_pool2d -> relu`` up to float rounding
+(tests/test_native.py).
+
+The shared library is built with ``cc -O3 -march=native -fopenmp`` into
+``$NADCORE_NATIVE_DIR`` (default ``~/.cache/nadcore/native``), named after a hash of the source,
+the flags, the compiler's version and the CPU, and written atomically. Without a working
+compiler, or with ``NADCORE_NATIVE=0``, :func:`available` is False and callers keep torch's path.
+"""
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+import warnings
+from pathlib import Path
+
+import torch
+
+__all__ = ["available", "conv_pool_relu"]
+
+_SRC = Path(__file__).with_name("convpool.c")
+_FLAGS = ["-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=gnu11"]
+_VW = 16  # the vector width (floats) of convpool.c: output channels are padded to a multiple
+_CHUNK = 16  # examples per partial sum in convpool_backward (CHUNK in convpool.c)
+_lib = None  # None: not tried yet; False: unavailable
+
+
+def _cpu_id() -> str:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+        return next((ln for ln in text.splitlines() if ln.startswith("flags")), "") + platform.processor()
+    except OSError:
+        return platform.processor() + platform.machine()
+
+
+def _build() -> ctypes.CDLL:
+    cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
+    if not cc:
+        raise RuntimeError("no C compiler (cc or gcc) on PATH")
+    src = _SRC.read_bytes()
+    version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout
+    key = hashlib.sha256(b"\0".join([src, " ".join(_FLAGS).encode(), version.encode(),
+                                     _cpu_id().encode()])).hexdigest()[:16]
+    root = Path(os.environ.get("NADCORE_NATIVE_DIR") or Path.home() / ".cache" / "nadcore" / "native")
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        root = Path(tempfile.gettempdir()) / f"nadcore-native-{os.getuid()}"
+        root.mkdir(parents=True, exist_ok=True)
+    so = root / f"convpool-{key}.so"
+    if not so.exists():
+        fd, tmp = tempfile.mkstemp(suffix=".so", dir=root)
+        os.close(fd)
+        try:
+            r = subprocess.run([cc, *_FLAGS, str(_SRC), "-o", tmp], capture_output=True, text=True)
+            if r.returncode != 0:
+                raise RuntimeError(f"{cc} failed on {_SRC.name}:\n{r.stderr[-2000:]}")
+            os.replace(tmp, so)  # atomic: no half-written library is ever loaded
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    lib = ctypes.CDLL(str(so))
+    i, l, p = ctypes.c_int, ctypes.c_long, ctypes.c_void_p
+    lib.convpool_forward.argtypes = [i] * 7 + [p, l, p, p, p, p, p, l, l, l, l, i]
+    lib.convpool_backward.argtypes = [i] * 7 + [p, l, p, p, p, p, l, l, l, l, p, p, p, p, i]
+    lib.convpool_forward.restype = lib.convpool_backward.restype = None
+    return lib
+
+
+def available() -> bool:
+    """Whether the native kernels are built and loaded (built on the first call)."""
+    global _lib
+    if _lib is None:
+        _lib = False
+        if os.environ.get("NADCORE_NATIVE", "1") != "0":
+            try:
+                _lib = _build()
+            except (OSError, RuntimeError, subprocess.SubprocessError) as e:
+                warnings.warn(f"nadcore.native: kernels unavailable, using torch instead ({e})")
+    return bool(_lib)
+
+
+def _strides(out: torch.Tensor, channels_first: bool):
+    """(item, channel, row, column) strides of an (M, B, C, h, w) or (M, B, h, w, C) tensor."""
+    s = out.stride()
+    return (s[1], s[2], s[3], s[4]) if channels_first else (s[1], s[4], s[2], s[3])
+
+
+class _ConvPoolReLU(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, w, b, channels_first):
+        M, B, H, W_, Cin = x.shape
+        Cout, K = w.shape[1], w.shape[-1]
+        cp = -(-Cout // _VW) * _VW
+        wt = torch.zeros(M, K, K, Cin, cp)
+        wt[..., :Cout] = w.permute(0, 3, 4, 2, 1)
+        bp = torch.zeros(M, cp)
+        bp[:, :Cout] = b
+        hp, wp = (H - K + 1) // 2, (W_ - K + 1) // 2
+        shape = (M, B, Cout, hp, wp) if channels_first else (M, B, hp, wp, Cout)
+        out = torch.empty(shape)
+        arg = torch.empty(shape, dtype=torch.uint8)
+        first = (Cin, K, Cout) == (1, 5, 6)  # LeNet's first layer has a kernel of its own
+        _lib.convpool_forward(M, B, H, W_, Cin, Cout, K, x.data_ptr(), H * W_ * Cin, wt.data_ptr(),
+                              bp.data_ptr(), w.data_ptr() if first else None, out.data_ptr(), arg.data_ptr(),
+                              *_strides(out, channels_first), torch.get_num_threads())
+        ctx.save_for_backward(x, w, out, arg)
+        ctx.channels_first = channels_first
+        return out
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w, out, arg = ctx.saved_tensors
+        M, B, H, W_, Cin = x.shape
+        Cout, K = w.shape[1], w.shape[-1]
+        g = g.contiguous()
+        wb = w.permute(0, 1, 3, 4, 2).contiguous()  # (M, Cout, K, K, Cin)
+        dw = torch.empty_like(wb)
+        db = torch.empty(M, Cout)
+        dx = torch.empty_like(x) if ctx.needs_input_grad[0] else None
+        part = torch.empty(M * -(-B // _CHUNK) * Cout * (K * K * Cin + 1))
+        _lib.convpool_backward(M, B, H, W_, Cin, Cout, K, x.data_ptr(), H * W_ * Cin, wb.data_ptr(),
+                               g.data_ptr(), out.data_ptr(), arg.data_ptr(),
+                               *_strides(out, ctx.channels_first), dw.data_ptr(), db.data_ptr(),
+                               None if dx is None else dx.data_ptr(), part.data_ptr(),
+                               torch.get_num_threads())
+        return dx, dw.permute(0, 1, 4, 2, 3), db, None
+
+
+def conv_pool_relu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, channels_first: bool = False):
+    """``relu(max_pool2d(conv2d(x_m, w_m, b_m), 2))`` for M models at once, differentiable.
+
+    ``x``: (M, B, H, W, Cin) float32 on the CPU (each example channels-last); ``w``: (M, Cout, Cin,
+    K, K); ``b``: (M, Cout). Returns (M, B, Hp, Wp, Cout), or (M, B, Cout, Hp, Wp) with
+    ``channels_first``. Needs :func:`available`."""
+    if not available():
+        raise RuntimeError("nadcore.native is unavailable (see the warning it gave); use torch's path")
+    if x.dim() != 5 or any(t.dtype != torch.float32 or t.device.type != "cpu" for t in (x, w, b)):
+        raise ValueError(f"x must be a (M, B, H, W, C) float32 CPU tensor and w, b float32 CPU tensors; "
+                         f"got x {x.dtype} {tuple(x.shape)} on {x.device}, w {w.dtype}, b {b.dtype}")
+    M, _, H, W, cin = x.shape
+    if w.dim() != 5 or w.shape[0] != M or w.shape[2] != cin or w.shape[3] != w.shape[4] \
+            or tuple(b.shape) != (M, w.shape[1]) or min(H, W) < w.shape[-1] + 1:
+        raise ValueError(f"shapes do not fit: x {tuple(x.shape)} (M, B, H, W, Cin) needs w (M, Cout, Cin, "
+                         f"K, K) with K < min(H, W) and b (M, Cout); got w {tuple(w.shape)}, b {tuple(b.shape)}")
+    return _ConvPoolReLU.apply(x.contiguous(), w.contiguous(), b.contiguous(), channels_first)

@@ -1,0 +1,344 @@
+/* Fused "convolution -> 2x2 max-pool -> bias -> ReLU" for M small models at once, forward and
+ * backward, on the CPU (nadcore.native; used by train_many for LeNet).
+ *
+ * Shapes. Model m, example b is item i = m * B + b. Its input is an (H, W, Cin) array at
+ * x + i * xs; the convolution is K x K, stride 1, no padding (Ho = H - K + 1), followed by a 2x2
+ * max-pool of stride 2 (Hp = Ho / 2), the bias and a ReLU. The pooled output of channel c at
+ * (p, q) is out[i * os + c * ocs + p * oys + q * oxs]; arg (same indexing, one byte) records
+ * which of the window's four positions won: 2 * dy + dx, the first maximum in row-major order,
+ * as torch.max_pool2d chooses it.
+ *
+ * Forward: every output position of the convolution is computed (the max-pool needs them all),
+ * vectorised over output channels. Backward: the pool passes each pooled gradient to one
+ * convolution output and the ReLU zeroes those whose output is not positive, so only those
+ * positions contribute to the weight and input gradients: about an eighth of a dense
+ * convolution backward. Sums over examples run in fixed chunks of CHUNK examples and are added
+ * in a fixed order, so results do not depend on the number of threads.
+ */
+#include <stdint.h>
+#include <string.h>
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+#include <immintrin.h>
+#endif
+
+#define CHUNK 16
+
+typedef float vec __attribute__((vector_size(64), aligned(4)));  /* 16 floats, unaligned ok */
+typedef int32_t ivec __attribute__((vector_size(64), aligned(4)));
+#define VW 16
+
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+/* LeNet's first layer (Cin = 1, K = 5, 6 channels, at most 16 pooled columns), one item:
+ * vectorised over the pooled columns q. The input's even and odd columns are split into two
+ * arrays, so that the convolution at column 2q + dx, shifted by kx, reads one of them at offset
+ * q + (dx + kx) / 2: six contiguous vectors per input row serve all 6 x 4 accumulators (one per
+ * channel and position in the pooling window). w: (6, 5, 5), bias: 6 floats. */
+enum { F1_K = 5, F1_C = 6, F1_PAD = 24 };
+static void forward_first_layer(int H, int W, const float *restrict xi, const float *restrict w,
+                                const float *restrict bias, float *restrict out,
+                                uint8_t *restrict arg, long ocs, long oys, long oxs)
+{
+    const int Hp = (H - F1_K + 1) / 2, Wp = (W - F1_K + 1) / 2;
+    float xe[H][F1_PAD], xo[H][F1_PAD];
+    for (int r = 0; r < H; r++)
+        for (int j = 0; j < F1_PAD; j++) {
+            xe[r][j] = 2 * j < W ? xi[r * W + 2 * j] : 0.f;
+            xo[r][j] = 2 * j + 1 < W ? xi[r * W + 2 * j + 1] : 0.f;
+        }
+    const __m512 zero = _mm512_setzero_ps();
+    for (int p = 0; p < Hp; p++) {
+        __m512 acc[F1_C][4];
+        for (int c = 0; c < F1_C; c++)
+            for (int a = 0; a < 4; a++)
+                acc[c][a] = zero;
+        for (int rr = 0; rr < F1_K + 1; rr++) {
+            const float *e = xe[2 * p + rr], *od = xo[2 * p + rr];
+            const __m512 S[6] = {_mm512_loadu_ps(e), _mm512_loadu_ps(od), _mm512_loadu_ps(e + 1),
+                                 _mm512_loadu_ps(od + 1), _mm512_loadu_ps(e + 2), _mm512_loadu_ps(od + 2)};
+            for (int dy = 0; dy < 2; dy++) {
+                const int ky = rr - dy;
+                if (ky < 0 || ky >= F1_K)
+                    continue;
+                for (int c = 0; c < F1_C; c++)
+                    for (int kx = 0; kx < F1_K; kx++) {
+                        const __m512 wv = _mm512_set1_ps(w[(c * F1_K + ky) * F1_K + kx]);
+                        acc[c][2 * dy] = _mm512_fmadd_ps(wv, S[kx], acc[c][2 * dy]);
+                        acc[c][2 * dy + 1] = _mm512_fmadd_ps(wv, S[kx + 1], acc[c][2 * dy + 1]);
+                    }
+            }
+        }
+        for (int c = 0; c < F1_C; c++) {
+            __m512 best = acc[c][0];
+            __m512i k = _mm512_setzero_si512();
+            for (int a = 1; a < 4; a++) { /* first maximum wins; NaN wins, as in torch */
+                const __mmask16 s = _mm512_cmp_ps_mask(acc[c][a], best, _CMP_GT_OQ) |
+                                    _mm512_cmp_ps_mask(acc[c][a], acc[c][a], _CMP_UNORD_Q);
+                best = _mm512_mask_mov_ps(best, s, acc[c][a]);
+                k = _mm512_mask_mov_epi32(k, s, _mm512_set1_epi32(a));
+            }
+            best = _mm512_add_ps(best, _mm512_set1_ps(bias[c]));
+            best = _mm512_mask_mov_ps(best, _mm512_cmp_ps_mask(best, zero, _CMP_LE_OQ), zero);
+            float bv[16];
+            int32_t kv[16];
+            _mm512_storeu_ps(bv, best);
+            _mm512_storeu_si512(kv, k);
+            for (int q = 0; q < Wp; q++) {
+                out[c * ocs + p * oys + q * oxs] = bv[q];
+                arg[c * ocs + p * oys + q * oxs] = (uint8_t)kv[q];
+            }
+        }
+    }
+}
+#endif
+
+/* wt: (M, K, K, Cin, CP) with CP = Cout rounded up to VW (zero padded); bias: (M, CP).
+ * w1: NULL, or for a first layer (Cin = 1, K = 5, Cout = 6) the weights (M, 6, 5, 5) for
+ * forward_first_layer, used where it applies. */
+void convpool_forward(int M, int B, int H, int W, int Cin, int Cout, int K,
+                      const float *restrict x, long xs, const float *restrict wt,
+                      const float *restrict bias, const float *restrict w1, float *restrict out,
+                      uint8_t *restrict arg, long os, long ocs, long oys, long oxs, int nthreads)
+{
+    const int Hp = (H - K + 1) / 2, Wp = (W - K + 1) / 2;
+    const int CP = (Cout + VW - 1) / VW * VW;
+    const long items = (long)M * B;
+    const long rs = (long)W * Cin; /* row stride of the input */
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+    for (long it = 0; it < items; it++) {
+        const int m = (int)(it / B);
+        const float *xi = x + it * xs;
+        const float *wm = wt + (long)m * K * K * Cin * CP;
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+        if (w1 && Wp <= 16) {
+            forward_first_layer(H, W, xi, w1 + (long)m * F1_C * F1_K * F1_K, bias + (long)m * CP,
+                                out + it * os, arg + it * os, ocs, oys, oxs);
+            continue;
+        }
+#endif
+        for (int t = 0; t < CP; t += VW) {
+            vec bv;
+            memcpy(&bv, bias + (long)m * CP + t, sizeof bv);
+            const int nc = Cout - t < VW ? Cout - t : VW;
+            for (int p = 0; p < Hp; p++) {
+                for (int q = 0; q < Wp; q++) {
+                    vec a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+                    const float *x0 = xi + (2L * p) * rs + 2L * q * Cin;
+                    for (int ky = 0; ky < K; ky++) {
+                        for (int kx = 0; kx < K; kx++) {
+                            const float *xp = x0 + ky * rs + (long)kx * Cin;
+                            const float *wp = wm + ((long)(ky * K + kx) * Cin) * CP + t;
+                            for (int ci = 0; ci < Cin; ci++) {
+                                const vec w = *(const vec *)(wp + (long)ci * CP);
+                                a0 += w * xp[ci];
+                                a1 += w * xp[ci + Cin];
+                                a2 += w * xp[ci + rs];
+                                a3 += w * xp[ci + rs + Cin];
+                            }
+                        }
+                    }
+                    /* first maximum in order (0,0), (0,1), (1,0), (1,1); NaN wins, as in torch */
+                    ivec k = {0}, s;
+                    vec best = a0;
+                    s = (a1 > best) | (a1 != a1);
+                    best = (vec)(((ivec)a1 & s) | ((ivec)best & ~s)); k = (1 & s) | (k & ~s);
+                    s = (a2 > best) | (a2 != a2);
+                    best = (vec)(((ivec)a2 & s) | ((ivec)best & ~s)); k = (2 & s) | (k & ~s);
+                    s = (a3 > best) | (a3 != a3);
+                    best = (vec)(((ivec)a3 & s) | ((ivec)best & ~s)); k = (3 & s) | (k & ~s);
+                    best += bv;
+                    s = best <= 0; /* ReLU (keeps NaN, as torch does) */
+                    best = (vec)((ivec)best & ~s);
+                    const long o = it * os + p * oys + q * oxs;
+                    for (int c = 0; c < nc; c++) {
+                        out[o + (long)(t + c) * ocs] = best[c];
+                        arg[o + (long)(t + c) * ocs] = (uint8_t)k[c];
+                    }
+                }
+            }
+        }
+    }
+}
+
+/* One task of the backward pass: examples b0..b1-1 of model m, sums into pw (Cout x K x K x Cin
+ * weights) and pb (Cout biases). Inlined with constant K and Cin for LeNet's two layers, so that
+ * the inner loops are unrolled and the weight gradient of one channel stays in registers. */
+static inline __attribute__((always_inline)) void
+backward_task(const int K, const int Cin, int m, int b0, int b1, int B, int H, int W, int Cout,
+              const float *restrict x, long xs, const float *restrict wm,
+              const float *restrict g, const float *restrict out, const uint8_t *restrict arg,
+              long os, long ocs, long oys, long oxs, float *restrict dx,
+              float *restrict pw, float *restrict pb)
+{
+    const int Hp = (H - K + 1) / 2, Wp = (W - K + 1) / 2;
+    const int L = K * Cin;
+    const long rs = (long)W * Cin;
+    for (int b = b0; b < b1; b++) {
+        const long it = (long)m * B + b;
+        const float *xi = x + it * xs;
+        float *dxi = dx ? dx + it * (long)H * rs : 0;
+        if (dxi)
+            memset(dxi, 0, sizeof(float) * H * rs);
+        for (int c = 0; c < Cout; c++) {
+            float acc[K * L];
+            float accb = 0;
+            memset(acc, 0, sizeof acc);
+            const float *wc = wm + (long)c * K * L;
+            for (int p = 0; p < Hp; p++) {
+                for (int q = 0; q < Wp; q++) {
+                    const long o = it * os + (long)c * ocs + p * oys + q * oxs;
+                    if (out[o] <= 0)
+                        continue; /* the ReLU's gradient is zero */
+                    const float gv = g[o];
+                    const int k = arg[o];
+                    const long off = (2L * p + (k >> 1)) * rs + (2L * q + (k & 1)) * Cin;
+                    accb += gv;
+                    for (int ky = 0; ky < K; ky++)
+                        for (int l = 0; l < L; l++)
+                            acc[ky * L + l] += gv * xi[off + ky * rs + l];
+                    if (dxi)
+                        for (int ky = 0; ky < K; ky++)
+                            for (int l = 0; l < L; l++)
+                                dxi[off + ky * rs + l] += gv * wc[ky * L + l];
+                }
+            }
+            float *pwc = pw + (long)c * K * L;
+            for (int j = 0; j < K * L; j++)
+                pwc[j] += acc[j];
+            pb[c] += accb;
+        }
+    }
+}
+
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+/* backward_task with AVX-512 for kernel rows of at most 32 floats (K * Cin <= 32): each row is
+ * one or two masked vectors; the channel's weight gradient (K rows) and, for the input
+ * gradient, its weights stay in registers. Masked-off lanes are neither read nor written. */
+static inline __attribute__((always_inline)) void
+backward_task_avx512(const int K, const int Cin, int m, int b0, int b1, int B, int H, int W,
+                     int Cout, const float *restrict x, long xs, const float *restrict wm,
+                     const float *restrict g, const float *restrict out,
+                     const uint8_t *restrict arg, long os, long ocs, long oys, long oxs,
+                     float *restrict dx, float *restrict pw, float *restrict pb)
+{
+    const int Hp = (H - K + 1) / 2, Wp = (W - K + 1) / 2;
+    const int L = K * Cin;
+    const __mmask16 m0 = L >= 16 ? 0xFFFF : (__mmask16)((1u << L) - 1);
+    const __mmask16 m1 = L <= 16 ? 0 : L >= 32 ? 0xFFFF : (__mmask16)((1u << (L - 16)) - 1);
+    const long rs = (long)W * Cin;
+    for (int b = b0; b < b1; b++) {
+        const long it = (long)m * B + b;
+        const float *xi = x + it * xs;
+        float *dxi = dx ? dx + it * (long)H * rs : 0;
+        if (dxi)
+            memset(dxi, 0, sizeof(float) * H * rs);
+        for (int c = 0; c < Cout; c++) {
+            __m512 a0[K], a1[K], w0[K], w1[K];
+            __m256 h0[K]; /* rows of at most 8 floats: 256-bit vectors, two FMAs per cycle */
+            const float *wc = wm + (long)c * K * L;
+            for (int ky = 0; ky < K; ky++) {
+                a0[ky] = a1[ky] = _mm512_setzero_ps();
+                h0[ky] = _mm256_setzero_ps();
+                w0[ky] = _mm512_maskz_loadu_ps(m0, wc + ky * L);
+                w1[ky] = L > 16 ? _mm512_maskz_loadu_ps(m1, wc + ky * L + 16) : _mm512_setzero_ps();
+            }
+            float accb = 0;
+            for (int p = 0; p < Hp; p++) {
+                for (int q = 0; q < Wp; q++) {
+                    const long o = it * os + (long)c * ocs + p * oys + q * oxs;
+                    /* the ReLU's gradient is zero where the output is not positive; without a
+                     * branch for short rows (mostly positive, so a branch costs more) */
+                    if (L > 8 && out[o] <= 0)
+                        continue;
+                    const float gs = out[o] <= 0 ? 0.f : g[o];
+                    const int k = arg[o];
+                    const long off = (2L * p + (k >> 1)) * rs + (2L * q + (k & 1)) * Cin;
+                    const __m512 gv = _mm512_set1_ps(gs);
+                    accb += gs;
+                    if (L <= 8) {
+                        const __m256 gh = _mm256_set1_ps(gs);
+                        for (int ky = 0; ky < K; ky++)
+                            h0[ky] = _mm256_fmadd_ps(gh, _mm256_maskz_loadu_ps((__mmask8)m0, xi + off + ky * rs), h0[ky]);
+                        continue; /* (a first layer: no input gradient) */
+                    }
+                    for (int ky = 0; ky < K; ky++) {
+                        const float *xr = xi + off + ky * rs;
+                        a0[ky] = _mm512_fmadd_ps(gv, _mm512_maskz_loadu_ps(m0, xr), a0[ky]);
+                        if (L > 16)
+                            a1[ky] = _mm512_fmadd_ps(gv, _mm512_maskz_loadu_ps(m1, xr + 16), a1[ky]);
+                    }
+                    if (dxi) {
+                        for (int ky = 0; ky < K; ky++) {
+                            float *dr = dxi + off + ky * rs;
+                            _mm512_mask_storeu_ps(dr, m0, _mm512_fmadd_ps(gv, w0[ky], _mm512_maskz_loadu_ps(m0, dr)));
+                            if (L > 16)
+                                _mm512_mask_storeu_ps(dr + 16, m1, _mm512_fmadd_ps(gv, w1[ky], _mm512_maskz_loadu_ps(m1, dr + 16)));
+                        }
+                    }
+                }
+            }
+            float *pwc = pw + (long)c * K * L;
+            for (int ky = 0; ky < K; ky++) {
+                float *r = pwc + ky * L;
+                if (L <= 8) {
+                    _mm256_mask_storeu_ps(r, (__mmask8)m0, _mm256_add_ps(_mm256_maskz_loadu_ps((__mmask8)m0, r), h0[ky]));
+                    continue;
+                }
+                _mm512_mask_storeu_ps(r, m0, _mm512_add_ps(_mm512_maskz_loadu_ps(m0, r), a0[ky]));
+                if (L > 16)
+                    _mm512_mask_storeu_ps(r + 16, m1, _mm512_add_ps(_mm512_maskz_loadu_ps(m1, r + 16), a1[ky]));
+            }
+            pb[c] += accb;
+        }
+    }
+}
+#define FAST_TASK(k, cin) backward_task_avx512(k, cin, m, b0, b1, B, H, W, Cout, x, xs, wm, g, \
+                                               out, arg, os, ocs, oys, oxs, dx, pw, pb)
+#else
+#define FAST_TASK(k, cin) backward_task(k, cin, m, b0, b1, B, H, W, Cout, x, xs, wm, g, out, arg, \
+                                        os, ocs, oys, oxs, dx, pw, pb)
+#endif
+
+/* g, out, arg: as out in the forward (g the gradient of the pooled, ReLU'd output).
+ * wb: (M, Cout, K, K, Cin). dw: (M, Cout, K, K, Cin), db: (M, Cout), both overwritten.
+ * dx (may be NULL): (M * B) items of (H, W, Cin), contiguous, overwritten.
+ * part: scratch of M * ceil(B / CHUNK) * Cout * (K * K * Cin + 1) floats. */
+void convpool_backward(int M, int B, int H, int W, int Cin, int Cout, int K,
+                       const float *restrict x, long xs, const float *restrict wb,
+                       const float *restrict g, const float *restrict out,
+                       const uint8_t *restrict arg, long os, long ocs, long oys, long oxs,
+                       float *restrict dw, float *restrict db, float *restrict dx,
+                       float *restrict part, int nthreads)
+{
+    const long P = (long)Cout * K * K * Cin; /* weights per model */
+    const int nch = (B + CHUNK - 1) / CHUNK;
+    const long tasks = (long)M * nch;
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+    for (long tk = 0; tk < tasks; tk++) {
+        const int m = (int)(tk / nch), ch = (int)(tk % nch);
+        float *pw = part + tk * (P + Cout), *pb = pw + P;
+        memset(pw, 0, sizeof(float) * (P + Cout));
+        const float *wm = wb + m * P;
+        const int b0 = ch * CHUNK, b1 = (ch + 1) * CHUNK < B ? (ch + 1) * CHUNK : B;
+        if (K == 5 && Cin == 1 && !dx)
+            FAST_TASK(5, 1); /* LeNet's two layers, with constant sizes */
+        else if (K == 5 && Cin == 6)
+            FAST_TASK(5, 6);
+        else
+            backward_task(K, Cin, m, b0, b1, B, H, W, Cout, x, xs, wm, g, out, arg, os, ocs, oys,
+                          oxs, dx, pw, pb);
+    }
+    /* add the chunks of each model in order */
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+    for (int m = 0; m < M; m++) {
+        float *dwm = dw + m * P, *dbm = db + (long)m * Cout;
+        memset(dwm, 0, sizeof(float) * P);
+        memset(dbm, 0, sizeof(float) * Cout);
+        for (int ch = 0; ch < nch; ch++) {
+            const float *pw = part + ((long)m * nch + ch) * (P + Cout);
+            for (long j = 0; j < P; j++)
+                dwm[j] += pw[j];
+            for (int c = 0; c < Cout; c++)
+                dbm[c] += pw[P + c];
+        }
+    }
+}

@@ -1,0 +1,124 @@
+"""nadcore.native: the fused convolution -> max-pool -> ReLU kernels against torch's ops."""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from nadcore import native
+from nadcore.models import build_model
+from nadcore.train import train_many
+
+needs_cc = pytest.mark.skipif(not (shutil.which("cc") or shutil.which("gcc")), reason="no C compiler")
+
+
+def _torch_conv_pool_relu(x, w, b, channels_first):
+    """The same stage with torch's ops, one model at a time (x: (M, B, H, W, Cin))."""
+    out = []
+    for m in range(x.shape[0]):
+        o = F.relu(F.max_pool2d(F.conv2d(x[m].permute(0, 3, 1, 2), w[m], b[m]), 2))
+        out.append(o if channels_first else o.permute(0, 2, 3, 1))
+    return torch.stack(out)
+
+
+@needs_cc
+def test_the_kernels_build_here():
+    assert native.available()
+
+
+@needs_cc
+@pytest.mark.parametrize("M,B,H,Cin,Cout,channels_first,input_grad", [
+    (3, 37, 32, 1, 6, False, False),   # LeNet's first layer (its own forward and backward)
+    (3, 37, 32, 1, 6, False, True),    # ... with an input gradient (the generic backward)
+    (2, 21, 37, 1, 6, True, False),    # 16 pooled columns, the most the first-layer kernel takes
+    (3, 37, 14, 6, 16, True, True),    # LeNet's second layer
+    (2, 5, 11, 3, 20, False, True),    # neither: odd sizes, two vectors of channels
+])
+def test_forward_and_gradients_equal_torch(M, B, H, Cin, Cout, channels_first, input_grad):
+    g = torch.Generator().manual_seed(H * 100 + Cin)
+    x = torch.randn(M, B, H, H, Cin, generator=g).requires_grad_(input_grad)
+    w = (0.3 * torch.randn(M, Cout, Cin, 5, 5, generator=g)).requires_grad_()
+    b = (0.1 * torch.randn(M, Cout, generator=g)).requires_grad_()
+    ours = native.conv_pool_relu(x, w, b, channels_first)
+    ref = _torch_conv_pool_relu(x, w, b, channels_first)
+    assert ours.shape == ref.shape
+    torch.testing.assert_close(ours, ref, rtol=1e-5, atol=1e-5)
+    assert 0.2 < (ref > 0).float().mean() < 0.98  # both branches of the ReLU are exercised
+    gout = torch.randn(ours.shape, generator=g)
+    wrt = [x, w, b] if input_grad else [w, b]
+    for a, r in zip(torch.autograd.grad(ours, wrt, gout), torch.autograd.grad(ref, wrt, gout)):
+        torch.testing.assert_close(a, r, rtol=1e-4, atol=1e-4 * r.abs().max().item())
+
+
+@needs_cc
+def test_results_do_not_depend_on_the_number_of_threads():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 40, 14, 14, 6, generator=g, requires_grad=True)
+    w = torch.randn(2, 16, 6, 5, 5, generator=g, requires_grad=True)
+    b = torch.randn(2, 16, generator=g, requires_grad=True)
+    gout = torch.randn(2, 40, 16, 5, 5, generator=g)
+    runs = []
+    threads = torch.get_num_threads()
+    try:
+        for t in (1, 3):
+            torch.set_num_threads(t)
+            o = native.conv_pool_relu(x, w, b, True)
+            runs.append([o, *torch.autograd.grad(o, [x, w, b], gout)])
+    finally:
+        torch.set_num_threads(threads)
+    for a, c in zip(*runs):
+        assert torch.equal(a, c)
+
+
+@needs_cc
+def test_bad_input_is_refused():
+    with pytest.raises(ValueError, match="float32 CPU"):
+        native.conv_pool_relu(torch.zeros(1, 2, 8, 8, 1, dtype=torch.float64), torch.zeros(1, 6, 1, 5, 5),
+                              torch.zeros(1, 6))
+    with pytest.raises(ValueError, match=r"\(M, B, H, W, C\)"):
+        native.conv_pool_relu(torch.zeros(2, 8, 8, 1), torch.zeros(1, 6, 1, 5, 5), torch.zeros(1, 6))
+    with pytest.raises(ValueError, match="shapes do not fit"):  # Cin 3 against weights for 1
+        native.conv_pool_relu(torch.zeros(1, 2, 8, 8, 3), torch.zeros(1, 6, 1, 5, 5), torch.zeros(1, 6))
+    with pytest.raises(ValueError, match="shapes do not fit"):  # too small for the kernel
+        native.conv_pool_relu(torch.zeros(1, 2, 5, 5, 1), torch.zeros(1, 6, 1, 5, 5), torch.zeros(1, 6))
+
+
+@needs_cc
+def test_train_many_with_the_kernels_equals_torchs_path(monkeypatch):
+    """train_many of LeNets with the native stage and with torch's grouped convolutions: the same
+    training up to float rounding."""
+    g = torch.Generator().manual_seed(1)
+    M, n = 3, 300
+    x = torch.randn(M, n, 1, 32, 32, generator=g)
+    y = (torch.rand(M, n, generator=g) > 0.5).long()
+    runs = []
+    for use in (True, False):
+        if not use:
+            monkeypatch.setattr(native, "_lib", False)
+        models = [build_model("lenet", 1, 2, seed=s) for s in range(M)]
+        res = train_many(models, x, y, epochs=2, max_lr=0.05, device="cpu",
+                         generators=[torch.Generator().manual_seed(s) for s in range(M)])
+        runs.append((models, res))
+    for a, c in zip(runs[0][0], runs[1][0]):
+        for (na, pa), (_, pc) in zip(a.named_parameters(), c.named_parameters()):
+            torch.testing.assert_close(pa, pc, rtol=1e-4, atol=1e-5, msg=na)
+    for ra, rc in zip(runs[0][1], runs[1][1]):
+        assert ra.iter_loss == pytest.approx(rc.iter_loss, rel=1e-4, abs=1e-6)
+
+
+@needs_cc
+def test_switched_off_by_the_environment(tmp_path):
+    code = "from nadcore import native; print(native.available())"
+    env = {**os.environ, "NADCORE_NATIVE": "0", "NADCORE_NATIVE_DIR": str(tmp_path)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False" and not list(tmp_path.iterdir())
+    env["NADCORE_NATIVE"] = "1"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "True"
+    built = list(tmp_path.iterdir())
+    assert len(built) == 1 and built[0].name.startswith("convpool-") and built[0].suffix == ".so"
