@@ -19,7 +19,11 @@ LeNet: 0.83 MFLOP). One SGD step on one example counts ``3 F``: the forward pass
 pass counted as twice the forward (gradients with respect to the weights and to each layer's
 input; the input gradient of the first layer, which is not computed, is counted too). The test
 set is evaluated once (``F`` per example). Pooling, activations, losses and the optimiser are not
-counted. ``gflops`` = these FLOPs / the best configuration's seconds; ``peak_gflops`` = torch's
+counted. These are the model's FLOPs (as in "model FLOPs utilisation"), not those executed: on the
+CPU, train_many's LeNet backward (nadcore.native) skips the convolution outputs that lost their
+pooling window or were zeroed by the ReLU, about an eighth of a dense convolution backward, so the
+fraction below says how fast training goes in the model's FLOPs, not how busy the FMA units are.
+``gflops`` = these FLOPs / the best configuration's seconds; ``peak_gflops`` = torch's
 fp32 2048x2048 matrix product with all threads, measured in the same run; ``peak_fraction`` their
 ratio. Below 50%, a torch.profiler table of one ``train_many`` call shows which operations hold it
 back. Targets (issue 11): ratio_vs_loop >= 4 for LeNet, peak_fraction >= 0.5.
@@ -75,7 +79,8 @@ def run_loop(model, n_models, n_train, epochs):
     return time.perf_counter() - t0
 
 
-def run_batched(model, n_models, n_train, epochs, chunk, threads=None):
+def run_batched(model, n_models, n_train, epochs, chunk, threads=None, span=False):
+    """Seconds to train the models (``span``: the (start, end) of that interval instead)."""
     if threads:
         torch.set_num_threads(threads)
     data, models = make_problem(model, n_models, n_train)
@@ -85,15 +90,17 @@ def run_batched(model, n_models, n_train, epochs, chunk, threads=None):
         train_many(models[s:s + chunk], [a[0] for a in d], [a[1] for a in d], epochs=epochs,
                    generators=[torch.Generator().manual_seed(s + i) for i in range(len(d))],
                    xs_test=[a[2] for a in d], ys_test=[a[3] for a in d], device="cpu", **SETTINGS)
-    return time.perf_counter() - t0
+    return (t0, time.perf_counter()) if span else time.perf_counter() - t0
 
 
 def run_processes(ex, model, n_models, n_train, epochs, chunk, processes):
+    """Wall time from the first worker's start of training to the last one's end (perf_counter
+    is the system's monotonic clock, shared by the processes; making the problems is not timed,
+    as for the other configurations)."""
     per = -(-n_models // processes)
-    t0 = time.perf_counter()
-    list(ex.map(run_batched, [model] * processes, [per] * processes, [n_train] * processes,
-                [epochs] * processes, [chunk] * processes, [1] * processes))
-    return time.perf_counter() - t0, per * processes
+    spans = list(ex.map(run_batched, [model] * processes, [per] * processes, [n_train] * processes,
+                        [epochs] * processes, [chunk] * processes, [1] * processes, [True] * processes))
+    return max(e for _, e in spans) - min(s for s, _ in spans), per * processes
 
 
 def profile_table(model, n_train, chunk, rows=12) -> str:
@@ -135,7 +142,8 @@ def main(argv=None):
     chunks = [int(c) for c in a.chunks.split(",") if c]
     flops = flops_per_model(a.model, a.n_train, a.epochs)
     peaks = [matmul_peak()]
-    run_batched(a.model, 2, 256, 1, 2)  # warm-up (allocator, oneDNN kernels)
+    run_batched(a.model, 2, 256, 1, 2)  # warm-up (allocator, oneDNN kernels, native kernels)
+    run_loop(a.model, 1, 256, 1)  # the same for the loop
     ex = None
     if a.processes > 1:
         ex = cf.ProcessPoolExecutor(a.processes, mp_context=mp.get_context("spawn"))
