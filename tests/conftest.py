@@ -17,8 +17,9 @@ How it works (no flags needed; plain `pytest` runs it):
 3. nbval. nbval then re-executes the parameterised notebook cell by cell in a new kernel (working
    directory: the repository root, NADCORE_CACHE: a second fresh directory, so cached results
    are recomputed, not read back) in *lax* mode: every cell must run without error, and cells
-   tagged ``nbval-check-output`` must print exactly what the COMMITTED reference says
-   (tests/reference/<stem>.json, see tests/reference_outputs.py; regenerate it deliberately with
+   tagged ``nbval-check-output`` must print what the COMMITTED reference says (exactly, but for
+   trained numbers, which may differ a little between CPUs: tests/reference_outputs.py)
+   (tests/reference/<stem>.json; regenerate it deliberately with
    ``python scripts/update_references.py``). A changed default seed or a flipped sign in the
    science therefore fails here.
 
@@ -46,7 +47,7 @@ from pathlib import Path
 
 import pytest
 
-from reference_outputs import is_checked, load_reference
+from reference_outputs import is_checked, load_reference, outputs_agree
 
 TESTS_DIR = Path(__file__).resolve().parent
 REPO = TESTS_DIR.parent
@@ -274,6 +275,16 @@ if IPyNbFile is not None:
             return self.path, 0, f"{self.parent.nodeid}::{self.name}"
 
         missing_reference = None
+
+        def compare_outputs(self, test, ref, skip_compare=None):
+            """nbval's exact comparison, or failing that the tolerant one of
+            tests/reference_outputs.py (trained numbers differ a little between CPUs)."""
+            if super().compare_outputs(test, ref, skip_compare):
+                return True
+            if outputs_agree(ref, test):
+                self.comparison_traceback = []
+                return True
+            return False
 
         def runtest(self):
             if self.missing_reference:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from conftest import REPO, _load_build_book
-from reference_outputs import differences, load_reference
+from reference_outputs import differences, load_reference, texts_agree
 
 bb = _load_build_book()
 
@@ -23,3 +23,24 @@ def test_a_changed_seed_fails_and_the_default_passes(tmp_path):
     assert differences("01_pooling", _run(tmp_path, "default")) == []
     changed = differences("01_pooling", _run(tmp_path, "seed1", seed=1))
     assert changed and all("printed something else" in d for d in changed), changed
+
+
+def test_trained_numbers_may_differ_a_little_and_nothing_else():
+    ref = ("**reproduced** - Fig. 7. Criterion: gap >= 0.05. Measured 0.097 [0.051, 0.145] "
+           "(t-interval over seeds, 2 seeds); the whole interval satisfies the criterion.")
+    # another CPU: numbers within 0.02 + 5%, and the verdict computed from them
+    other_cpu = ref.replace("0.097 [0.051, 0.145]", "0.096 [0.043, 0.148]").replace(
+        "**reproduced**", "**inconclusive**").replace(
+        "the whole interval satisfies the criterion", "the interval straddles the threshold")
+    assert texts_agree(ref, other_cpu)
+    assert texts_agree("acc    0.343  0.267\n", "acc    0.345   0.264\n")  # column widths follow
+    # with 2 seeds a t-interval's ends move by up to half its width (seen between two CPUs)
+    wide = ref.replace("0.097 [0.051, 0.145]", "0.0165 [-0.0153, 0.0483]")
+    assert texts_agree(wide, wide.replace("0.0165 [-0.0153, 0.0483]", "0.016 [-0.0602, 0.0922]"))
+    assert not texts_agree(wide, wide.replace("0.0165 [-0.0153, 0.0483]", "0.016 [-0.0602, 0.1922]"))
+    assert not texts_agree(ref, ref.replace("0.097", "0.2"))          # a result that moved
+    assert not texts_agree(ref, ref.replace("0.097", "-0.097"))       # a flipped sign
+    assert not texts_agree(ref, ref.replace("2 seeds", "3 seeds"))    # integers: exactly
+    assert not texts_agree(ref, ref.replace("Fig. 7", "Fig. 8"))
+    assert not texts_agree(ref, ref.replace(">= 0.05", "<= 0.05"))    # text: exactly
+    assert not texts_agree("a 0.5 b 0.5", "a 0.5")
