@@ -35,7 +35,9 @@ def test_the_kernels_build_here():
 @pytest.mark.parametrize("M,B,H,Cin,Cout,channels_first,input_grad", [
     (3, 37, 32, 1, 6, False, False),   # LeNet's first layer (its own forward and backward)
     (3, 37, 32, 1, 6, False, True),    # ... with an input gradient (the generic backward)
-    (2, 21, 37, 1, 6, True, False),    # 16 pooled columns, the most the first-layer kernel takes
+    (2, 21, 32, 1, 6, True, False),    # 32 columns, the widest input the first-layer kernel takes
+    (2, 9, 33, 1, 6, False, False),    # one more: the generic kernel
+    (2, 9, 19, 1, 6, False, False),    # a narrow input (masked loads)
     (3, 37, 14, 6, 16, True, True),    # LeNet's second layer
     (2, 5, 11, 3, 20, False, True),    # neither: odd sizes, two vectors of channels
 ])

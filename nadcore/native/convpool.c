@@ -28,7 +28,7 @@ typedef int32_t ivec __attribute__((vector_size(64), aligned(4)));
 #define VW 16
 
 #if defined(__AVX512F__) && defined(__AVX512VL__)
-/* LeNet's first layer (Cin = 1, K = 5, 6 channels, at most 16 pooled columns), one item:
+/* LeNet's first layer (Cin = 1, K = 5, 6 channels, inputs at most 32 wide), one item:
  * vectorised over the pooled columns q. The input's even and odd columns are split into two
  * arrays, so that the convolution at column 2q + dx, shifted by kx, reads one of them at offset
  * q + (dx + kx) / 2: six contiguous vectors per input row serve all 6 x 4 accumulators (one per
@@ -40,26 +40,38 @@ static void forward_first_layer(int H, int W, const float *restrict xi, const fl
 {
     const int Hp = (H - F1_K + 1) / 2, Wp = (W - F1_K + 1) / 2;
     float xe[H][F1_PAD], xo[H][F1_PAD];
-    for (int r = 0; r < H; r++)
-        for (int j = 0; j < F1_PAD; j++) {
-            xe[r][j] = 2 * j < W ? xi[r * W + 2 * j] : 0.f;
-            xo[r][j] = 2 * j + 1 < W ? xi[r * W + 2 * j + 1] : 0.f;
-        }
     const __m512 zero = _mm512_setzero_ps();
+    const __mmask16 lo = W >= 16 ? 0xFFFF : (__mmask16)((1u << W) - 1);
+    const __mmask16 hi = W <= 16 ? 0 : (__mmask16)((1u << (W - 16)) - 1); /* W <= 32 */
+    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
+    for (int r = 0; r < H; r++) { /* split with vector shuffles (scalar stores here cost 40%) */
+        const __m512 a = _mm512_maskz_loadu_ps(lo, xi + r * W), b = _mm512_maskz_loadu_ps(hi, xi + r * W + 16);
+        _mm512_storeu_ps(xe[r], _mm512_permutex2var_ps(a, even, b));
+        _mm512_storeu_ps(xo[r], _mm512_permutex2var_ps(a, odd, b));
+        _mm256_storeu_ps(xe[r] + 16, _mm512_castps512_ps256(zero));
+        _mm256_storeu_ps(xo[r] + 16, _mm512_castps512_ps256(zero));
+    }
     for (int p = 0; p < Hp; p++) {
         __m512 acc[F1_C][4];
+        _Pragma("GCC unroll 8")
         for (int c = 0; c < F1_C; c++)
+            _Pragma("GCC unroll 8")
             for (int a = 0; a < 4; a++)
                 acc[c][a] = zero;
+        _Pragma("GCC unroll 8")
         for (int rr = 0; rr < F1_K + 1; rr++) {
             const float *e = xe[2 * p + rr], *od = xo[2 * p + rr];
             const __m512 S[6] = {_mm512_loadu_ps(e), _mm512_loadu_ps(od), _mm512_loadu_ps(e + 1),
                                  _mm512_loadu_ps(od + 1), _mm512_loadu_ps(e + 2), _mm512_loadu_ps(od + 2)};
+            _Pragma("GCC unroll 8")
             for (int dy = 0; dy < 2; dy++) {
                 const int ky = rr - dy;
                 if (ky < 0 || ky >= F1_K)
                     continue;
+                _Pragma("GCC unroll 8")
                 for (int c = 0; c < F1_C; c++)
+                    _Pragma("GCC unroll 8")
                     for (int kx = 0; kx < F1_K; kx++) {
                         const __m512 wv = _mm512_set1_ps(w[(c * F1_K + ky) * F1_K + kx]);
                         acc[c][2 * dy] = _mm512_fmadd_ps(wv, S[kx], acc[c][2 * dy]);
@@ -67,9 +79,11 @@ static void forward_first_layer(int H, int W, const float *restrict xi, const fl
                     }
             }
         }
+        _Pragma("GCC unroll 8")
         for (int c = 0; c < F1_C; c++) {
             __m512 best = acc[c][0];
             __m512i k = _mm512_setzero_si512();
+            _Pragma("GCC unroll 8")
             for (int a = 1; a < 4; a++) { /* first maximum wins; NaN wins, as in torch */
                 const __mmask16 s = _mm512_cmp_ps_mask(acc[c][a], best, _CMP_GT_OQ) |
                                     _mm512_cmp_ps_mask(acc[c][a], acc[c][a], _CMP_UNORD_Q);
@@ -109,7 +123,7 @@ void convpool_forward(int M, int B, int H, int W, int Cin, int Cout, int K,
         const float *xi = x + it * xs;
         const float *wm = wt + (long)m * K * K * Cin * CP;
 #if defined(__AVX512F__) && defined(__AVX512VL__)
-        if (w1 && Wp <= 16) {
+        if (w1 && W <= 32) {
             forward_first_layer(H, W, xi, w1 + (long)m * F1_C * F1_K * F1_K, bias + (long)m * CP,
                                 out + it * os, arg + it * os, ocs, oys, oxs);
             continue;
@@ -123,6 +137,7 @@ void convpool_forward(int M, int B, int H, int W, int Cin, int Cout, int K,
                 for (int q = 0; q < Wp; q++) {
                     vec a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
                     const float *x0 = xi + (2L * p) * rs + 2L * q * Cin;
+                    _Pragma("GCC unroll 8")
                     for (int ky = 0; ky < K; ky++) {
                         for (int kx = 0; kx < K; kx++) {
                             const float *xp = x0 + ky * rs + (long)kx * Cin;
@@ -192,10 +207,12 @@ backward_task(const int K, const int Cin, int m, int b0, int b1, int B, int H, i
                     const int k = arg[o];
                     const long off = (2L * p + (k >> 1)) * rs + (2L * q + (k & 1)) * Cin;
                     accb += gv;
+                    _Pragma("GCC unroll 8")
                     for (int ky = 0; ky < K; ky++)
                         for (int l = 0; l < L; l++)
                             acc[ky * L + l] += gv * xi[off + ky * rs + l];
                     if (dxi)
+                        _Pragma("GCC unroll 8")
                         for (int ky = 0; ky < K; ky++)
                             for (int l = 0; l < L; l++)
                                 dxi[off + ky * rs + l] += gv * wc[ky * L + l];
@@ -210,34 +227,41 @@ backward_task(const int K, const int Cin, int m, int b0, int b1, int B, int H, i
 }
 
 #if defined(__AVX512F__) && defined(__AVX512VL__)
-/* backward_task with AVX-512 for kernel rows of at most 32 floats (K * Cin <= 32): each row is
+/* backward_task with AVX-512 for 5 x 5 kernels with rows of at most 32 floats (Cin <= 6): each row is
  * one or two masked vectors; the channel's weight gradient (K rows) and, for the input
  * gradient, its weights stay in registers. Masked-off lanes are neither read nor written. */
 static inline __attribute__((always_inline)) void
-backward_task_avx512(const int K, const int Cin, int m, int b0, int b1, int B, int H, int W,
+backward_task_avx512(const int Cin, int m, int b0, int b1, int B, int H, int W,
                      int Cout, const float *restrict x, long xs, const float *restrict wm,
                      const float *restrict g, const float *restrict out,
                      const uint8_t *restrict arg, long os, long ocs, long oys, long oxs,
                      float *restrict dx, float *restrict pw, float *restrict pb)
 {
+    enum { K = 5 }; /* fixed, so that the arrays below are registers */
     const int Hp = (H - K + 1) / 2, Wp = (W - K + 1) / 2;
     const int L = K * Cin;
     const __mmask16 m0 = L >= 16 ? 0xFFFF : (__mmask16)((1u << L) - 1);
     const __mmask16 m1 = L <= 16 ? 0 : L >= 32 ? 0xFFFF : (__mmask16)((1u << (L - 16)) - 1);
     const long rs = (long)W * Cin;
+    /* The input gradient of one example is summed in three buffers used in turn: patches of
+     * neighbouring positions overlap, and a load of what the previous position has just stored,
+     * shifted, cannot be forwarded from the store buffer (it waits for the store). Each has 16
+     * floats of room at the end, so that rows are stored as whole vectors (lanes past a row
+     * keep their value). */
+    const long n = dx ? H * rs : 0, nb = n + 16;
+    float buf[dx ? 3 * nb : 1];
     for (int b = b0; b < b1; b++) {
         const long it = (long)m * B + b;
         const float *xi = x + it * xs;
-        float *dxi = dx ? dx + it * (long)H * rs : 0;
+        float *dxi = dx ? buf : 0, *dxn = dxi + nb, *dxl = dxn + nb; /* in turn */
         if (dxi)
-            memset(dxi, 0, sizeof(float) * H * rs);
+            memset(buf, 0, sizeof(float) * 3 * nb);
         for (int c = 0; c < Cout; c++) {
             __m512 a0[K], a1[K], w0[K], w1[K];
-            __m256 h0[K]; /* rows of at most 8 floats: 256-bit vectors, two FMAs per cycle */
             const float *wc = wm + (long)c * K * L;
+            _Pragma("GCC unroll 8")
             for (int ky = 0; ky < K; ky++) {
                 a0[ky] = a1[ky] = _mm512_setzero_ps();
-                h0[ky] = _mm256_setzero_ps();
                 w0[ky] = _mm512_maskz_loadu_ps(m0, wc + ky * L);
                 w1[ky] = L > 16 ? _mm512_maskz_loadu_ps(m1, wc + ky * L + 16) : _mm512_setzero_ps();
             }
@@ -245,21 +269,14 @@ backward_task_avx512(const int K, const int Cin, int m, int b0, int b1, int B, i
             for (int p = 0; p < Hp; p++) {
                 for (int q = 0; q < Wp; q++) {
                     const long o = it * os + (long)c * ocs + p * oys + q * oxs;
-                    /* the ReLU's gradient is zero where the output is not positive; without a
-                     * branch for short rows (mostly positive, so a branch costs more) */
-                    if (L > 8 && out[o] <= 0)
-                        continue;
-                    const float gs = out[o] <= 0 ? 0.f : g[o];
+                    if (out[o] <= 0)
+                        continue; /* the ReLU's gradient is zero */
+                    const float gs = g[o];
                     const int k = arg[o];
                     const long off = (2L * p + (k >> 1)) * rs + (2L * q + (k & 1)) * Cin;
                     const __m512 gv = _mm512_set1_ps(gs);
                     accb += gs;
-                    if (L <= 8) {
-                        const __m256 gh = _mm256_set1_ps(gs);
-                        for (int ky = 0; ky < K; ky++)
-                            h0[ky] = _mm256_fmadd_ps(gh, _mm256_maskz_loadu_ps((__mmask8)m0, xi + off + ky * rs), h0[ky]);
-                        continue; /* (a first layer: no input gradient) */
-                    }
+                    _Pragma("GCC unroll 8")
                     for (int ky = 0; ky < K; ky++) {
                         const float *xr = xi + off + ky * rs;
                         a0[ky] = _mm512_fmadd_ps(gv, _mm512_maskz_loadu_ps(m0, xr), a0[ky]);
@@ -267,33 +284,93 @@ backward_task_avx512(const int K, const int Cin, int m, int b0, int b1, int B, i
                             a1[ky] = _mm512_fmadd_ps(gv, _mm512_maskz_loadu_ps(m1, xr + 16), a1[ky]);
                     }
                     if (dxi) {
+                        _Pragma("GCC unroll 8")
                         for (int ky = 0; ky < K; ky++) {
                             float *dr = dxi + off + ky * rs;
-                            _mm512_mask_storeu_ps(dr, m0, _mm512_fmadd_ps(gv, w0[ky], _mm512_maskz_loadu_ps(m0, dr)));
+                            _mm512_storeu_ps(dr, _mm512_mask3_fmadd_ps(gv, w0[ky], _mm512_loadu_ps(dr), m0));
                             if (L > 16)
-                                _mm512_mask_storeu_ps(dr + 16, m1, _mm512_fmadd_ps(gv, w1[ky], _mm512_maskz_loadu_ps(m1, dr + 16)));
+                                _mm512_storeu_ps(dr + 16, _mm512_mask3_fmadd_ps(gv, w1[ky], _mm512_loadu_ps(dr + 16), m1));
                         }
+                        float *t = dxi;
+                        dxi = dxn, dxn = dxl, dxl = t;
                     }
                 }
             }
             float *pwc = pw + (long)c * K * L;
+            _Pragma("GCC unroll 8")
             for (int ky = 0; ky < K; ky++) {
                 float *r = pwc + ky * L;
-                if (L <= 8) {
-                    _mm256_mask_storeu_ps(r, (__mmask8)m0, _mm256_add_ps(_mm256_maskz_loadu_ps((__mmask8)m0, r), h0[ky]));
-                    continue;
-                }
                 _mm512_mask_storeu_ps(r, m0, _mm512_add_ps(_mm512_maskz_loadu_ps(m0, r), a0[ky]));
                 if (L > 16)
                     _mm512_mask_storeu_ps(r + 16, m1, _mm512_add_ps(_mm512_maskz_loadu_ps(m1, r + 16), a1[ky]));
             }
             pb[c] += accb;
         }
+        if (dx) {
+            float *d = dx + it * n;
+            for (long j = 0; j < n; j++)
+                d[j] = buf[j] + buf[nb + j] + buf[2 * nb + j];
+        }
     }
 }
-#define FAST_TASK(k, cin) backward_task_avx512(k, cin, m, b0, b1, B, H, W, Cout, x, xs, wm, g, \
+
+/* The weight gradient of LeNet's first layer (Cin = 1, K = 5, no input gradient): a kernel row
+ * is 5 floats, one masked 256-bit vector (two FMAs per cycle). Most outputs pass the ReLU, so
+ * there is no branch (a zero gradient adds nothing), and even and odd columns accumulate into
+ * separate registers, which halves the chain of dependent FMAs. */
+static void backward_first_layer(int m, int b0, int b1, int B, int H, int W, int Cout,
+                                 const float *restrict x, long xs, const float *restrict g,
+                                 const float *restrict out, const uint8_t *restrict arg, long os,
+                                 long ocs, long oys, long oxs, float *restrict pw, float *restrict pb)
+{
+    enum { K = 5 };
+    const int Hp = (H - K + 1) / 2, Wp = (W - K + 1) / 2;
+    const __mmask8 m5 = 0x1F;
+    for (int b = b0; b < b1; b++) {
+        const long it = (long)m * B + b;
+        const float *xi = x + it * xs;
+        for (int c = 0; c < Cout; c++) {
+            __m256 e[K], d[K];
+            _Pragma("GCC unroll 8")
+            for (int ky = 0; ky < K; ky++)
+                e[ky] = d[ky] = _mm256_setzero_ps();
+            float accb = 0;
+#define FIRST_STEP(acc, q)                                                                   \
+    do {                                                                                     \
+        const long o = it * os + (long)c * ocs + p * oys + (q) * oxs;                        \
+        const float gs = out[o] <= 0 ? 0.f : g[o];                                           \
+        const int k = arg[o];                                                                \
+        const float *xr = xi + (2L * p + (k >> 1)) * W + 2L * (q) + (k & 1);                 \
+        const __m256 gv = _mm256_set1_ps(gs);                                                \
+        accb += gs;                                                                          \
+        _Pragma("GCC unroll 8") for (int ky = 0; ky < K; ky++)                               \
+            acc[ky] = _mm256_fmadd_ps(gv, _mm256_maskz_loadu_ps(m5, xr + ky * W), acc[ky]);  \
+    } while (0)
+            for (int p = 0; p < Hp; p++) {
+                int q = 0;
+                for (; q + 1 < Wp; q += 2) {
+                    FIRST_STEP(e, q);
+                    FIRST_STEP(d, q + 1);
+                }
+                if (q < Wp)
+                    FIRST_STEP(e, q);
+            }
+#undef FIRST_STEP
+            float *r = pw + (long)c * K * K;
+            _Pragma("GCC unroll 8")
+            for (int ky = 0; ky < K; ky++)
+                _mm256_mask_storeu_ps(r + ky * K, m5, _mm256_add_ps(_mm256_maskz_loadu_ps(m5, r + ky * K),
+                                                                   _mm256_add_ps(e[ky], d[ky])));
+            pb[c] += accb;
+        }
+    }
+}
+#define FAST_TASK(k, cin) backward_task_avx512(cin, m, b0, b1, B, H, W, Cout, x, xs, wm, g, \
                                                out, arg, os, ocs, oys, oxs, dx, pw, pb)
+#define FIRST_LAYER_TASK backward_first_layer(m, b0, b1, B, H, W, Cout, x, xs, g, out, arg, os, \
+                                             ocs, oys, oxs, pw, pb)
 #else
+#define FIRST_LAYER_TASK FAST_TASK(5, 1)
 #define FAST_TASK(k, cin) backward_task(k, cin, m, b0, b1, B, H, W, Cout, x, xs, wm, g, out, arg, \
                                         os, ocs, oys, oxs, dx, pw, pb)
 #endif
@@ -320,9 +397,11 @@ void convpool_backward(int M, int B, int H, int W, int Cin, int Cout, int K,
         const float *wm = wb + m * P;
         const int b0 = ch * CHUNK, b1 = (ch + 1) * CHUNK < B ? (ch + 1) * CHUNK : B;
         if (K == 5 && Cin == 1 && !dx)
-            FAST_TASK(5, 1); /* LeNet's two layers, with constant sizes */
+            FIRST_LAYER_TASK;
         else if (K == 5 && Cin == 6)
-            FAST_TASK(5, 6);
+            FAST_TASK(5, 6); /* LeNet's second layer, with constant sizes */
+        else if (K == 5 && Cin == 1)
+            FAST_TASK(5, 1);
         else
             backward_task(K, Cin, m, b0, b1, B, H, W, Cout, x, xs, wm, g, out, arg, os, ocs, oys,
                           oxs, dx, pw, pb);
