@@ -31,6 +31,15 @@ def test_the_kernels_build_here():
     assert native.available()
 
 
+@pytest.fixture(params=["native", "portable"])
+def kernels(request, monkeypatch):
+    """The library as built for this CPU, and its portable C path (no AVX-512), which CPUs
+    without AVX-512 run."""
+    if request.param == "portable":
+        monkeypatch.setattr(native, "_lib", native._build(("-mno-avx512f",)))
+    return request.param
+
+
 @needs_cc
 @pytest.mark.parametrize("M,B,H,Cin,Cout,channels_first,input_grad", [
     (3, 37, 32, 1, 6, False, False),   # LeNet's first layer (its own forward and backward)
@@ -41,7 +50,7 @@ def test_the_kernels_build_here():
     (3, 37, 14, 6, 16, True, True),    # LeNet's second layer
     (2, 5, 11, 3, 20, False, True),    # neither: odd sizes, two vectors of channels
 ])
-def test_forward_and_gradients_equal_torch(M, B, H, Cin, Cout, channels_first, input_grad):
+def test_forward_and_gradients_equal_torch(M, B, H, Cin, Cout, channels_first, input_grad, kernels):
     g = torch.Generator().manual_seed(H * 100 + Cin)
     x = torch.randn(M, B, H, H, Cin, generator=g).requires_grad_(input_grad)
     w = (0.3 * torch.randn(M, Cout, Cin, 5, 5, generator=g)).requires_grad_()
@@ -58,7 +67,7 @@ def test_forward_and_gradients_equal_torch(M, B, H, Cin, Cout, channels_first, i
 
 
 @needs_cc
-def test_results_do_not_depend_on_the_number_of_threads():
+def test_results_do_not_depend_on_the_number_of_threads(kernels):
     g = torch.Generator().manual_seed(0)
     x = torch.randn(2, 40, 14, 14, 6, generator=g, requires_grad=True)
     w = torch.randn(2, 16, 6, 5, 5, generator=g, requires_grad=True)

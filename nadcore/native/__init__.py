@@ -43,13 +43,16 @@ def _cpu_id() -> str:
         return platform.processor() + platform.machine()
 
 
-def _build() -> ctypes.CDLL:
+def _build(flags: tuple[str, ...] = ()) -> ctypes.CDLL:
+    """Compile (once per source, flags, compiler and CPU) and load the library; ``flags`` are
+    added to the usual ones (the tests build the portable C path with ``-mno-avx512f``)."""
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not cc:
         raise RuntimeError("no C compiler (cc or gcc) on PATH")
     src = _SRC.read_bytes()
     version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout
-    key = hashlib.sha256(b"\0".join([src, " ".join(_FLAGS).encode(), version.encode(),
+    flags = [*_FLAGS, *flags]
+    key = hashlib.sha256(b"\0".join([src, " ".join(flags).encode(), version.encode(),
                                      _cpu_id().encode()])).hexdigest()[:16]
     root = Path(os.environ.get("NADCORE_NATIVE_DIR") or Path.home() / ".cache" / "nadcore" / "native")
     try:
@@ -62,7 +65,7 @@ def _build() -> ctypes.CDLL:
         fd, tmp = tempfile.mkstemp(suffix=".so", dir=root)
         os.close(fd)
         try:
-            r = subprocess.run([cc, *_FLAGS, str(_SRC), "-o", tmp], capture_output=True, text=True)
+            r = subprocess.run([cc, *flags, str(_SRC), "-o", tmp], capture_output=True, text=True)
             if r.returncode != 0:
                 raise RuntimeError(f"{cc} failed on {_SRC.name}:\n{r.stderr[-2000:]}")
             os.replace(tmp, so)  # atomic: no half-written library is ever loaded
