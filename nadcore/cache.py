@@ -113,11 +113,12 @@ def _package_root() -> Path:
 
 
 def code_fingerprint(root: Path | None = None) -> str:
-    """Digest of every nadcore source file that computes results (all ``*.py`` of the package
-    except the presentation modules in ``_PRESENTATION``). Recomputed from the files' sizes and
-    modification times at every call, so an edit made while Python runs is seen at once."""
+    """Digest of every nadcore source file that computes results (all ``*.py`` and ``*.c`` of the
+    package except the presentation modules in ``_PRESENTATION``). Recomputed from the files'
+    sizes and modification times at every call, so an edit made while Python runs is seen at
+    once."""
     root = Path(root) if root is not None else _package_root()
-    files = [p for p in root.rglob("*.py")
+    files = [p for pattern in ("*.py", "*.c") for p in root.rglob(pattern)
              if not any(part in _PRESENTATION for part in p.relative_to(root).parts)]
     return source_digest(files)
 

@@ -96,7 +96,11 @@ def test_editing_nadcore_code_changes_the_fingerprint_but_plots_do_not(tmp_path)
     train = pkg / "train.py"
     src = train.read_text()
     train.write_text(src.replace("def lr_at(", "def lr_at(  # edited\n", 1))
-    assert code_fingerprint(pkg) != before
+    edited = code_fingerprint(pkg)
+    assert edited != before
+    kernel = pkg / "native" / "convpool.c"  # the native kernels compute results too
+    kernel.write_text(kernel.read_text() + "\n/* an edit */\n")
+    assert code_fingerprint(pkg) != edited
 
 
 def test_editing_a_user_model_recomputes_its_cached_nads(tmp_path, monkeypatch):

@@ -21,6 +21,7 @@ import platform
 import shutil
 import subprocess
 import tempfile
+import threading
 import warnings
 from pathlib import Path
 
@@ -33,6 +34,7 @@ _FLAGS = ["-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=gnu11"]
 _VW = 16  # the vector width (floats) of convpool.c: output channels are padded to a multiple
 _CHUNK = 16  # examples per partial sum in convpool_backward (CHUNK in convpool.c)
 _lib = None  # None: not tried yet; False: unavailable
+_lock = threading.Lock()
 
 
 def _cpu_id() -> str:
@@ -81,15 +83,18 @@ def _build(flags: tuple[str, ...] = ()) -> ctypes.CDLL:
 
 
 def available() -> bool:
-    """Whether the native kernels are built and loaded (built on the first call)."""
+    """Whether the native kernels are built and loaded (built on the first call; other threads
+    wait for it, so that no job takes torch's path meanwhile)."""
     global _lib
-    if _lib is None:
-        _lib = False
-        if os.environ.get("NADCORE_NATIVE", "1") != "0":
-            try:
-                _lib = _build()
-            except (OSError, RuntimeError, subprocess.SubprocessError) as e:
-                warnings.warn(f"nadcore.native: kernels unavailable, using torch instead ({e})")
+    with _lock:
+        if _lib is None:
+            lib = False
+            if os.environ.get("NADCORE_NATIVE", "1") != "0":
+                try:
+                    lib = _build()
+                except (OSError, RuntimeError, subprocess.SubprocessError) as e:
+                    warnings.warn(f"nadcore.native: kernels unavailable, using torch instead ({e})")
+            _lib = lib
     return bool(_lib)
 
 
