@@ -9,7 +9,7 @@
  * as torch.max_pool2d chooses it.
  *
  * Forward: every output position of the convolution is computed (the max-pool needs them all),
- * vectorised over output channels. Backward: the pool passes each pooled gradient to one
+ * vectorised over output channels (LeNet's first layer: over pooled columns). Backward: the pool passes each pooled gradient to one
  * convolution output and the ReLU zeroes those whose output is not positive, so only those
  * positions contribute to the weight and input gradients: about an eighth of a dense
  * convolution backward. Sums over examples run in fixed chunks of CHUNK examples and are added
@@ -106,11 +106,11 @@ static void forward_first_layer(int H, int W, const float *restrict xi, const fl
 #endif
 
 /* wt: (M, K, K, Cin, CP) with CP = Cout rounded up to VW (zero padded); bias: (M, CP).
- * w1: NULL, or for a first layer (Cin = 1, K = 5, Cout = 6) the weights (M, 6, 5, 5) for
- * forward_first_layer, used where it applies. */
+ * w: the same weights as given, (M, Cout, Cin, K, K), which LeNet's first layer (Cin = 1, K = 5,
+ * Cout = 6, inputs at most 32 wide) reads in forward_first_layer. */
 void convpool_forward(int M, int B, int H, int W, int Cin, int Cout, int K,
                       const float *restrict x, long xs, const float *restrict wt,
-                      const float *restrict bias, const float *restrict w1, float *restrict out,
+                      const float *restrict bias, const float *restrict w, float *restrict out,
                       uint8_t *restrict arg, long os, long ocs, long oys, long oxs, int nthreads)
 {
     const int Hp = (H - K + 1) / 2, Wp = (W - K + 1) / 2;
@@ -123,8 +123,8 @@ void convpool_forward(int M, int B, int H, int W, int Cin, int Cout, int K,
         const float *xi = x + it * xs;
         const float *wm = wt + (long)m * K * K * Cin * CP;
 #if defined(__AVX512F__) && defined(__AVX512VL__)
-        if (w1 && W <= 32) {
-            forward_first_layer(H, W, xi, w1 + (long)m * F1_C * F1_K * F1_K, bias + (long)m * CP,
+        if (Cin == 1 && K == F1_K && Cout == F1_C && W <= 32) {
+            forward_first_layer(H, W, xi, w + (long)m * F1_C * F1_K * F1_K, bias + (long)m * CP,
                                 out + it * os, arg + it * os, ocs, oys, oxs);
             continue;
         }
@@ -229,7 +229,7 @@ backward_task(const int K, const int Cin, int m, int b0, int b1, int B, int H, i
 #if defined(__AVX512F__) && defined(__AVX512VL__)
 /* backward_task with AVX-512 for 5 x 5 kernels with rows of at most 32 floats (Cin <= 6): each row is
  * one or two masked vectors; the channel's weight gradient (K rows) and, for the input
- * gradient, its weights stay in registers. Masked-off lanes are neither read nor written. */
+ * gradient, its weights stay in registers. */
 static inline __attribute__((always_inline)) void
 backward_task_avx512(const int Cin, int m, int b0, int b1, int B, int H, int W,
                      int Cout, const float *restrict x, long xs, const float *restrict wm,
