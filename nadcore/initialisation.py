@@ -31,6 +31,7 @@ import torch
 import torch.nn as nn
 from numpy.random.bit_generator import ISeedSequence
 
+from nadcore import native as _native
 from nadcore.utils import _uint32_words, seed_sequence_words
 
 __all__ = ["init_plan", "draw_parameters", "parameter_buffers", "uniform_f32", "initialise", "seeded_global_rng", "GLOBAL_RNG_LOCK"]
@@ -180,7 +181,8 @@ def draw_parameters(plan, seeds, threads: int = 1, buffers: dict | None = None,
     the first rows of ``buffers`` (from :func:`parameter_buffers`; the previous draw's views then
     see the new numbers). With a ``device``, the two buffers travel there whole (two copies
     instead of one per parameter; asynchronous from pinned ``buffers``: synchronise before
-    refilling them) and the views are views of the copies."""
+    refilling them) and the views are views of the copies. Where it is built,
+    :func:`nadcore.native.pcg64_uniform` draws the uniform part (the same bits, faster)."""
     sizes = _part_sizes(plan)
     B = len(seeds)
     if buffers is not None and all(len(buffers[k]) >= B and buffers[k].shape[1] == sizes[k] for k in sizes):
@@ -220,6 +222,21 @@ def draw_parameters(plan, seeds, threads: int = 1, buffers: dict | None = None,
                 np.multiply(z, n_mul, out=z)
 
     parts = [p for p in np.array_split(np.arange(B), max(1, min(int(threads), B))) if len(p)]
+    if words is not None and B and (N.shape[1] == 0 or U.shape[1] % 2 == 0) and _native.available():
+        # the same numbers from nadcore.native, many generators side by side; the normal part
+        # (if any) then continues each generator where the uniform part left it
+        _native.pcg64_uniform(words, u_mul_m24, u_sub, U, threads)
+        if N.shape[1]:
+            def normals(rows):
+                for row in rows:
+                    bg = np.random.PCG64(_Words(words[row]))
+                    bg.advance(U.shape[1] // 2)
+                    z = N[row]
+                    np.random.Generator(bg).standard_normal(N.shape[1], dtype=np.float32, out=z)
+                    np.multiply(z, n_mul, out=z)
+            fill = normals
+        else:
+            parts = []
     if len(parts) > 1:
         with ThreadPoolExecutor(len(parts)) as ex:
             list(ex.map(fill, parts))

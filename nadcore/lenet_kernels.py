@@ -21,7 +21,8 @@ Gradient (:func:`lenet_gradients`). B networks at one input: the first convoluti
 networks is one matrix product (the input, hence its patches, is shared), the second a grouped
 convolution in channels-last layout, the fully connected layers batched matrix-vector products.
 Autograd differentiates this program with respect to the first convolution's output; the last
-step is the first convolution's transpose, a grouped transposed convolution.
+step is the first convolution's transpose, a grouped transposed convolution. On the CPU in float32
+:func:`nadcore.native.lenet_input_gradients` does the same for one network at a time in C.
 
 Parameters come stacked, ``name -> (M, *shape)`` as :func:`nadcore.initialisation.draw_parameters`
 returns them.
@@ -207,7 +208,13 @@ def lenet_gradients(params: dict, x: torch.Tensor) -> torch.Tensor:
     """Exact input gradients ``grad_x f(x)`` of M LeNets (stacked ``params``) at ``x`` (C, S, S):
     float64 (M, C*S*S). Autograd runs from the output back to the first convolution's output
     (one tensor for all networks, channels-last); the first convolution and its transpose (the
-    last step) run outside autograd."""
+    last step) run outside autograd. On the CPU in float32, nadcore.native's kernel instead (one
+    network at a time, start to end, in one thread; the same numbers up to float rounding)."""
+    from nadcore import native
+
+    if all(t.dtype == torch.float32 and t.device.type == "cpu" for t in (x, *params.values())) \
+            and native.available():
+        return native.lenet_input_gradients(params, x)
     w1, w2 = params["conv1.weight"], params["conv2.weight"]
     M, c1, C = w1.shape[0], w1.shape[1], x.shape[0]
     S = x.shape[-1]

@@ -73,11 +73,22 @@ def test_seed_hashing_for_many_networks_is_numpys_seed_sequence():
         assert np.array_equal(row.numpy(), u * (2 * b) - b)
 
 
-@pytest.mark.parametrize("name", ["lenet", "vgg11", "resnet18_narrow"])
-def test_draw_parameters_is_the_plain_formula_bit_for_bit(name):
+# an even uniform part followed by a normal one: the native generators, then numpy's, advanced
+SYNTHETIC = [("w", (4, 6), "uniform", 0.25), ("b", (4,), "uniform", 0.5), ("v", (5, 3), "normal", 2.0),
+             ("c", (3,), "constant", 0.1)]
+
+
+@pytest.mark.parametrize("name", ["lenet", "vgg11", "resnet18_narrow", "synthetic"])
+@pytest.mark.parametrize("use_native", [True, False])
+def test_draw_parameters_is_the_plain_formula_bit_for_bit(name, use_native, monkeypatch):
     """Row-wise in-place scaling and threads give exactly numpy's float32 draws scaled by torch:
-    u * 2 bound - bound (uniform part first), z * std (normal part)."""
-    plan = init.init_plan(build_model(name, check=False))
+    u * 2 bound - bound (uniform part first), z * std (normal part); with nadcore.native's
+    generators and with numpy's own."""
+    from nadcore import native
+
+    if not use_native:
+        monkeypatch.setattr(native, "_lib", False)
+    plan = SYNTHETIC if name == "synthetic" else init.init_plan(build_model(name, check=False))
     seeds = est.network_seeds(5, range(7))
     n_u = sum(int(np.prod(s)) for _, s, k, _ in plan if k == "uniform")
     n_n = sum(int(np.prod(s)) for _, s, k, _ in plan if k == "normal")

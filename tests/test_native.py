@@ -10,6 +10,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import numpy as np
+
+from nadcore import estimators as est
+from nadcore import initialisation as init
 from nadcore import native
 from nadcore.models import build_model
 from nadcore.train import train_many
@@ -122,6 +126,87 @@ def test_train_many_with_the_kernels_equals_torchs_path(monkeypatch):
         assert ra.iter_loss == pytest.approx(rc.iter_loss, rel=1e-4, abs=1e-6)
 
 
+def _lenet_autograd_gradients(params, x):
+    """Input gradients of LeNets one at a time, by torch's autograd on the model, in float64."""
+    rows = []
+    for m in range(params["conv1.weight"].shape[0]):
+        net = build_model("lenet", x.shape[0], 1, x.shape[-1], check=False).double()
+        with torch.no_grad():
+            for name, p in net.named_parameters():
+                p.copy_(params[name][m])
+        xx = x.double().clone().requires_grad_()
+        (g,) = torch.autograd.grad(net(xx[None])[0, 0], xx)
+        rows.append(g.reshape(-1))
+    return torch.stack(rows)
+
+
+@needs_cc
+@pytest.mark.parametrize("shape", [(1, 32, 32), (3, 32, 32), (1, 28, 28)])
+def test_lenet_input_gradients_equal_autograd(shape, kernels):
+    """The kernel of the gradient NADs against autograd on the model itself (float64), for the
+    one-channel fast path and the generic one, on parameters as draw_parameters lays them out
+    (views into one buffer); and the same numbers with 1 and 3 threads."""
+    plan = init.init_plan(build_model("lenet", shape[0], 1, shape[-1], check=False))
+    params = init.draw_parameters(plan, est.network_seeds(4, range(21)))
+    x = est.evaluation_point(shape, 1)
+    ref = _lenet_autograd_gradients(params, x)
+    got = native.lenet_input_gradients(params, x)
+    assert got.dtype == torch.float64 and got.shape == ref.shape
+    assert (((got - ref).norm(dim=1) / ref.norm(dim=1)).max()) < 1e-5
+    assert (ref == 0).float().mean() < 0.5  # the input gradient is not trivially zero
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(3)
+        assert torch.equal(native.lenet_input_gradients(params, x), got)
+    finally:
+        torch.set_num_threads(threads)
+
+
+@needs_cc
+def test_lenet_input_gradients_refuse_bad_input():
+    plan = init.init_plan(build_model("lenet", check=False))
+    params = init.draw_parameters(plan, [1, 2])
+    with pytest.raises(ValueError, match="float32 CPU"):
+        native.lenet_input_gradients(params, torch.zeros(1, 32, 32, dtype=torch.float64))
+    with pytest.raises(ValueError, match="not a LeNet for a 1x28x28 input"):
+        native.lenet_input_gradients(params, torch.zeros(1, 28, 28))
+    with pytest.raises(ValueError, match="missing"):
+        native.lenet_input_gradients({k: v for k, v in params.items() if k != "fc2.weight"},
+                                     torch.zeros(1, 32, 32))
+
+
+@needs_cc
+@pytest.mark.parametrize("B", [1, 5, 16, 21])
+@pytest.mark.parametrize("n", [1, 2, 15, 16, 17, 33, 60941])
+def test_pcg64_uniform_is_numpys_stream_bit_for_bit(B, n, kernels):
+    """numpy's ``default_rng(seed).random(n, float32) * mul - sub`` (two roundings) for every
+    row, whole vector groups of generators and partial ones, every tail length; nothing past a
+    row's end is touched."""
+    seeds = est.network_seeds(7, range(B))
+    rng = np.random.default_rng(n)
+    mul = (rng.random(n) * 0.5).astype(np.float32)
+    sub = (mul * rng.random(n)).astype(np.float32)
+    out = np.full((B, n + 3), 7.0, np.float32)
+    native.pcg64_uniform(init._pcg64_seed_words(seeds), mul * np.float32(2.0 ** -24), sub, out[:, :n],
+                         threads=2)
+    for row, s in zip(out, seeds):
+        ref = np.random.default_rng(int(s)).random(n, dtype=np.float32) * mul - sub
+        assert np.array_equal(row[:n].view(np.uint32), ref.view(np.uint32))
+    assert (out[:, n:] == 7.0).all()
+
+
+@needs_cc
+def test_pcg64_uniform_refuses_bad_input():
+    words = init._pcg64_seed_words([1, 2])
+    f = np.zeros(4, np.float32)
+    with pytest.raises(ValueError, match="need words"):
+        native.pcg64_uniform(words.astype(np.int64), f, f, np.zeros((2, 4), np.float32))
+    with pytest.raises(ValueError, match="need words"):
+        native.pcg64_uniform(words, f, f, np.zeros((2, 4), np.float64))
+    with pytest.raises(ValueError, match="need words"):
+        native.pcg64_uniform(words, f[:3], f, np.zeros((2, 4), np.float32))
+
+
 @needs_cc
 def test_switched_off_by_the_environment(tmp_path):
     code = "from nadcore import native; print(native.available())"
@@ -132,4 +217,4 @@ def test_switched_off_by_the_environment(tmp_path):
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "True"
     built = list(tmp_path.iterdir())
-    assert len(built) == 1 and built[0].name.startswith("convpool-") and built[0].suffix == ".so"
+    assert len(built) == 1 and built[0].name.startswith("nadcore-native-") and built[0].suffix == ".so"

@@ -7,6 +7,11 @@ ReLU (about an eighth of a dense convolution backward). ``train_many`` uses it f
 CPU; the results equal torch's ``conv2d -> max_pool2d -> relu`` up to float rounding
 (tests/test_native.py).
 
+:func:`lenet_input_gradients` is the exact input gradient of many LeNets at one input
+(``nadcore.lenet_kernels.lenet_gradients``, the gradient NADs): each network's forward and
+backward pass run start to end in one thread, on parameters still in its cache, and the backward
+visits only what the pools and ReLUs passed.
+
 The shared library is built with ``cc -O3 -march=native -fopenmp`` into
 ``$NADCORE_NATIVE_DIR`` (default ``~/.cache/nadcore/native``), named after a hash of the source,
 the flags, the compiler's version and the CPU, and written atomically. Without a working
@@ -27,9 +32,9 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["available", "conv_pool_relu"]
+__all__ = ["available", "conv_pool_relu", "lenet_input_gradients"]
 
-_SRC = Path(__file__).with_name("convpool.c")
+_SOURCES = ("convpool.c", "draw.c")  # compiled together into one library
 _FLAGS = ["-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=gnu11"]
 _VW = 16  # the vector width (floats) of convpool.c: output channels are padded to a multiple
 _CHUNK = 16  # examples per partial sum in convpool_backward (CHUNK in convpool.c)
@@ -51,7 +56,9 @@ def _build(flags: tuple[str, ...] = ()) -> ctypes.CDLL:
     cc = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not cc:
         raise RuntimeError("no C compiler (cc or gcc) on PATH")
-    src = _SRC.read_bytes()
+    here = Path(__file__).parent
+    srcs = [here / f for f in _SOURCES]
+    src = b"\0".join(f.read_bytes() for f in srcs)
     version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout
     flags = [*_FLAGS, *flags]
     key = hashlib.sha256(b"\0".join([src, " ".join(flags).encode(), version.encode(),
@@ -62,14 +69,14 @@ def _build(flags: tuple[str, ...] = ()) -> ctypes.CDLL:
     except OSError:
         root = Path(tempfile.gettempdir()) / f"nadcore-native-{os.getuid()}"
         root.mkdir(parents=True, exist_ok=True)
-    so = root / f"convpool-{key}.so"
+    so = root / f"nadcore-native-{key}.so"
     if not so.exists():
         fd, tmp = tempfile.mkstemp(suffix=".so", dir=root)
         os.close(fd)
         try:
-            r = subprocess.run([cc, *flags, str(_SRC), "-o", tmp], capture_output=True, text=True)
+            r = subprocess.run([cc, *flags, *map(str, srcs), "-o", tmp], capture_output=True, text=True)
             if r.returncode != 0:
-                raise RuntimeError(f"{cc} failed on {_SRC.name}:\n{r.stderr[-2000:]}")
+                raise RuntimeError(f"{cc} failed on {', '.join(_SOURCES)}:\n{r.stderr[-2000:]}")
             os.replace(tmp, so)  # atomic: no half-written library is ever loaded
         finally:
             if os.path.exists(tmp):
@@ -78,7 +85,11 @@ def _build(flags: tuple[str, ...] = ()) -> ctypes.CDLL:
     i, l, p = ctypes.c_int, ctypes.c_long, ctypes.c_void_p
     lib.convpool_forward.argtypes = [i] * 7 + [p, l, p, p, p, p, p, l, l, l, l, i]
     lib.convpool_backward.argtypes = [i] * 7 + [p, l, p, p, p, p, l, l, l, l, p, p, p, p, i]
+    lib.lenet_input_gradients.argtypes = [i] * 5 + [p, p, p, p, i]
     lib.convpool_forward.restype = lib.convpool_backward.restype = None
+    lib.lenet_input_gradients.restype = None
+    lib.pcg64_uniform.argtypes = [i, l, p, p, p, p, l, i]
+    lib.pcg64_uniform.restype = None
     return lib
 
 
@@ -161,3 +172,65 @@ def conv_pool_relu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, channels_f
         raise ValueError(f"shapes do not fit: x {tuple(x.shape)} (M, B, H, W, Cin) needs w (M, Cout, Cin, "
                          f"K, K) with K < min(H, W) and b (M, Cout); got w {tuple(w.shape)}, b {tuple(b.shape)}")
     return _ConvPoolReLU.apply(x.contiguous(), w.contiguous(), b.contiguous(), channels_first)
+
+
+_LENET = ("conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "fc1.weight", "fc1.bias",
+          "fc2.weight", "fc2.bias", "fc3.weight")
+
+
+def lenet_input_gradients(params: dict, x: torch.Tensor) -> torch.Tensor:
+    """``grad_x f_m(x)`` of M LeNets (pooling, 5x5 kernels, 6 and 16 channels) at one input ``x``
+    (C, S, S), f_m the first output of network m: float64 (M, C*S*S). ``params``: stacked float32
+    CPU parameters, ``name -> (M, *shape)`` as :func:`nadcore.initialisation.draw_parameters`
+    returns them (views into one buffer are fine). Needs :func:`available`."""
+    if not available():
+        raise RuntimeError("nadcore.native is unavailable (see the warning it gave); use torch's path")
+    missing = [k for k in _LENET if k not in params]
+    if missing:
+        raise ValueError(f"LeNet parameters missing: {missing}")
+    ts = [params[k] for k in _LENET]
+    if x.dim() != 3 or x.shape[1] != x.shape[2] or any(
+            t.dtype != torch.float32 or t.device.type != "cpu" for t in (x, *ts)):
+        raise ValueError(f"x must be a (C, S, S) float32 CPU tensor and the parameters float32 CPU "
+                         f"tensors; got x {x.dtype} {tuple(x.shape)} on {x.device}")
+    C, S = x.shape[0], x.shape[-1]
+    M = ts[0].shape[0]
+    h = (S - 4) // 2
+    s = (h - 4) // 2
+    F1, F2 = ts[4].shape[1], ts[6].shape[1]
+    want = [(M, 6, C, 5, 5), (M, 6), (M, 16, 6, 5, 5), (M, 16), (M, F1, 16 * s * s), (M, F1),
+            (M, F2, F1), (M, F2), (M, ts[8].shape[1], F2)]
+    if s < 1 or [tuple(t.shape) for t in ts] != want:
+        raise ValueError(f"not a LeNet for a {C}x{S}x{S} input: parameter shapes "
+                         f"{[tuple(t.shape) for t in ts]}, expected {want}")
+    ts = [t if t[0].is_contiguous() else t.contiguous() for t in ts]
+    xc = x.permute(1, 2, 0).contiguous()
+    out = torch.empty(M, C * S * S, dtype=torch.float64)
+    if M:
+        ptrs = (ctypes.c_void_p * len(ts))(*[t.data_ptr() for t in ts])
+        strides = (ctypes.c_long * len(ts))(*[t.stride(0) for t in ts])
+        _lib.lenet_input_gradients(M, C, S, F1, F2, xc.data_ptr(), ptrs, strides, out.data_ptr(),
+                                   torch.get_num_threads())
+    return out
+
+
+def pcg64_uniform(words, mul, sub, out, threads: int = 1) -> None:
+    """Row b of ``out`` (B, n) float32 := ``(bits >> 8) * mul - sub`` in float32 (rounded after
+    each operation) for the first n 32-bit words ``bits`` of numpy's PCG64 seeded with
+    ``words[b]`` (B, 4) uint64 (the words its seed sequence gives it), low half of each 64-bit
+    output first: numpy's ``Generator.random(n, dtype=float32)`` as
+    :func:`nadcore.initialisation.draw_parameters` scales it, bit for bit. Numpy arrays; ``out``
+    may be the first rows of a bigger C-contiguous array; ``threads`` share the rows. Needs
+    :func:`available`."""
+    import numpy as np
+
+    if not available():
+        raise RuntimeError("nadcore.native is unavailable (see the warning it gave); use numpy's path")
+    B, n = out.shape
+    if (words.dtype != np.uint64 or words.shape != (B, 4) or not words.flags.c_contiguous
+            or out.dtype != np.float32 or out.strides[1] != 4 or not out.flags.writeable
+            or any(a.dtype != np.float32 or a.shape != (n,) or not a.flags.c_contiguous for a in (mul, sub))):
+        raise ValueError(f"need words (B, 4) uint64, out (B, n) float32 with contiguous rows, mul and sub "
+                         f"(n,) float32; got words {words.dtype} {words.shape}, out {out.dtype} {out.shape}")
+    _lib.pcg64_uniform(B, n, words.ctypes.data, mul.ctypes.data, sub.ctypes.data, out.ctypes.data,
+                       out.strides[0] // 4, max(1, int(threads)))

@@ -105,72 +105,91 @@ static void forward_first_layer(int H, int W, const float *restrict xi, const fl
 }
 #endif
 
+/* The generic forward of one item: its input xi (H, W, Cin), weights wm (K, K, Cin, CP) with CP =
+ * Cout rounded up to VW (zero padded), bias (CP); vectorised over output channels. */
+static void forward_item(int H, int W, int Cin, int Cout, int K, const float *restrict xi,
+                         const float *restrict wm, const float *restrict bias, float *restrict out,
+                         uint8_t *restrict arg, long ocs, long oys, long oxs)
+{
+    const int Hp = (H - K + 1) / 2, Wp = (W - K + 1) / 2;
+    const int CP = (Cout + VW - 1) / VW * VW;
+    const long rs = (long)W * Cin; /* row stride of the input */
+    for (int t = 0; t < CP; t += VW) {
+        vec bv;
+        memcpy(&bv, bias + t, sizeof bv);
+        const int nc = Cout - t < VW ? Cout - t : VW;
+        for (int p = 0; p < Hp; p++) {
+            for (int q = 0; q < Wp; q++) {
+                vec a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+                const float *x0 = xi + (2L * p) * rs + 2L * q * Cin;
+                _Pragma("GCC unroll 8")
+                for (int ky = 0; ky < K; ky++) {
+                    for (int kx = 0; kx < K; kx++) {
+                        const float *xp = x0 + ky * rs + (long)kx * Cin;
+                        const float *wp = wm + ((long)(ky * K + kx) * Cin) * CP + t;
+                        for (int ci = 0; ci < Cin; ci++) {
+                            const vec w = *(const vec *)(wp + (long)ci * CP);
+                            a0 += w * xp[ci];
+                            a1 += w * xp[ci + Cin];
+                            a2 += w * xp[ci + rs];
+                            a3 += w * xp[ci + rs + Cin];
+                        }
+                    }
+                }
+                /* first maximum in order (0,0), (0,1), (1,0), (1,1); NaN wins, as in torch */
+                ivec k = {0}, s;
+                vec best = a0;
+                s = (a1 > best) | (a1 != a1);
+                best = (vec)(((ivec)a1 & s) | ((ivec)best & ~s)); k = (1 & s) | (k & ~s);
+                s = (a2 > best) | (a2 != a2);
+                best = (vec)(((ivec)a2 & s) | ((ivec)best & ~s)); k = (2 & s) | (k & ~s);
+                s = (a3 > best) | (a3 != a3);
+                best = (vec)(((ivec)a3 & s) | ((ivec)best & ~s)); k = (3 & s) | (k & ~s);
+                best += bv;
+                s = best <= 0; /* ReLU (keeps NaN, as torch does) */
+                best = (vec)((ivec)best & ~s);
+                const long o = p * oys + q * oxs;
+                for (int c = 0; c < nc; c++) {
+                    out[o + (long)(t + c) * ocs] = best[c];
+                    arg[o + (long)(t + c) * ocs] = (uint8_t)k[c];
+                }
+            }
+        }
+    }
+}
+
+/* The forward of one item: LeNet's first layer (Cin = 1, K = 5, Cout = 6, inputs at most 32
+ * wide) in forward_first_layer, which reads w (Cout, Cin, K, K) and the first Cout biases; any
+ * other layer in forward_item, which reads wt (K, K, Cin, CP) and CP biases. */
+static void forward_any(int H, int W, int Cin, int Cout, int K, const float *restrict xi,
+                        const float *restrict wt, const float *restrict w, const float *restrict bias,
+                        float *restrict out, uint8_t *restrict arg, long ocs, long oys, long oxs)
+{
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+    if (Cin == 1 && K == F1_K && Cout == F1_C && W <= 32) {
+        forward_first_layer(H, W, xi, w, bias, out, arg, ocs, oys, oxs);
+        return;
+    }
+#endif
+    (void)w;
+    forward_item(H, W, Cin, Cout, K, xi, wt, bias, out, arg, ocs, oys, oxs);
+}
+
 /* wt: (M, K, K, Cin, CP) with CP = Cout rounded up to VW (zero padded); bias: (M, CP).
- * w: the same weights as given, (M, Cout, Cin, K, K), which LeNet's first layer (Cin = 1, K = 5,
- * Cout = 6, inputs at most 32 wide) reads in forward_first_layer. */
+ * w: the same weights as given, (M, Cout, Cin, K, K), which LeNet's first layer reads. */
 void convpool_forward(int M, int B, int H, int W, int Cin, int Cout, int K,
                       const float *restrict x, long xs, const float *restrict wt,
                       const float *restrict bias, const float *restrict w, float *restrict out,
                       uint8_t *restrict arg, long os, long ocs, long oys, long oxs, int nthreads)
 {
-    const int Hp = (H - K + 1) / 2, Wp = (W - K + 1) / 2;
     const int CP = (Cout + VW - 1) / VW * VW;
     const long items = (long)M * B;
-    const long rs = (long)W * Cin; /* row stride of the input */
 #pragma omp parallel for num_threads(nthreads) schedule(static)
     for (long it = 0; it < items; it++) {
         const int m = (int)(it / B);
-        const float *xi = x + it * xs;
-        const float *wm = wt + (long)m * K * K * Cin * CP;
-#if defined(__AVX512F__) && defined(__AVX512VL__)
-        if (Cin == 1 && K == F1_K && Cout == F1_C && W <= 32) {
-            forward_first_layer(H, W, xi, w + (long)m * F1_C * F1_K * F1_K, bias + (long)m * CP,
-                                out + it * os, arg + it * os, ocs, oys, oxs);
-            continue;
-        }
-#endif
-        for (int t = 0; t < CP; t += VW) {
-            vec bv;
-            memcpy(&bv, bias + (long)m * CP + t, sizeof bv);
-            const int nc = Cout - t < VW ? Cout - t : VW;
-            for (int p = 0; p < Hp; p++) {
-                for (int q = 0; q < Wp; q++) {
-                    vec a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-                    const float *x0 = xi + (2L * p) * rs + 2L * q * Cin;
-                    _Pragma("GCC unroll 8")
-                    for (int ky = 0; ky < K; ky++) {
-                        for (int kx = 0; kx < K; kx++) {
-                            const float *xp = x0 + ky * rs + (long)kx * Cin;
-                            const float *wp = wm + ((long)(ky * K + kx) * Cin) * CP + t;
-                            for (int ci = 0; ci < Cin; ci++) {
-                                const vec w = *(const vec *)(wp + (long)ci * CP);
-                                a0 += w * xp[ci];
-                                a1 += w * xp[ci + Cin];
-                                a2 += w * xp[ci + rs];
-                                a3 += w * xp[ci + rs + Cin];
-                            }
-                        }
-                    }
-                    /* first maximum in order (0,0), (0,1), (1,0), (1,1); NaN wins, as in torch */
-                    ivec k = {0}, s;
-                    vec best = a0;
-                    s = (a1 > best) | (a1 != a1);
-                    best = (vec)(((ivec)a1 & s) | ((ivec)best & ~s)); k = (1 & s) | (k & ~s);
-                    s = (a2 > best) | (a2 != a2);
-                    best = (vec)(((ivec)a2 & s) | ((ivec)best & ~s)); k = (2 & s) | (k & ~s);
-                    s = (a3 > best) | (a3 != a3);
-                    best = (vec)(((ivec)a3 & s) | ((ivec)best & ~s)); k = (3 & s) | (k & ~s);
-                    best += bv;
-                    s = best <= 0; /* ReLU (keeps NaN, as torch does) */
-                    best = (vec)((ivec)best & ~s);
-                    const long o = it * os + p * oys + q * oxs;
-                    for (int c = 0; c < nc; c++) {
-                        out[o + (long)(t + c) * ocs] = best[c];
-                        arg[o + (long)(t + c) * ocs] = (uint8_t)k[c];
-                    }
-                }
-            }
-        }
+        forward_any(H, W, Cin, Cout, K, x + it * xs, wt + (long)m * K * K * Cin * CP,
+                    w + (long)m * Cout * Cin * K * K, bias + (long)m * CP, out + it * os,
+                    arg + it * os, ocs, oys, oxs);
     }
 }
 
@@ -418,6 +437,171 @@ void convpool_backward(int M, int B, int H, int W, int Cin, int Cout, int K,
                 dwm[j] += pw[j];
             for (int c = 0; c < Cout; c++)
                 dbm[c] += pw[P + c];
+        }
+    }
+}
+
+/* ---- LeNet's exact input gradients (nadcore.native.lenet_input_gradients) ----
+ * M LeNets at one shared input x (S, S, C), channels-last: conv (6, 5x5) -> pool -> ReLU ->
+ * conv (16, 5x5) -> pool -> ReLU -> flatten (channel-major) -> fc1 -> ReLU -> fc2 -> ReLU -> fc3,
+ * and the gradient of fc3's first output with respect to x. One network per thread, all of it
+ * in that thread's cache: its parameters are read right after the draw wrote them, and the
+ * backward pass visits only what passed the pools and ReLUs. */
+enum { L_K = 5, L_C1 = 6, L_C2 = 16 };
+
+static float dotf(const float *restrict a, const float *restrict b, int n)
+{
+    vec s0 = {0}, s1 = {0};
+    int i = 0;
+    for (; i + 2 * VW <= n; i += 2 * VW) {
+        s0 += *(const vec *)(a + i) * *(const vec *)(b + i);
+        s1 += *(const vec *)(a + i + VW) * *(const vec *)(b + i + VW);
+    }
+    for (; i + VW <= n; i += VW)
+        s0 += *(const vec *)(a + i) * *(const vec *)(b + i);
+    s0 += s1;
+    float r = 0;
+    for (int k = 0; k < VW; k++)
+        r += s0[k];
+    for (; i < n; i++)
+        r += a[i] * b[i];
+    return r;
+}
+
+static inline __attribute__((always_inline)) void axpyf(float *restrict y, float a, const float *restrict x, int n)
+{
+    for (int i = 0; i < n; i++)
+        y[i] += a * x[i];
+}
+
+/* The weights of one convolution, w (Cout, Cin, K, K), in the layouts the forward (wt: K, K,
+ * Cin, VW-padded Cout) and the backward (wb: Cout, K, K, Cin) read; padded bias bp. */
+static void conv_layouts(int Cout, int Cin, const float *restrict w, const float *restrict b,
+                         float *restrict wt, float *restrict wb, float *restrict bp)
+{
+    const int CP = (Cout + VW - 1) / VW * VW;
+    memset(wt, 0, sizeof(float) * L_K * L_K * Cin * CP);
+    memset(bp, 0, sizeof(float) * CP);
+    memcpy(bp, b, sizeof(float) * Cout);
+    for (int co = 0; co < Cout; co++)
+        for (int ci = 0; ci < Cin; ci++)
+            for (int k = 0; k < L_K * L_K; k++) {
+                const float v = w[(co * Cin + ci) * L_K * L_K + k];
+                wt[(k * Cin + ci) * CP + co] = v;
+                wb[(co * L_K * L_K + k) * Cin + ci] = v;
+            }
+}
+
+/* dx (.., W, Cin) += the input gradient of a conv -> pool -> ReLU stage (K = L_K) whose pooled
+ * ReLU'd output out, winners arg and incoming gradient g share the indexing
+ * c * ocs + p * oys + q * oxs (Cout x Hp x Wp); wb (Cout, K, K, Cin). */
+static void stage_input_gradient(int W, int Cin, int Cout, int Hp, int Wp, const float *restrict g,
+                                 const float *restrict out, const uint8_t *restrict arg, long ocs,
+                                 long oys, long oxs, const float *restrict wb, float *restrict dx)
+{
+    const int L = L_K * Cin;
+    const long rs = (long)W * Cin;
+    for (int c = 0; c < Cout; c++)
+        for (int p = 0; p < Hp; p++)
+            for (int q = 0; q < Wp; q++) {
+                const long o = c * ocs + p * oys + q * oxs;
+                if (!(out[o] > 0)) /* the ReLU stopped it (as torch: NaN stops too) */
+                    continue;
+                const int y = 2 * p + (arg[o] >> 1), xx = 2 * q + (arg[o] & 1);
+                float *d = dx + y * rs + (long)xx * Cin;
+                const float *wc = wb + (long)c * L_K * L;
+                for (int ky = 0; ky < L_K; ky++)
+                    axpyf(d + ky * rs, g[o], wc + ky * L, L);
+            }
+}
+
+typedef float vec8 __attribute__((vector_size(32), aligned(4)));
+
+/* stage_input_gradient for LeNet's first layer with one input channel, into dxp (S rows of S + 8):
+ * branch-free (a unit the ReLU stopped adds zeros), each kernel row one 8-wide vector (the
+ * weights zero-padded), and the pooled columns in the order 0, 3, 6, .., 1, 4, .., so that
+ * consecutive windows never overlap (their stores would stall the next loads). */
+static void first_layer_input_gradient(int S, int h, const float *restrict g, const float *restrict out,
+                                       const uint8_t *restrict arg, const float *restrict w,
+                                       float *restrict dxp)
+{
+    const int rs = S + 8;
+    vec8 wr[L_C1][L_K];
+    int order[h], n = 0;
+    for (int c = 0; c < L_C1; c++)
+        for (int ky = 0; ky < L_K; ky++)
+            for (int k = 0; k < 8; k++)
+                wr[c][ky][k] = k < L_K ? w[(c * L_K + ky) * L_K + k] : 0.0f;
+    for (int start = 0; start < 3; start++)
+        for (int q = start; q < h; q += 3)
+            order[n++] = q;
+    for (int c = 0; c < L_C1; c++)
+        for (int p = 0; p < h; p++)
+            for (int j = 0; j < h; j++) {
+                const int q = order[j];
+                const long o = ((long)p * h + q) * L_C1 + c;
+                const float gv = out[o] > 0 ? g[o] : 0.0f;
+                float *d = dxp + (2 * p + (arg[o] >> 1)) * rs + 2 * q + (arg[o] & 1);
+                _Pragma("GCC unroll 8")
+                for (int ky = 0; ky < L_K; ky++)
+                    *(vec8 *)(d + ky * rs) += gv * wr[c][ky];
+            }
+}
+
+/* p[0..8]: conv1.weight (6, C, 5, 5), conv1.bias, conv2.weight (16, 6, 5, 5), conv2.bias,
+ * fc1.weight (F1, 16 s s), fc1.bias, fc2.weight (F2, F1), fc2.bias, fc3.weight (., F2); network
+ * m's at p[k] + m * ps[k], each contiguous. grad: (M, C * S * S) float64 in the (C, S, S) order,
+ * overwritten. Each network is computed by one thread alone: results do not depend on nthreads. */
+void lenet_input_gradients(int M, int C, int S, int F1, int F2, const float *restrict x,
+                           const float *const *p, const long *ps, double *restrict grad, int nthreads)
+{
+    const int h = (S - L_K + 1) / 2, s = (h - L_K + 1) / 2, F0 = L_C2 * s * s;
+#pragma omp parallel for num_threads(nthreads) schedule(static)
+    for (int m = 0; m < M; m++) {
+        const float *w1 = p[0] + m * ps[0], *b1 = p[1] + m * ps[1], *w2 = p[2] + m * ps[2],
+                    *b2 = p[3] + m * ps[3], *f1w = p[4] + m * ps[4], *f1b = p[5] + m * ps[5],
+                    *f2w = p[6] + m * ps[6], *f2b = p[7] + m * ps[7], *f3w = p[8] + m * ps[8];
+        float wt1[L_K * L_K * C * VW], wb1[L_C1 * L_K * L_K * C], bp1[VW];
+        float wt2[L_K * L_K * L_C1 * VW], wb2[L_C2 * L_K * L_K * L_C1], bp2[VW];
+        float P1[h * h * L_C1], dP1[h * h * L_C1], P2[F0], gf[F0], h1[F1], g1[F1], h2[F2];
+        float dx[C == 1 ? S * (S + 8) : S * S * C];
+        uint8_t a1[h * h * L_C1], a2[F0];
+        conv_layouts(L_C1, C, w1, b1, wt1, wb1, bp1);
+        conv_layouts(L_C2, L_C1, w2, b2, wt2, wb2, bp2);
+        /* forward: P1 (h, h, 6) channels-last, P2 (16, s, s) in fc1's order */
+        forward_any(S, S, C, L_C1, L_K, x, wt1, w1, bp1, P1, a1, 1, (long)h * L_C1, L_C1);
+        forward_any(h, h, L_C1, L_C2, L_K, P1, wt2, w2, bp2, P2, a2, (long)s * s, s, 1);
+        for (int i = 0; i < F1; i++) {
+            const float v = f1b[i] + dotf(f1w + (long)i * F0, P2, F0);
+            h1[i] = v > 0 ? v : 0;
+        }
+        for (int j = 0; j < F2; j++) {
+            const float v = f2b[j] + dotf(f2w + (long)j * F1, h1, F1);
+            h2[j] = v > 0 ? v : 0;
+        }
+        /* backward from fc3's first output, through the units the ReLUs passed */
+        memset(g1, 0, sizeof g1);
+        for (int j = 0; j < F2; j++)
+            if (h2[j] > 0)
+                axpyf(g1, f3w[j], f2w + (long)j * F1, F1);
+        memset(gf, 0, sizeof gf);
+        for (int i = 0; i < F1; i++)
+            if (h1[i] > 0)
+                axpyf(gf, g1[i], f1w + (long)i * F0, F0);
+        memset(dP1, 0, sizeof dP1);
+        stage_input_gradient(h, L_C1, L_C2, s, s, gf, P2, a2, (long)s * s, s, 1, wb2, dP1);
+        memset(dx, 0, sizeof dx);
+        double *gm = grad + (long)m * C * S * S;
+        if (C == 1) {
+            first_layer_input_gradient(S, h, dP1, P1, a1, w1, dx);
+            for (int r = 0; r < S; r++)
+                for (int col = 0; col < S; col++)
+                    gm[r * S + col] = dx[r * (S + 8) + col];
+        } else {
+            stage_input_gradient(S, C, L_C1, h, h, dP1, P1, a1, 1, (long)h * L_C1, L_C1, wb1, dx);
+            for (int r = 0; r < S * S; r++)
+                for (int ci = 0; ci < C; ci++)
+                    gm[(long)ci * S * S + r] = dx[(long)r * C + ci];
         }
     }
 }
