@@ -213,6 +213,7 @@ def lenet_gradients(params: dict, x: torch.Tensor) -> torch.Tensor:
     from nadcore import native
 
     if all(t.dtype == torch.float32 and t.device.type == "cpu" for t in (x, *params.values())) \
+            and x.shape[-1] <= native.MAX_LENET_SIDE and x.shape[0] <= native.MAX_LENET_SIDE // 16 \
             and native.available():
         return native.lenet_input_gradients(params, x)
     w1, w2 = params["conv1.weight"], params["conv2.weight"]

@@ -170,6 +170,8 @@ def test_lenet_input_gradients_refuse_bad_input():
         native.lenet_input_gradients(params, torch.zeros(1, 32, 32, dtype=torch.float64))
     with pytest.raises(ValueError, match="not a LeNet for a 1x28x28 input"):
         native.lenet_input_gradients(params, torch.zeros(1, 28, 28))
+    with pytest.raises(ValueError, match="inputs up to 4x64x64"):
+        native.lenet_input_gradients(params, torch.zeros(1, 68, 68))
     with pytest.raises(ValueError, match="missing"):
         native.lenet_input_gradients({k: v for k, v in params.items() if k != "fc2.weight"},
                                      torch.zeros(1, 32, 32))

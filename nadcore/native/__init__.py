@@ -174,6 +174,7 @@ def conv_pool_relu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, channels_f
     return _ConvPoolReLU.apply(x.contiguous(), w.contiguous(), b.contiguous(), channels_first)
 
 
+MAX_LENET_SIDE = 64  # lenet_input_gradients: inputs up to 4 x 64 x 64 (stack scratch under 300 KB)
 _LENET = ("conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "fc1.weight", "fc1.bias",
           "fc2.weight", "fc2.bias", "fc3.weight")
 
@@ -194,6 +195,10 @@ def lenet_input_gradients(params: dict, x: torch.Tensor) -> torch.Tensor:
         raise ValueError(f"x must be a (C, S, S) float32 CPU tensor and the parameters float32 CPU "
                          f"tensors; got x {x.dtype} {tuple(x.shape)} on {x.device}")
     C, S = x.shape[0], x.shape[-1]
+    if C > MAX_LENET_SIDE // 16 or S > MAX_LENET_SIDE:
+        raise ValueError(f"inputs up to {MAX_LENET_SIDE // 16}x{MAX_LENET_SIDE}x{MAX_LENET_SIDE} (each "
+                         f"network's scratch lives on its thread's stack); got {tuple(x.shape)}: use "
+                         f"nadcore.lenet_kernels.lenet_gradients, which takes torch's path then")
     M = ts[0].shape[0]
     h = (S - 4) // 2
     s = (h - 4) // 2
