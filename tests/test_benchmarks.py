@@ -24,3 +24,10 @@ def test_bench_gpu_runs_on_the_cpu_and_prints_its_tables(tmp_path):
     for heading in ("| secant NADs |", "| 10,000 networks, timed whole |", "| gradient NADs (float32) |",
                     "| Fig. 1 training |"):
         assert heading in table, table
+
+
+def test_bench_gradient_steps_runs_and_prints_its_three_steps():
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_gradient_steps.py"), "--networks", "300",
+                          "--reps", "1"], check=True, cwd=ROOT, capture_output=True, text=True).stdout
+    line = out.strip().splitlines()[-1]
+    assert line.startswith("us per network: draw ") and "gradients" in line and "accumulation" in line, out
