@@ -12,6 +12,10 @@ CPU; the results equal torch's ``conv2d -> max_pool2d -> relu`` up to float roun
 backward pass run start to end in one thread, on parameters still in its cache, and the backward
 visits only what the pools and ReLUs passed.
 
+:func:`pcg64_uniform` (``draw.c``) draws the uniform parameters of many networks from numpy's
+PCG64 streams, bit for bit, with sixteen generators side by side in AVX-512 lanes
+(``nadcore.initialisation.draw_parameters``).
+
 The shared library is built with ``cc -O3 -march=native -fopenmp`` into
 ``$NADCORE_NATIVE_DIR`` (default ``~/.cache/nadcore/native``), named after a hash of the source,
 the flags, the compiler's version and the CPU, and written atomically. Without a working
@@ -32,7 +36,7 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["available", "conv_pool_relu", "lenet_input_gradients"]
+__all__ = ["available", "conv_pool_relu", "lenet_input_gradients", "pcg64_uniform"]
 
 _SOURCES = ("convpool.c", "draw.c")  # compiled together into one library
 _FLAGS = ["-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=gnu11"]

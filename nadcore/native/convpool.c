@@ -1,5 +1,6 @@
 /* Fused "convolution -> 2x2 max-pool -> bias -> ReLU" for M small models at once, forward and
- * backward, on the CPU (nadcore.native; used by train_many for LeNet).
+ * backward, on the CPU (nadcore.native; used by train_many for LeNet), and at the end of this file
+ * LeNet's exact input gradient for many networks (the gradient NADs).
  *
  * Shapes. Model m, example b is item i = m * B + b. Its input is an (H, W, Cin) array at
  * x + i * xs; the convolution is K x K, stride 1, no padding (Ho = H - K + 1), followed by a 2x2
