@@ -209,34 +209,30 @@ def draw_parameters(plan, seeds, threads: int = 1, buffers: dict | None = None,
 
     words = _pcg64_seed_words(seeds)
 
+    # nadcore.native draws the uniform part of every row at once (the same numbers, many
+    # generators side by side) where a normal part, if any, can continue from a whole number of
+    # 64-bit outputs; the rows then only need their normal part
+    native = words is not None and B > 0 and (N.shape[1] == 0 or U.shape[1] % 2 == 0) and _native.available()
+    if native:
+        _native.pcg64_uniform(words, u_mul_m24, u_sub, U, threads)
+
     def fill(rows):
         for row in rows:
             rng = (np.random.default_rng(int(seeds[row])) if words is None
                    else np.random.Generator(np.random.PCG64(_Words(words[row]))))
-            u = U[row]
-            _uniform_into(rng, u, u_mul, u_mul_m24, fresh=True, keep_state=N.shape[1] > 0)
-            np.subtract(u, u_sub, out=u)
+            if native:  # continue where the native uniform part left this generator
+                rng.bit_generator.advance(U.shape[1] // 2)
+            else:
+                u = U[row]
+                _uniform_into(rng, u, u_mul, u_mul_m24, fresh=True, keep_state=N.shape[1] > 0)
+                np.subtract(u, u_sub, out=u)
             if N.shape[1]:
                 z = N[row]
                 rng.standard_normal(N.shape[1], dtype=np.float32, out=z)
                 np.multiply(z, n_mul, out=z)
 
-    parts = [p for p in np.array_split(np.arange(B), max(1, min(int(threads), B))) if len(p)]
-    if words is not None and B and (N.shape[1] == 0 or U.shape[1] % 2 == 0) and _native.available():
-        # the same numbers from nadcore.native, many generators side by side; the normal part
-        # (if any) then continues each generator where the uniform part left it
-        _native.pcg64_uniform(words, u_mul_m24, u_sub, U, threads)
-        if N.shape[1]:
-            def normals(rows):
-                for row in rows:
-                    bg = np.random.PCG64(_Words(words[row]))
-                    bg.advance(U.shape[1] // 2)
-                    z = N[row]
-                    np.random.Generator(bg).standard_normal(N.shape[1], dtype=np.float32, out=z)
-                    np.multiply(z, n_mul, out=z)
-            fill = normals
-        else:
-            parts = []
+    rows_left = not native or N.shape[1] > 0
+    parts = [p for p in np.array_split(np.arange(B), max(1, min(int(threads), B))) if len(p) and rows_left]
     if len(parts) > 1:
         with ThreadPoolExecutor(len(parts)) as ex:
             list(ex.map(fill, parts))

@@ -212,9 +212,7 @@ def lenet_gradients(params: dict, x: torch.Tensor) -> torch.Tensor:
     network at a time, start to end, in one thread; the same numbers up to float rounding)."""
     from nadcore import native
 
-    if all(t.dtype == torch.float32 and t.device.type == "cpu" for t in (x, *params.values())) \
-            and x.shape[-1] <= native.MAX_LENET_SIDE and x.shape[0] <= native.MAX_LENET_SIDE // 16 \
-            and native.available():
+    if native.takes_lenet_input_gradients(params, x):
         return native.lenet_input_gradients(params, x)
     w1, w2 = params["conv1.weight"], params["conv2.weight"]
     M, c1, C = w1.shape[0], w1.shape[1], x.shape[0]

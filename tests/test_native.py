@@ -126,30 +126,19 @@ def test_train_many_with_the_kernels_equals_torchs_path(monkeypatch):
         assert ra.iter_loss == pytest.approx(rc.iter_loss, rel=1e-4, abs=1e-6)
 
 
-def _lenet_autograd_gradients(params, x):
-    """Input gradients of LeNets one at a time, by torch's autograd on the model, in float64."""
-    rows = []
-    for m in range(params["conv1.weight"].shape[0]):
-        net = build_model("lenet", x.shape[0], 1, x.shape[-1], check=False).double()
-        with torch.no_grad():
-            for name, p in net.named_parameters():
-                p.copy_(params[name][m])
-        xx = x.double().clone().requires_grad_()
-        (g,) = torch.autograd.grad(net(xx[None])[0, 0], xx)
-        rows.append(g.reshape(-1))
-    return torch.stack(rows)
-
-
 @needs_cc
 @pytest.mark.parametrize("shape", [(1, 32, 32), (3, 32, 32), (1, 28, 28)])
 def test_lenet_input_gradients_equal_autograd(shape, kernels):
     """The kernel of the gradient NADs against autograd on the model itself (float64), for the
     one-channel fast path and the generic one, on parameters as draw_parameters lays them out
     (views into one buffer); and the same numbers with 1 and 3 threads."""
-    plan = init.init_plan(build_model("lenet", shape[0], 1, shape[-1], check=False))
-    params = init.draw_parameters(plan, est.network_seeds(4, range(21)))
+    net = build_model("lenet", shape[0], 1, shape[-1], check=False)
+    plan = init.init_plan(net)
+    seeds = est.network_seeds(4, range(21))
+    params = init.draw_parameters(plan, seeds)
     x = est.evaluation_point(shape, 1)
-    ref = _lenet_autograd_gradients(params, x)
+    ref = torch.stack([est.input_gradient(init.initialise(net.float(), s, plan).double(), x.double())
+                       for s in seeds])
     got = native.lenet_input_gradients(params, x)
     assert got.dtype == torch.float64 and got.shape == ref.shape
     assert (((got - ref).norm(dim=1) / ref.norm(dim=1)).max()) < 1e-5

@@ -34,9 +34,11 @@ import threading
 import warnings
 from pathlib import Path
 
+import numpy as np
 import torch
 
-__all__ = ["available", "conv_pool_relu", "lenet_input_gradients", "pcg64_uniform"]
+__all__ = ["available", "conv_pool_relu", "lenet_input_gradients", "takes_lenet_input_gradients",
+           "pcg64_uniform"]
 
 _SOURCES = ("convpool.c", "draw.c")  # compiled together into one library
 _FLAGS = ["-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=gnu11"]
@@ -119,6 +121,15 @@ def _strides(out: torch.Tensor, channels_first: bool):
     return (s[1], s[2], s[3], s[4]) if channels_first else (s[1], s[4], s[2], s[3])
 
 
+def _need_lib(instead: str) -> None:
+    if not available():
+        raise RuntimeError(f"nadcore.native is unavailable (see the warning it gave); use {instead}")
+
+
+def _float32_cpu(*ts: torch.Tensor) -> bool:
+    return all(t.dtype == torch.float32 and t.device.type == "cpu" for t in ts)
+
+
 class _ConvPoolReLU(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, w, b, channels_first):
@@ -165,9 +176,8 @@ def conv_pool_relu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, channels_f
     ``x``: (M, B, H, W, Cin) float32 on the CPU (each example channels-last); ``w``: (M, Cout, Cin,
     K, K); ``b``: (M, Cout). Returns (M, B, Hp, Wp, Cout), or (M, B, Cout, Hp, Wp) with
     ``channels_first``. Needs :func:`available`."""
-    if not available():
-        raise RuntimeError("nadcore.native is unavailable (see the warning it gave); use torch's path")
-    if x.dim() != 5 or any(t.dtype != torch.float32 or t.device.type != "cpu" for t in (x, w, b)):
+    _need_lib("torch's path")
+    if x.dim() != 5 or not _float32_cpu(x, w, b):
         raise ValueError(f"x must be a (M, B, H, W, C) float32 CPU tensor and w, b float32 CPU tensors; "
                          f"got x {x.dtype} {tuple(x.shape)} on {x.device}, w {w.dtype}, b {b.dtype}")
     M, _, H, W, cin = x.shape
@@ -183,23 +193,31 @@ _LENET = ("conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "fc1.weigh
           "fc2.weight", "fc2.bias", "fc3.weight")
 
 
+def _lenet_input_fits(x: torch.Tensor) -> bool:
+    return x.dim() == 3 and x.shape[0] <= MAX_LENET_SIDE // 16 and x.shape[-1] <= MAX_LENET_SIDE
+
+
+def takes_lenet_input_gradients(params: dict, x: torch.Tensor) -> bool:
+    """Whether :func:`lenet_input_gradients` takes these: float32 CPU tensors, an input up to
+    4 x 64 x 64, and the library built (``nadcore.lenet_kernels.lenet_gradients`` asks)."""
+    return _float32_cpu(x, *params.values()) and _lenet_input_fits(x) and available()
+
+
 def lenet_input_gradients(params: dict, x: torch.Tensor) -> torch.Tensor:
     """``grad_x f_m(x)`` of M LeNets (pooling, 5x5 kernels, 6 and 16 channels) at one input ``x``
     (C, S, S), f_m the first output of network m: float64 (M, C*S*S). ``params``: stacked float32
     CPU parameters, ``name -> (M, *shape)`` as :func:`nadcore.initialisation.draw_parameters`
     returns them (views into one buffer are fine). Needs :func:`available`."""
-    if not available():
-        raise RuntimeError("nadcore.native is unavailable (see the warning it gave); use torch's path")
+    _need_lib("torch's path")
     missing = [k for k in _LENET if k not in params]
     if missing:
         raise ValueError(f"LeNet parameters missing: {missing}")
     ts = [params[k] for k in _LENET]
-    if x.dim() != 3 or x.shape[1] != x.shape[2] or any(
-            t.dtype != torch.float32 or t.device.type != "cpu" for t in (x, *ts)):
+    if x.dim() != 3 or x.shape[1] != x.shape[2] or not _float32_cpu(x, *ts):
         raise ValueError(f"x must be a (C, S, S) float32 CPU tensor and the parameters float32 CPU "
                          f"tensors; got x {x.dtype} {tuple(x.shape)} on {x.device}")
     C, S = x.shape[0], x.shape[-1]
-    if C > MAX_LENET_SIDE // 16 or S > MAX_LENET_SIDE:
+    if not _lenet_input_fits(x):
         raise ValueError(f"inputs up to {MAX_LENET_SIDE // 16}x{MAX_LENET_SIDE}x{MAX_LENET_SIDE} (each "
                          f"network's scratch lives on its thread's stack); got {tuple(x.shape)}: use "
                          f"nadcore.lenet_kernels.lenet_gradients, which takes torch's path then")
@@ -231,10 +249,7 @@ def pcg64_uniform(words, mul, sub, out, threads: int = 1) -> None:
     :func:`nadcore.initialisation.draw_parameters` scales it, bit for bit. Numpy arrays; ``out``
     may be the first rows of a bigger C-contiguous array; ``threads`` share the rows. Needs
     :func:`available`."""
-    import numpy as np
-
-    if not available():
-        raise RuntimeError("nadcore.native is unavailable (see the warning it gave); use numpy's path")
+    _need_lib("numpy's path")
     B, n = out.shape
     if (words.dtype != np.uint64 or words.shape != (B, 4) or not words.flags.c_contiguous
             or out.dtype != np.float32 or out.strides[1] != 4 or not out.flags.writeable
