@@ -13,15 +13,18 @@ The first stage, about 27% of ResNet-18's multiply-adds on a 32x32 input, shrink
 
 The first block of the second stage works the same way: its first convolution (stride 2) and the
 1x1 shortcut change their outputs only within 3 cells of ``i / 2`` on the 16x16 map, its second
-convolution within 4, so it runs without padding on a 23x23 crop of the pasted first-stage map
-and yields a 9x9 window (at most 8 changed rows and columns) that is pasted into the block's
+convolution within 4, so it runs without padding on a 23x23 crop of the unperturbed first-stage
+map with the 11x11 window written into it (no full first-stage map is built per input) and
+yields a 9x9 window (at most 8 changed rows and columns) that is pasted into the block's
 unperturbed output; the rest of the network runs on full maps. Every batch norm (eval mode) is
 folded into the convolution before it.
 
 Two more exact savings in the remaining stages (:func:`_conv`). On the CPU, on maps of at most
 4x4 (the last stage), where a padded 3x3 convolution spends almost a third of its multiply-adds
 on the zero padding, it runs as nine matrix products, one per class of output positions (corner,
-edge, interior) with only the kernel taps that land inside the map. On the CPU in float32, a
+edge, interior) with only the kernel taps that land inside the map (by oneDNN's matrix product
+on the CPU in float32: MKL's, which ``addmm`` calls, runs at less than half its rate on AMD
+CPUs, about 100 against 230 GFLOP/s per core here). On the CPU in float32, a
 convolution followed by its ReLU (and by the residual sum) is one oneDNN call with fused
 post-operations (``torch.ops.mkldnn._convolution_pointwise``, the op torch.compile uses), which
 saves a pass over every activation map; other devices and dtypes run the separate ops.
@@ -71,20 +74,22 @@ def _window(starts, size: int, side: int):
 
 @lru_cache(maxsize=4)
 def _tables(C: int, S: int, device: str):
-    """Per input pixel (row-major): in-image masks of the 21x21 input crops; where its 11x11
-    first-stage window lands in the first-stage map; its 23x23 crop of that map; the in-map mask
-    of the 11x11 output of the second stage's first convolution; where its 9x9 window lands in
-    the second-stage map (flat positions, -1 outside)."""
+    """Per input pixel (row-major): in-image masks of the 21x21 input crops; its 23x23 crop of
+    the first-stage map (flat positions, ``S*S`` outside: a row of zeros); where its 11x11
+    first-stage window lands in that crop; the in-map mask of the 11x11 output of the second
+    stage's first convolution; where its 9x9 window lands in the second-stage map (flat
+    positions, -1 outside)."""
     W = 2 * 2 * _R + 1                                               # 21
     S2 = (S + 1) // 2
     r, c = torch.arange(S).repeat_interleave(S), torch.arange(S).repeat(S)
     mask = (_window((r - 2 * _R, c - 2 * _R), W, S) >= 0).float().reshape(S * S, 1, W, W)
-    paste = _window((r - _R, c - _R), 2 * _R + 1, S)                 # (S*S, 121)
     a, b = r // 2 - 4, c // 2 - 4                                    # the 9x9 window's corner
     crop2 = _window((2 * a - 3, 2 * b - 3), 23, S)                   # (S*S, 529)
+    crop2 = torch.where(crop2 >= 0, crop2, S * S)
+    inner = _window((r - _R - (2 * a - 3), c - _R - (2 * b - 3)), 2 * _R + 1, 23)  # (S*S, 121)
     mask2 = (_window((a - 1, b - 1), 11, S2) >= 0).float().reshape(S * S, 1, 11, 11)
     paste2 = _window((a, b), 9, S2)                                  # (S*S, 81)
-    return tuple(t.to(device) for t in (mask, paste, crop2, mask2, paste2))
+    return tuple(t.to(device) for t in (mask, crop2, inner, mask2, paste2))
 
 
 def _fold(conv, bn):
@@ -118,7 +123,8 @@ _TAP_MAX = 4  # maps of at most this side run the padded 3x3 convolutions as tap
 def _fusable(o: torch.Tensor) -> bool:
     """oneDNN's fused convolutions apply: float32 on the CPU, no autocast (bf16 keeps its ops)."""
     return (o.device.type == "cpu" and o.dtype == torch.float32 and torch.backends.mkldnn.is_available()
-            and not torch.is_autocast_enabled("cpu") and hasattr(torch.ops.mkldnn, "_convolution_pointwise"))
+            and not torch.is_autocast_enabled("cpu") and hasattr(torch.ops.mkldnn, "_convolution_pointwise")
+            and hasattr(torch.ops.mkldnn, "_linear_pointwise"))
 
 
 def _tap_classes(S: int):
@@ -132,10 +138,18 @@ def _tap_classes(S: int):
 
 
 def _tap_weights(w: torch.Tensor, S: int) -> list:
-    """For each (row class, column class): the kernel taps inside the map as a (taps * C, C')
-    matrix, rows in (kernel row, kernel column, input channel) order."""
-    return [[w[:, :, kr, kc].permute(2, 3, 1, 0).reshape(-1, w.shape[0]).contiguous()
+    """For each (row class, column class): the kernel taps inside the map as a (C', taps * C)
+    matrix, columns in (kernel row, kernel column, input channel) order."""
+    return [[w[:, :, kr, kc].permute(0, 2, 3, 1).reshape(w.shape[0], -1).contiguous()
              for (_, _, kc, _) in _tap_classes(S)] for (_, _, kr, _) in _tap_classes(S)]
+
+
+def _linear(a: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a @ w.T + b``: by oneDNN where :func:`_fusable` (on AMD CPUs MKL's sgemm takes its AVX2
+    path, at less than half of oneDNN's AVX-512 rate), by ``addmm`` otherwise."""
+    if _fusable(a):
+        return torch.ops.mkldnn._linear_pointwise(a, w, b, "none", [], "")
+    return torch.addmm(b, a, w.T)
 
 
 def _conv_taps(o, wb, taps):
@@ -152,7 +166,7 @@ def _conv_taps(o, wb, taps):
             p = rows[:, :, ci].unfold(2, kw, 1)                      # (n, r, c, C, kh, kw)
             nr, nc = p.shape[1], p.shape[2]
             cols = p.permute(0, 1, 2, 4, 5, 3).reshape(n * nr * nc, -1)
-            out[:, ro, co] = torch.addmm(b, cols, taps[i][j]).view(n, nr, nc, -1)
+            out[:, ro, co] = _linear(cols, taps[i][j], b).view(n, nr, nc, -1)
     return out.permute(0, 3, 1, 2)
 
 
@@ -201,34 +215,26 @@ def _tail(model, f, o):
 
 def _pasted(base: torch.Tensor, win: torch.Tensor, at: torch.Tensor) -> torch.Tensor:
     """n copies of the map ``base`` (1, c, s, s) with each input's window ``win`` (n, c, w, w)
-    written at the flat positions ``at`` (n, w*w; -1: outside the map): a flat channels-last
-    buffer (n*s*s + 2, c) whose last two rows are a sink for the cells outside the map and a row
-    of zeros (read by :func:`_gathered`); :func:`_maps` views it as maps."""
+    written at the flat positions ``at`` (n, w*w; -1: outside the map, dropped): (n, c, s, s)
+    channels-last."""
     n, c, s = len(win), base.shape[1], base.shape[-1]
-    buf = win.new_empty(n * s * s + 2, c)
-    buf[:-2].view(n, s * s, c).copy_(base.permute(0, 2, 3, 1).reshape(1, s * s, c).to(win.dtype))
-    buf[-1] = 0
-    buf[_rows(at, s, n * s * s)] = win.permute(0, 2, 3, 1).reshape(-1, c)
-    return buf
+    buf = win.new_empty(n * s * s + 1, c)                            # the last row: a sink
+    buf[:-1].view(n, s * s, c).copy_(base.permute(0, 2, 3, 1).reshape(1, s * s, c).to(win.dtype))
+    k = torch.arange(n, device=at.device)[:, None]
+    buf[torch.where(at >= 0, at + s * s * k, n * s * s).reshape(-1)] = win.permute(0, 2, 3, 1).reshape(-1, c)
+    return buf[:-1].view(n, s, s, c).permute(0, 3, 1, 2)
 
 
-def _rows(at: torch.Tensor, s: int, outside: int) -> torch.Tensor:
-    """Rows of a :func:`_pasted` buffer for the flat map positions ``at`` (n, w*w) of map k
-    (row ``k*s*s + at``), and ``outside`` where ``at`` is -1."""
-    k = torch.arange(len(at), device=at.device)[:, None]
-    return torch.where(at >= 0, at + s * s * k, outside).reshape(-1)
-
-
-def _maps(buf: torch.Tensor, s: int) -> torch.Tensor:
-    """The (n, c, s, s) channels-last maps of a :func:`_pasted` buffer (a view)."""
-    return buf[:-2].view(-1, s, s, buf.shape[1]).permute(0, 3, 1, 2)
-
-
-def _gathered(buf: torch.Tensor, s: int, at: torch.Tensor, w: int) -> torch.Tensor:
-    """The w x w crops of the maps of a :func:`_pasted` buffer, one per map, at the flat
-    positions ``at`` (n, w*w; -1: outside the map, read as zero), channels-last."""
-    n, c = len(at), buf.shape[1]
-    return buf[_rows(at, s, n * s * s + 1)].view(n, w, w, c).permute(0, 3, 1, 2)
+def _crops(base: torch.Tensor, at: torch.Tensor, win: torch.Tensor, inner: torch.Tensor) -> torch.Tensor:
+    """The w x w crops (w*w = ``at.shape[1]``) of the map ``base`` (1, c, s, s) at the flat
+    positions ``at`` (n, w*w; ``s*s``: outside the map, read as zero), each with its input's
+    window ``win`` (n, c, v, v) written at the flat crop positions ``inner`` (n, v*v):
+    (n, c, w, w) channels-last."""
+    c, s, n, w = base.shape[1], base.shape[-1], len(at), round(at.shape[1] ** 0.5)
+    flat = torch.cat([base.permute(0, 2, 3, 1).reshape(s * s, c), base.new_zeros(1, c)]).to(win.dtype)
+    out = flat[at]                                                   # (n, w*w, c)
+    out[torch.arange(n, device=at.device)[:, None], inner] = win.permute(0, 2, 3, 1).reshape(n, -1, c)
+    return out.view(n, w, w, c).permute(0, 3, 1, 2)
 
 
 def resnet_secant(model, x: torch.Tensor, step: float, chunk: int | None = None,
@@ -244,7 +250,7 @@ def resnet_secant(model, x: torch.Tensor, step: float, chunk: int | None = None,
     coords = torch.arange(C * S * S, device=dev) if coords is None else torch.as_tensor(coords, device=dev)
     D = len(coords)
     chunk = chunk or (2 * D if dev.type != "cpu" else 128)
-    mask, paste, crop2, mask2, paste2 = _tables(C, S, str(dev))
+    mask, crop2, inner, mask2, paste2 = _tables(C, S, str(dev))
     W = 4 * _R + 1
     out = torch.empty(2, D, dtype=torch.float64, device=dev)
     with torch.no_grad(), precision_mode(dev.type, precision):
@@ -269,10 +275,9 @@ def resnet_secant(model, x: torch.Tensor, step: float, chunk: int | None = None,
                 e = (W - t.shape[-1]) // 2
                 t = _block(f[0, bi], t, 0, m[..., e:W - e, e:W - e])
             # second stage, first block, on 23x23 crops of the pasted maps (zero outside)
-            t = _gathered(_pasted(base, t, paste[pix]), S, crop2[pix], 23)
+            t = _crops(base, crop2[pix], t, inner[pix])
             (c1, c2, _, sc) = f[1, 0]
             y = _conv(t, c1, 2, 0, relu=True) * mask2[pix].to(t.dtype)   # (n, c2, 11, 11)
             y = _conv(y, c2, 1, 0, relu=True, add=_conv(t[..., 3:20, 3:20], sc, 2, 0))
-            full = _maps(_pasted(base2, y, paste2[pix]), base2.shape[-1])
-            out.view(-1)[s:s + n] = _tail(model, f, full).double()
+            out.view(-1)[s:s + n] = _tail(model, f, _pasted(base2, y, paste2[pix])).double()
     return (out[0] - out[1]) / (2.0 * step)

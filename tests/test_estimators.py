@@ -160,19 +160,22 @@ def test_resnet_secant_kernel_equals_the_plain_secant(C, S):
     assert torch.allclose(got, ref, rtol=1e-9, atol=1e-12 * ref.abs().max())
 
 
+@pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-12), (torch.float32, 1e-5)])
 @pytest.mark.parametrize("side", [2, 3, 4])
-def test_tap_class_products_equal_a_padded_convolution(side):
+def test_tap_class_products_equal_a_padded_convolution(side, dtype, tol):
+    """float64: addmm; float32 on the CPU: oneDNN's matrix product (resnet_kernels._linear)."""
     from nadcore.resnet_kernels import _conv, _tap_weights
 
     g = torch.Generator().manual_seed(side)
     x = torch.randn(5, 7, side, side, generator=g, dtype=torch.float64)
     w, b = torch.randn(6, 7, 3, 3, generator=g, dtype=torch.float64), torch.randn(6, generator=g, dtype=torch.float64)
     ref = torch.nn.functional.conv2d(x, w, b, 1, 1)
+    x, w, b = x.to(dtype), w.to(dtype), b.to(dtype)
     got = _conv(x, (w, b, (side, _tap_weights(w, side))))
-    assert torch.allclose(got, ref, rtol=1e-12, atol=1e-12)
+    assert got.dtype == dtype and torch.allclose(got.double(), ref, rtol=tol, atol=tol)
     r = torch.randn_like(ref)
-    assert torch.allclose(_conv(x, (w, b, (side, _tap_weights(w, side))), relu=True, add=r),
-                          (ref + r).relu(), rtol=1e-12, atol=1e-12)
+    assert torch.allclose(_conv(x, (w, b, (side, _tap_weights(w, side))), relu=True, add=r.to(dtype)).double(),
+                          (ref + r).relu(), rtol=tol, atol=tol)
 
 
 @pytest.mark.parametrize("stride", [1, 2])
