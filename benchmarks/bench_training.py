@@ -23,9 +23,11 @@ counted. These are the model's FLOPs (as in "model FLOPs utilisation"), not thos
 CPU, train_many's LeNet backward (nadcore.native) skips the convolution outputs that lost their
 pooling window or were zeroed by the ReLU, about an eighth of a dense convolution backward, so the
 fraction below says how fast training goes in the model's FLOPs, not how busy the FMA units are.
-``gflops`` = these FLOPs / the best configuration's seconds; ``peak_gflops`` = torch's
-fp32 2048x2048 matrix product with all threads, measured in the same run; ``peak_fraction`` their
-ratio. Below 50%, a torch.profiler table of one ``train_many`` call shows which operations hold it
+``gflops`` = these FLOPs / the best configuration's seconds; ``peak_gflops`` = the faster of
+torch's two fp32 2048x2048 matrix products (BLAS's and oneDNN's, ``common.matmul_peak``) with all
+threads, measured in the same run; ``peak_fraction`` their ratio. (Until 2026-11-23 the peak was
+BLAS's product alone, which on AMD CPUs runs MKL's AVX2 path at less than half of oneDNN's rate:
+the fractions reported before then were about twice too high.) Below 50%, a torch.profiler table of one ``train_many`` call shows which operations hold it
 back. Targets (issue 11): ratio_vs_loop >= 4 for LeNet, peak_fraction >= 0.5.
 """
 from __future__ import annotations

@@ -35,6 +35,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from nadcore.utils import linear
+
 __all__ = ["lenet_supported", "lenet_secant", "lenet_gradients"]
 
 _K = 5  # LeNet's kernel size
@@ -146,7 +148,7 @@ def _head(p: dict, R: torch.Tensor) -> torch.Tensor:
     o = R
     for layer, act in (("fc1", True), ("fc2", True), ("fc3", False)):
         w, b = p[f"{layer}.weight"], p[f"{layer}.bias"]
-        o = torch.baddbmm(b[:, None], o, w.transpose(1, 2))
+        o = linear(o, w, b)
         if act:
             o = o.clamp_min_(0)
     return o[..., 0]
@@ -171,7 +173,7 @@ def lenet_secant(params: dict, x: torch.Tensor, step: float, p_per_step: int = 4
         apad, qpad = _pad_cl(a, 4), _pad_cl(Q0, 6)
         T = step * _gather_padded(w1, g["idx_T"])                    # (M, 4p, c1, C, 36)
         T = T.permute(0, 1, 3, 4, 2)                                 # (M, 4p, C, 36, c1)
-        G = _gather_padded(w2, g["idx_G"])                           # (M, 4q, 9*c1, 64*c2)
+        G = _gather_padded(w2, g["idx_G"].transpose(1, 2))           # (M, 4q, 64*c2, 9*c1)
         # fc1 weight in the channels-last cell order of R, with a zero row for the dummy cell
         W1 = params["fc1.weight"]
         W1 = W1.reshape(M, W1.shape[1], c2, H4 * H4).transpose(2, 3)
@@ -192,7 +194,7 @@ def lenet_secant(params: dict, x: torch.Tensor, step: float, p_per_step: int = 4
                 dP = torch.stack([_pool4(aw + hT, 4) - base, _pool4(aw - hT, 4) - base], 1)
                 rows = 2 * k * C
                 dP = dP.reshape(M, rows, 9 * c1)                     # rows (sign, p, n, ch)
-                Qw = torch.bmm(dP, G[:, q]).reshape(M, 2, k, C, 64 * c2)
+                Qw = linear(dP, G[:, q]).reshape(M, 2, k, C, 64 * c2)
                 Qw += qpad[:, g["idx_q"][q, sel].reshape(-1)].reshape(M, 1, k, 1, 64 * c2)
                 Rw = _pool4(Qw.reshape(M, rows, 4, 16 * c2), 2).reshape(M, rows, 16, c2)
                 R = R0[:, None].expand(M, rows, H4 * H4 + 1, c2).clone()
@@ -223,7 +225,7 @@ def lenet_gradients(params: dict, x: torch.Tensor) -> torch.Tensor:
         # patches, (positions, C*25) x (C*25, M*c1), which is the channels-last layout
         cols = F.unfold(x[None], _K)[0].T                           # (h1*h1, C*25)
         h1 = S - _K + 1
-        a = torch.addmm(params["conv1.bias"].reshape(-1), cols, w1.reshape(M * c1, -1).T)
+        a = linear(cols, w1.reshape(M * c1, -1), params["conv1.bias"].reshape(-1))
         a = a.reshape(1, h1, h1, M * c1).permute(0, 3, 1, 2)        # (1, M*c1, h1, h1), channels-last
     with torch.enable_grad():
         a.requires_grad_(True)

@@ -22,9 +22,8 @@ folded into the convolution before it.
 Two more exact savings in the remaining stages (:func:`_conv`). On the CPU, on maps of at most
 4x4 (the last stage), where a padded 3x3 convolution spends almost a third of its multiply-adds
 on the zero padding, it runs as nine matrix products, one per class of output positions (corner,
-edge, interior) with only the kernel taps that land inside the map (by oneDNN's matrix product
-on the CPU in float32: MKL's, which ``addmm`` calls, runs at less than half its rate on AMD
-CPUs, about 100 against 230 GFLOP/s per core here). On the CPU in float32, a
+edge, interior) with only the kernel taps that land inside the map (:func:`nadcore.utils.linear`:
+oneDNN's product on the CPU in float32). On the CPU in float32, a
 convolution followed by its ReLU (and by the residual sum) is one oneDNN call with fused
 post-operations (``torch.ops.mkldnn._convolution_pointwise``, the op torch.compile uses), which
 saves a pass over every activation map; other devices and dtypes run the separate ops.
@@ -35,6 +34,8 @@ from functools import lru_cache
 
 import torch
 import torch.nn.functional as F
+
+from nadcore.utils import linear, onednn_applies
 
 __all__ = ["resnet_supported", "resnet_secant"]
 
@@ -121,10 +122,8 @@ _TAP_MAX = 4  # maps of at most this side run the padded 3x3 convolutions as tap
 
 
 def _fusable(o: torch.Tensor) -> bool:
-    """oneDNN's fused convolutions apply: float32 on the CPU, no autocast (bf16 keeps its ops)."""
-    return (o.device.type == "cpu" and o.dtype == torch.float32 and torch.backends.mkldnn.is_available()
-            and not torch.is_autocast_enabled("cpu") and hasattr(torch.ops.mkldnn, "_convolution_pointwise")
-            and hasattr(torch.ops.mkldnn, "_linear_pointwise"))
+    """oneDNN's fused convolutions apply (:func:`nadcore.utils.onednn_applies`)."""
+    return onednn_applies(o)
 
 
 def _tap_classes(S: int):
@@ -144,14 +143,6 @@ def _tap_weights(w: torch.Tensor, S: int) -> list:
              for (_, _, kc, _) in _tap_classes(S)] for (_, _, kr, _) in _tap_classes(S)]
 
 
-def _linear(a: torch.Tensor, w: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """``a @ w.T + b``: by oneDNN where :func:`_fusable` (on AMD CPUs MKL's sgemm takes its AVX2
-    path, at less than half of oneDNN's AVX-512 rate), by ``addmm`` otherwise."""
-    if _fusable(a):
-        return torch.ops.mkldnn._linear_pointwise(a, w, b, "none", [], "")
-    return torch.addmm(b, a, w.T)
-
-
 def _conv_taps(o, wb, taps):
     """A padded stride-1 3x3 convolution of a small map (n, C, S, S) as one matrix product per
     class of output positions, using only the taps that land inside the map."""
@@ -166,7 +157,7 @@ def _conv_taps(o, wb, taps):
             p = rows[:, :, ci].unfold(2, kw, 1)                      # (n, r, c, C, kh, kw)
             nr, nc = p.shape[1], p.shape[2]
             cols = p.permute(0, 1, 2, 4, 5, 3).reshape(n * nr * nc, -1)
-            out[:, ro, co] = _linear(cols, taps[i][j], b).view(n, nr, nc, -1)
+            out[:, ro, co] = linear(cols, taps[i][j], b).view(n, nr, nc, -1)
     return out.permute(0, 3, 1, 2)
 
 

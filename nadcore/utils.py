@@ -1,4 +1,4 @@
-"""Small shared helpers: device resolution, seeds, and the CPU allocator setting."""
+"""Small shared helpers: device resolution, seeds, the CPU allocator setting and the matrix product."""
 from __future__ import annotations
 
 import ctypes
@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 __all__ = ["resolve_device", "derived_seed", "derived_seeds", "seed_sequence_words", "generator",
-           "keep_freed_memory"]
+           "keep_freed_memory", "onednn_applies", "linear"]
 
 
 def resolve_device(device: str | torch.device = "auto") -> torch.device:
@@ -125,3 +125,33 @@ def keep_freed_memory() -> bool:
             except (OSError, AttributeError):
                 _allocator_set = False
     return _allocator_set
+
+
+def onednn_applies(*ts) -> bool:
+    """oneDNN's fused operations (``torch.ops.mkldnn._linear_pointwise``,
+    ``_convolution_pointwise``: no autograd) apply to ``ts``: float32 CPU tensors, no autograd
+    or autocast to honour (bf16 keeps torch's ops)."""
+    return (all(t.device.type == "cpu" and t.dtype == torch.float32 for t in ts)
+            and torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
+            and hasattr(torch.ops.mkldnn, "_convolution_pointwise") and not torch.is_autocast_enabled("cpu")
+            and not (torch.is_grad_enabled() and any(t.requires_grad for t in ts)))
+
+
+def linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> torch.Tensor:
+    """``x @ w^T (+ b)``: one product (x (R, K), w (N, K), b (N,)) or one per model (x (M, R, K),
+    w (M, N, K), b (M, N)). On the CPU in float32 without autograd it runs oneDNN's product
+    (``torch.ops.mkldnn._linear_pointwise``, the op torch.compile uses): torch's own CPU matmul
+    calls MKL's sgemm, which takes its AVX2 path on AMD CPUs at less than half of oneDNN's
+    AVX-512 rate (``benchmarks/common.py``'s ``matmul_rates``). Elsewhere addmm, baddbmm, bmm."""
+    if onednn_applies(x, w, *(() if b is None else (b,))):
+        op = torch.ops.mkldnn._linear_pointwise
+        if x.dim() == 2:
+            return op(x, w, b, "none", [], "")
+        out = x.new_empty(x.shape[0], x.shape[1], w.shape[1])
+        for m in range(len(x)):
+            out[m] = op(x[m], w[m], None if b is None else b[m], "none", [], "")
+        return out
+    wt = w.transpose(-1, -2)
+    if x.dim() == 2:
+        return x @ wt if b is None else torch.addmm(b, x, wt)
+    return torch.bmm(x, wt) if b is None else torch.baddbmm(b[:, None], x, wt)

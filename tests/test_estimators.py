@@ -329,3 +329,26 @@ def test_gpu_paths_equal_the_cpu():
             got = _sampled(arch, "cuda", precision)
             rel = np.linalg.norm(got - ref) / np.linalg.norm(ref)
             assert rel < tol, (arch, precision, rel)
+
+@pytest.mark.parametrize("batched", [False, True])
+@pytest.mark.parametrize("bias", [False, True])
+def test_linear_is_the_matrix_product_on_every_path(batched, bias):
+    """nadcore.utils.linear: oneDNN's product (float32 CPU, no autograd) and torch's (float64,
+    autograd) both give x @ w^T + b; with autograd the gradient flows."""
+    from nadcore.utils import linear, onednn_applies
+
+    g = torch.Generator().manual_seed(7)
+    lead = (3,) if batched else ()
+    x = torch.randn(*lead, 37, 19, generator=g, dtype=torch.float64)
+    w = torch.randn(*lead, 11, 19, generator=g, dtype=torch.float64)
+    b = torch.randn(*lead, 11, generator=g, dtype=torch.float64) if bias else None
+    ref = x @ w.transpose(-1, -2) + (0 if b is None else b.unsqueeze(-2))
+    args32 = [t.float() if t is not None else None for t in (x, w, b)]
+    assert onednn_applies(*[t for t in args32 if t is not None]) == torch.backends.mkldnn.is_available()
+    got32 = linear(*args32)
+    assert got32.shape == ref.shape and torch.allclose(got32.double(), ref, rtol=1e-5, atol=1e-5)
+    assert torch.allclose(linear(x, w, b), ref, rtol=1e-12, atol=1e-12)
+    xg = args32[0].clone().requires_grad_(True)
+    assert not onednn_applies(xg)
+    linear(xg, *args32[1:]).sum().backward()
+    assert torch.allclose(xg.grad.double(), w.sum(-2, keepdim=True).expand_as(x), rtol=1e-5, atol=1e-5)
