@@ -121,11 +121,6 @@ def _folded(model, S: int) -> dict:
 _TAP_MAX = 4  # maps of at most this side run the padded 3x3 convolutions as tap-class products
 
 
-def _fusable(o: torch.Tensor) -> bool:
-    """oneDNN's fused convolutions apply (:func:`nadcore.utils.onednn_applies`)."""
-    return onednn_applies(o)
-
-
 def _tap_classes(S: int):
     """Per axis of an S-map (3x3 kernel, stride 1, padding 1): (input slice, taps, kernel slice,
     output slice) of the first, the inner and the last output positions."""
@@ -168,7 +163,7 @@ def _conv(o, wb, stride=1, pad=1, relu=False, add=None):
     taps = wb[2] if len(wb) > 2 else None
     if taps is not None and stride == 1 and pad == 1 and o.shape[-1] == taps[0] and o.device.type == "cpu":
         y = _conv_taps(o, wb, taps[1])
-    elif _fusable(o) and (add is None or add.is_contiguous(memory_format=torch.channels_last)):
+    elif onednn_applies(o) and (add is None or add.is_contiguous(memory_format=torch.channels_last)):
         args = (wb[0], wb[1], [pad] * 2, [stride] * 2, [1, 1], 1)
         if add is None:
             return torch.ops.mkldnn._convolution_pointwise(o, *args, "relu" if relu else "none", [], "")
@@ -265,7 +260,7 @@ def resnet_secant(model, x: torch.Tensor, step: float, chunk: int | None = None,
             for bi in range(len(model.layer1)):
                 e = (W - t.shape[-1]) // 2
                 t = _block(f[0, bi], t, 0, m[..., e:W - e, e:W - e])
-            # second stage, first block, on 23x23 crops of the pasted maps (zero outside)
+            # second stage, first block, on 23x23 crops of the first-stage map with the window in
             t = _crops(base, crop2[pix], t, inner[pix])
             (c1, c2, _, sc) = f[1, 0]
             y = _conv(t, c1, 2, 0, relu=True) * mask2[pix].to(t.dtype)   # (n, c2, 11, 11)
