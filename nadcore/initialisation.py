@@ -232,7 +232,7 @@ def draw_parameters(plan, seeds, threads: int = 1, buffers: dict | None = None,
                 np.multiply(z, n_mul, out=z)
 
     rows_left = not native or N.shape[1] > 0
-    parts = [p for p in np.array_split(np.arange(B), max(1, min(int(threads), B))) if len(p) and rows_left]
+    parts = [p for p in np.array_split(np.arange(B), max(1, min(int(threads), B))) if len(p)] if rows_left else []
     if len(parts) > 1:
         with ThreadPoolExecutor(len(parts)) as ex:
             list(ex.map(fill, parts))

@@ -211,14 +211,13 @@ def _pasted(base: torch.Tensor, win: torch.Tensor, at: torch.Tensor) -> torch.Te
     return buf[:-1].view(n, s, s, c).permute(0, 3, 1, 2)
 
 
-def _crops(base: torch.Tensor, at: torch.Tensor, win: torch.Tensor, inner: torch.Tensor) -> torch.Tensor:
-    """The w x w crops (w*w = ``at.shape[1]``) of the map ``base`` (1, c, s, s) at the flat
-    positions ``at`` (n, w*w; ``s*s``: outside the map, read as zero), each with its input's
-    window ``win`` (n, c, v, v) written at the flat crop positions ``inner`` (n, v*v):
-    (n, c, w, w) channels-last."""
-    c, s, n, w = base.shape[1], base.shape[-1], len(at), round(at.shape[1] ** 0.5)
-    flat = torch.cat([base.permute(0, 2, 3, 1).reshape(s * s, c), base.new_zeros(1, c)]).to(win.dtype)
-    out = flat[at]                                                   # (n, w*w, c)
+def _crops(rows: torch.Tensor, at: torch.Tensor, win: torch.Tensor, inner: torch.Tensor, w: int) -> torch.Tensor:
+    """The w x w crops of a map given as ``rows`` ((s*s + 1, c): its channels-last cells, then a
+    row of zeros) at the flat positions ``at`` (n, w*w; ``s*s``: outside the map, read as zero),
+    each with its input's window ``win`` (n, c, v, v) written at the flat crop positions
+    ``inner`` (n, v*v): (n, c, w, w) channels-last."""
+    n, c = len(at), rows.shape[1]
+    out = rows.to(win.dtype)[at]                                     # (n, w*w, c)
     out[torch.arange(n, device=at.device)[:, None], inner] = win.permute(0, 2, 3, 1).reshape(n, -1, c)
     return out.view(n, w, w, c).permute(0, 3, 1, 2)
 
@@ -245,6 +244,7 @@ def resnet_secant(model, x: torch.Tensor, step: float, chunk: int | None = None,
         for bi in range(len(model.layer1)):
             base = _block(f[0, bi], base)                                # (1, c, S, S)
         base2 = _block(f[1, 0], base)                                    # (1, c2, S2, S2)
+        rows = torch.cat([base[0].permute(1, 2, 0).reshape(S * S, -1), base.new_zeros(1, base.shape[1])])
         crops = F.unfold(F.pad(x[None], (2 * _R,) * 4), W)[0].T.reshape(S * S, C, W, W)
         k = torch.arange(2 * D, device=dev)
         for s in range(0, 2 * D, chunk):
@@ -261,7 +261,7 @@ def resnet_secant(model, x: torch.Tensor, step: float, chunk: int | None = None,
                 e = (W - t.shape[-1]) // 2
                 t = _block(f[0, bi], t, 0, m[..., e:W - e, e:W - e])
             # second stage, first block, on 23x23 crops of the first-stage map with the window in
-            t = _crops(base, crop2[pix], t, inner[pix])
+            t = _crops(rows, crop2[pix], t, inner[pix], 23)
             (c1, c2, _, sc) = f[1, 0]
             y = _conv(t, c1, 2, 0, relu=True) * mask2[pix].to(t.dtype)   # (n, c2, 11, 11)
             y = _conv(y, c2, 1, 0, relu=True, add=_conv(t[..., 3:20, 3:20], sc, 2, 0))

@@ -163,7 +163,7 @@ def test_resnet_secant_kernel_equals_the_plain_secant(C, S):
 @pytest.mark.parametrize("dtype,tol", [(torch.float64, 1e-12), (torch.float32, 1e-5)])
 @pytest.mark.parametrize("side", [2, 3, 4])
 def test_tap_class_products_equal_a_padded_convolution(side, dtype, tol):
-    """float64: addmm; float32 on the CPU: oneDNN's matrix product (resnet_kernels._linear)."""
+    """float64: addmm; float32 on the CPU: oneDNN's matrix product (nadcore.utils.linear)."""
     from nadcore.resnet_kernels import _conv, _tap_weights
 
     g = torch.Generator().manual_seed(side)
@@ -330,6 +330,7 @@ def test_gpu_paths_equal_the_cpu():
             got = _sampled(arch, "cuda", precision)
             rel = np.linalg.norm(got - ref) / np.linalg.norm(ref)
             assert rel < tol, (arch, precision, rel)
+
 
 @pytest.mark.parametrize("batched", [False, True])
 @pytest.mark.parametrize("bias", [False, True])

@@ -6,11 +6,10 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-
-import numpy as np
 
 from nadcore import estimators as est
 from nadcore import initialisation as init
