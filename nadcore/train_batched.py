@@ -16,6 +16,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from nadcore import native
+from nadcore.utils import linear
 
 __all__ = ["batched_forward"]
 
@@ -69,21 +70,22 @@ def _lenet_fc(p, o):
 
 
 class _BatchedLinear(torch.autograd.Function):
-    """``x @ W^T + b`` for M models at once (x: (M, B, D), W: (M, K, D), b: (M, K)), with the
-    backward written so that every batched product reads contiguous operands (autograd's default
-    for ``baddbmm`` multiplies by a transposed (M, D, B) view of x, which is very slow on CPU)."""
+    """``x @ W^T + b`` for M models at once (x: (M, B, D), W: (M, K, D), b: (M, K)), every product
+    through :func:`nadcore.utils.linear` (oneDNN on the CPU where it pays), with a backward whose
+    products read contiguous or plainly transposed operands (autograd's default for ``baddbmm``
+    multiplies by a transposed (M, D, B) view of x, which is very slow on CPU)."""
 
     @staticmethod
     def forward(ctx, x, w, b):
         ctx.save_for_backward(x, w)
-        return torch.baddbmm(b[:, None], x, w.transpose(1, 2))
+        return linear(x, w, b)
 
     @staticmethod
     def backward(ctx, g):
         x, w = ctx.saved_tensors
         g = g.contiguous()
-        gx = torch.bmm(g, w) if ctx.needs_input_grad[0] else None
-        gw = torch.bmm(g.transpose(1, 2).contiguous(), x.contiguous())
+        gx = linear(g, w.transpose(1, 2)) if ctx.needs_input_grad[0] else None
+        gw = linear(g.transpose(1, 2).contiguous(), x.contiguous().transpose(1, 2))
         return gx, gw, g.sum(1)
 
 

@@ -137,13 +137,20 @@ def onednn_applies(*ts) -> bool:
             and not (torch.is_grad_enabled() and any(t.requires_grad for t in ts)))
 
 
+_ONEDNN_MIN_MACS = 1 << 21  # per product; below it oneDNN's call costs more than MKL's AVX2 path
+
+
 def linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> torch.Tensor:
     """``x @ w^T (+ b)``: one product (x (R, K), w (N, K), b (N,)) or one per model (x (M, R, K),
-    w (M, N, K), b (M, N)). On the CPU in float32 without autograd it runs oneDNN's product
+    w (M, N, K), b (M, N)); ``w`` may be a transposed view. On the CPU in float32 without
+    autograd, products of at least 2**21 multiply-adds run oneDNN's product
     (``torch.ops.mkldnn._linear_pointwise``, the op torch.compile uses): torch's own CPU matmul
     calls MKL's sgemm, which takes its AVX2 path on AMD CPUs at less than half of oneDNN's
-    AVX-512 rate (``benchmarks/common.py``'s ``matmul_rates``). Elsewhere addmm, baddbmm, bmm."""
-    if onednn_applies(x, w, *(() if b is None else (b,))):
+    AVX-512 rate (``benchmarks/common.py``'s ``matmul_rates``), but oneDNN's fixed cost per call
+    (about 15 us) loses on small ones such as LeNet's fc2 and fc3 on a batch of 128. Elsewhere
+    addmm, baddbmm, bmm."""
+    if (x.shape[-2] * w.shape[-2] * w.shape[-1] >= _ONEDNN_MIN_MACS
+            and onednn_applies(x, w, *(() if b is None else (b,)))):
         op = torch.ops.mkldnn._linear_pointwise
         if x.dim() == 2:
             return op(x, w, b, "none", [], "")

@@ -334,21 +334,32 @@ def test_gpu_paths_equal_the_cpu():
 
 @pytest.mark.parametrize("batched", [False, True])
 @pytest.mark.parametrize("bias", [False, True])
-def test_linear_is_the_matrix_product_on_every_path(batched, bias):
-    """nadcore.utils.linear: oneDNN's product (float32 CPU, no autograd) and torch's (float64,
-    autograd) both give x @ w^T + b; with autograd the gradient flows."""
-    from nadcore.utils import linear, onednn_applies
+@pytest.mark.parametrize("big", [False, True])
+def test_linear_is_the_matrix_product_on_every_path(batched, bias, big, monkeypatch):
+    """nadcore.utils.linear: oneDNN's product (float32 CPU, no autograd, at least 2**21
+    multiply-adds), MKL's (smaller) and torch's (float64, autograd) all give x @ w^T + b, with w
+    contiguous or a transposed view; with autograd the gradient flows."""
+    from nadcore.utils import _ONEDNN_MIN_MACS, linear, onednn_applies
 
+    calls = []
+    if torch.backends.mkldnn.is_available():
+        op = torch.ops.mkldnn._linear_pointwise
+        monkeypatch.setattr(torch.ops.mkldnn, "_linear_pointwise", lambda *a: calls.append(1) or op(*a))
     g = torch.Generator().manual_seed(7)
     lead = (3,) if batched else ()
-    x = torch.randn(*lead, 37, 19, generator=g, dtype=torch.float64)
-    w = torch.randn(*lead, 11, 19, generator=g, dtype=torch.float64)
-    b = torch.randn(*lead, 11, generator=g, dtype=torch.float64) if bias else None
+    R, N, K = (128, 128, 160) if big else (37, 11, 19)
+    assert (R * N * K >= _ONEDNN_MIN_MACS) == big
+    x = torch.randn(*lead, R, K, generator=g, dtype=torch.float64)
+    w = torch.randn(*lead, N, K, generator=g, dtype=torch.float64)
+    b = torch.randn(*lead, N, generator=g, dtype=torch.float64) if bias else None
     ref = x @ w.transpose(-1, -2) + (0 if b is None else b.unsqueeze(-2))
     args32 = [t.float() if t is not None else None for t in (x, w, b)]
     assert onednn_applies(*[t for t in args32 if t is not None]) == torch.backends.mkldnn.is_available()
-    got32 = linear(*args32)
-    assert got32.shape == ref.shape and torch.allclose(got32.double(), ref, rtol=1e-5, atol=1e-5)
+    wt = args32[1].transpose(-1, -2).contiguous().transpose(-1, -2)  # w as a transposed view
+    for w32 in (args32[1], wt):
+        got32 = linear(args32[0], w32, args32[2])
+        assert got32.shape == ref.shape and torch.allclose(got32.double(), ref, rtol=1e-4, atol=1e-4)
+    assert len(calls) == (2 * (3 if batched else 1) if big and torch.backends.mkldnn.is_available() else 0)
     assert torch.allclose(linear(x, w, b), ref, rtol=1e-12, atol=1e-12)
     xg = args32[0].clone().requires_grad_(True)
     assert not onednn_applies(xg)

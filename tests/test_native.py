@@ -50,7 +50,11 @@ def kernels(request, monkeypatch):
     (2, 21, 32, 1, 6, True, False),    # 32 columns, the widest input the first-layer kernel takes
     (2, 9, 33, 1, 6, False, False),    # one more: the generic kernel
     (2, 9, 19, 1, 6, False, False),    # a narrow input (masked loads)
+    (2, 9, 24, 1, 4, False, False),   # first-layer backward: 40-value channels-last rows
+    (2, 9, 32, 1, 8, False, False),   # ... rows of 112 values, read one value at a time
     (3, 37, 14, 6, 16, True, True),    # LeNet's second layer
+    (2, 7, 17, 2, 9, False, True),     # 5x5 rows kernel: a block of 5 pooled columns and one of 1
+    (2, 5, 22, 4, 16, True, False),    # ... blocks of 5 and 4
     (2, 5, 11, 3, 20, False, True),    # neither: odd sizes, two vectors of channels
 ])
 def test_forward_and_gradients_equal_torch(M, B, H, Cin, Cout, channels_first, input_grad, kernels):
@@ -70,19 +74,21 @@ def test_forward_and_gradients_equal_torch(M, B, H, Cin, Cout, channels_first, i
 
 
 @needs_cc
-def test_results_do_not_depend_on_the_number_of_threads(kernels):
+@pytest.mark.parametrize("H,Cin,Cout,channels_first", [(14, 6, 16, True), (32, 1, 6, False)])
+def test_results_do_not_depend_on_the_number_of_threads(H, Cin, Cout, channels_first, kernels):
     g = torch.Generator().manual_seed(0)
-    x = torch.randn(2, 40, 14, 14, 6, generator=g, requires_grad=True)
-    w = torch.randn(2, 16, 6, 5, 5, generator=g, requires_grad=True)
-    b = torch.randn(2, 16, generator=g, requires_grad=True)
-    gout = torch.randn(2, 40, 16, 5, 5, generator=g)
+    x = torch.randn(2, 40, H, H, Cin, generator=g, requires_grad=Cin > 1)
+    w = torch.randn(2, Cout, Cin, 5, 5, generator=g, requires_grad=True)
+    b = torch.randn(2, Cout, generator=g, requires_grad=True)
+    wrt = [x, w, b] if Cin > 1 else [w, b]  # LeNet's layers: no input gradient for the first
     runs = []
     threads = torch.get_num_threads()
     try:
         for t in (1, 3):
             torch.set_num_threads(t)
-            o = native.conv_pool_relu(x, w, b, True)
-            runs.append([o, *torch.autograd.grad(o, [x, w, b], gout)])
+            o = native.conv_pool_relu(x, w, b, channels_first)
+            gout = torch.randn(o.shape, generator=torch.Generator().manual_seed(1))
+            runs.append([o, *torch.autograd.grad(o, wrt, gout)])
     finally:
         torch.set_num_threads(threads)
     for a, c in zip(*runs):

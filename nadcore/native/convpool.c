@@ -10,11 +10,14 @@
  * as torch.max_pool2d chooses it.
  *
  * Forward: every output position of the convolution is computed (the max-pool needs them all),
- * vectorised over output channels (LeNet's first layer: over pooled columns). Backward: the pool passes each pooled gradient to one
- * convolution output and the ReLU zeroes those whose output is not positive, so only those
- * positions contribute to the weight and input gradients: about an eighth of a dense
- * convolution backward. Sums over examples run in fixed chunks of CHUNK examples and are added
- * in a fixed order, so results do not depend on the number of threads.
+ * vectorised over output channels (LeNet's first layer: over pooled columns), with the outputs
+ * of up to five pooling windows in registers for 5 x 5 kernels. Backward: the pool passes each
+ * pooled gradient to one convolution output and the ReLU zeroes those whose output is not
+ * positive, so only those positions contribute to the weight and input gradients: about an
+ * eighth of a dense convolution backward. (LeNet's first layer, whose one input channel leaves
+ * a winning position only a 5-float row per kernel row, instead runs branch-free over all pooled
+ * positions, vectorised over pooled columns.) Sums over examples run in fixed chunks of CHUNK
+ * examples and are added in a fixed order, so results do not depend on the number of threads.
  */
 #include <stdint.h>
 #include <string.h>
@@ -106,6 +109,30 @@ static void forward_first_layer(int H, int W, const float *restrict xi, const fl
 }
 #endif
 
+/* The 2x2 max-pool of one window's four convolution outputs a0..a3 (channels in lanes; the first
+ * maximum in the order (0,0), (0,1), (1,0), (1,1) wins, NaN wins, as in torch), + bias, ReLU
+ * (keeps NaN, as torch does): channel c's result to out[c * ocs], its winner to arg[c * ocs]. */
+static inline __attribute__((always_inline)) void
+pool_store(vec a0, vec a1, vec a2, vec a3, vec bv, int nc, float *restrict out,
+           uint8_t *restrict arg, long ocs)
+{
+    ivec k = {0}, s;
+    vec best = a0;
+    s = (a1 > best) | (a1 != a1);
+    best = (vec)(((ivec)a1 & s) | ((ivec)best & ~s)); k = (1 & s) | (k & ~s);
+    s = (a2 > best) | (a2 != a2);
+    best = (vec)(((ivec)a2 & s) | ((ivec)best & ~s)); k = (2 & s) | (k & ~s);
+    s = (a3 > best) | (a3 != a3);
+    best = (vec)(((ivec)a3 & s) | ((ivec)best & ~s)); k = (3 & s) | (k & ~s);
+    best += bv;
+    s = best <= 0;
+    best = (vec)((ivec)best & ~s);
+    for (int c = 0; c < nc; c++) {
+        out[(long)c * ocs] = best[c];
+        arg[(long)c * ocs] = (uint8_t)k[c];
+    }
+}
+
 /* The generic forward of one item: its input xi (H, W, Cin), weights wm (K, K, Cin, CP) with CP =
  * Cout rounded up to VW (zero padded), bias (CP); vectorised over output channels. */
 static void forward_item(int H, int W, int Cin, int Cout, int K, const float *restrict xi,
@@ -137,27 +164,81 @@ static void forward_item(int H, int W, int Cin, int Cout, int K, const float *re
                         }
                     }
                 }
-                /* first maximum in order (0,0), (0,1), (1,0), (1,1); NaN wins, as in torch */
-                ivec k = {0}, s;
-                vec best = a0;
-                s = (a1 > best) | (a1 != a1);
-                best = (vec)(((ivec)a1 & s) | ((ivec)best & ~s)); k = (1 & s) | (k & ~s);
-                s = (a2 > best) | (a2 != a2);
-                best = (vec)(((ivec)a2 & s) | ((ivec)best & ~s)); k = (2 & s) | (k & ~s);
-                s = (a3 > best) | (a3 != a3);
-                best = (vec)(((ivec)a3 & s) | ((ivec)best & ~s)); k = (3 & s) | (k & ~s);
-                best += bv;
-                s = best <= 0; /* ReLU (keeps NaN, as torch does) */
-                best = (vec)((ivec)best & ~s);
-                const long o = p * oys + q * oxs;
-                for (int c = 0; c < nc; c++) {
-                    out[o + (long)(t + c) * ocs] = best[c];
-                    arg[o + (long)(t + c) * ocs] = (uint8_t)k[c];
-                }
+                pool_store(a0, a1, a2, a3, bv, nc, out + p * oys + q * oxs + t * ocs,
+                           arg + p * oys + q * oxs + t * ocs, ocs);
             }
         }
     }
 }
+
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+/* The forward of one item for 5 x 5 kernels and at most VW output channels (LeNet's second
+ * layer), a block of NQ <= 5 pooled columns of pooled row p at a time: the 2 x 2NQ convolution
+ * outputs stay in registers, and for each kernel row ky and input channel ci the five weight
+ * vectors w[ky][kx][ci] are loaded once and each input value is broadcast once for the up to
+ * five outputs it reaches, about three loads per ten multiply-adds (forward_item, one output
+ * window at a time, needs one broadcast per multiply-add and runs at about half the rate). */
+static inline __attribute__((always_inline)) void
+forward_block5(const int NQ, int Cin, const float *restrict x0, long rs, const float *restrict wm,
+               vec bv, int nc, float *restrict out, uint8_t *restrict arg, long ocs, long oxs)
+{
+    enum { K = 5 };
+    vec a[2][10];
+    _Pragma("GCC unroll 2")
+    for (int dy = 0; dy < 2; dy++)
+        _Pragma("GCC unroll 10")
+        for (int j = 0; j < 2 * NQ; j++)
+            a[dy][j] = (vec){0};
+    for (int ky = 0; ky < K; ky++) {
+        for (int ci = 0; ci < Cin; ci++) {
+            vec w[K];
+            _Pragma("GCC unroll 5")
+            for (int kx = 0; kx < K; kx++)
+                w[kx] = *(const vec *)(wm + ((long)(ky * K + kx) * Cin + ci) * VW);
+            _Pragma("GCC unroll 2")
+            for (int dy = 0; dy < 2; dy++) {
+                const float *xr = x0 + (dy + ky) * rs + ci;
+                _Pragma("GCC unroll 14")
+                for (int X = 0; X < 2 * NQ + K - 1; X++) {
+                    const float v = xr[(long)X * Cin];
+                    _Pragma("GCC unroll 5")
+                    for (int kx = 0; kx < K; kx++)
+                        if (X - kx >= 0 && X - kx < 2 * NQ)
+                            a[dy][X - kx] += w[kx] * v;
+                }
+            }
+        }
+    }
+    _Pragma("GCC unroll 5")
+    for (int q = 0; q < NQ; q++)
+        pool_store(a[0][2 * q], a[0][2 * q + 1], a[1][2 * q], a[1][2 * q + 1], bv, nc,
+                   out + q * oxs, arg + q * oxs, ocs);
+}
+
+static void forward_rows5(int H, int W, int Cin, int Cout, const float *restrict xi,
+                          const float *restrict wm, const float *restrict bias, float *restrict out,
+                          uint8_t *restrict arg, long ocs, long oys, long oxs)
+{
+    const int Hp = (H - 5 + 1) / 2, Wp = (W - 5 + 1) / 2;
+    const long rs = (long)W * Cin;
+    vec bv;
+    memcpy(&bv, bias, sizeof bv);
+    for (int p = 0; p < Hp; p++) {
+        for (int q = 0; q < Wp; q += 5) {
+            const float *x0 = xi + 2L * p * rs + 2L * q * Cin;
+            float *o = out + p * oys + q * oxs;
+            uint8_t *g = arg + p * oys + q * oxs;
+            switch (Wp - q < 5 ? Wp - q : 5) {
+            case 5: forward_block5(5, Cin, x0, rs, wm, bv, Cout, o, g, ocs, oxs); break;
+            case 4: forward_block5(4, Cin, x0, rs, wm, bv, Cout, o, g, ocs, oxs); break;
+            case 3: forward_block5(3, Cin, x0, rs, wm, bv, Cout, o, g, ocs, oxs); break;
+            case 2: forward_block5(2, Cin, x0, rs, wm, bv, Cout, o, g, ocs, oxs); break;
+            default: forward_block5(1, Cin, x0, rs, wm, bv, Cout, o, g, ocs, oxs); break;
+            }
+        }
+    }
+}
+#endif
 
 /* The forward of one item: LeNet's first layer (Cin = 1, K = 5, Cout = 6, inputs at most 32
  * wide) in forward_first_layer, which reads w (Cout, Cin, K, K) and the first Cout biases; any
@@ -169,6 +250,10 @@ static void forward_any(int H, int W, int Cin, int Cout, int K, const float *res
 #if defined(__AVX512F__) && defined(__AVX512VL__)
     if (Cin == 1 && K == F1_K && Cout == F1_C && W <= 32) {
         forward_first_layer(H, W, xi, w, bias, out, arg, ocs, oys, oxs);
+        return;
+    }
+    if (K == 5 && Cout <= VW) {
+        forward_rows5(H, W, Cin, Cout, xi, wt, bias, out, arg, ocs, oys, oxs);
         return;
     }
 #endif
@@ -334,62 +419,175 @@ backward_task_avx512(const int Cin, int m, int b0, int b1, int B, int H, int W,
     }
 }
 
-/* The weight gradient of LeNet's first layer (Cin = 1, K = 5, no input gradient): a kernel row
- * is 5 floats, one masked 256-bit vector (two FMAs per cycle). Most outputs pass the ReLU, so
- * there is no branch (a zero gradient adds nothing), and even and odd columns accumulate into
- * separate registers, which halves the chain of dependent FMAs. */
+/* The weight gradient of LeNet's first layer (Cin = 1, K = 5, no input gradient, inputs at most
+ * 32 wide and 64 high, at most 32 channels: FIRST_LAYER_FITS), vectorised over the pooled
+ * columns q as forward_first_layer is. The pooled gradient of channel c is split by the window
+ * position w = 2 dy + dx that won into four planes G_w (zero where another position won or the
+ * ReLU stopped it), so that
+ *     dW[c][ky][kx] = sum_w sum_p sum_q G_w[p][q] * x[2p + dy + ky][2q + dx + kx],
+ * and each column shift s = dx + kx of the input is laid out once per example as rows of 16
+ * aligned floats, X[r][s][q] = x[r][2q + s]: all lanes but the two past Wp = 14 do work (before:
+ * a 5-float row per winning position). Lanes are summed once per task. */
+enum { B1_K = 5, B1_SH = 6 };
+
+/* The planes G[c][p][w] of one example (lanes q < Wp), and bias[c] += their sum. Channels-last
+ * rows of at most 96 values (LeNet: 14 x 6) are transposed with permutes (a gather costs about
+ * 18 cycles here); any other layout is read one value at a time. */
+static void first_layer_planes(int Hp, int Wp, int Cout, const float *restrict gi,
+                               const float *restrict oi, const uint8_t *restrict ai, long ocs,
+                               long oys, long oxs, float (*restrict G)[4][16], __m512 *restrict bias)
+{
+    const __mmask16 qm = (__mmask16)((1u << Wp) - 1);
+    const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    for (int p = 0; p < Hp; p++) {
+        __m512 gv[6];
+        __m512i av[6];
+        const int n = Wp * Cout;
+        const int rows = ocs == 1 && oxs == Cout && n <= 96;
+        for (int j = 0; rows && j < 6; j++) { /* the row, 16 values per vector; zero past n */
+            const int left = n - 16 * j;
+            const __mmask16 k = left >= 16 ? 0xFFFF : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+            const long o = p * oys + 16L * j;
+            const __mmask16 pass = _mm512_cmp_ps_mask(_mm512_maskz_loadu_ps(k, oi + o),
+                                                      _mm512_setzero_ps(), _CMP_NLE_UQ); /* ReLU */
+            gv[j] = _mm512_maskz_loadu_ps(k & pass, gi + o);
+            av[j] = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(k, ai + o));
+        }
+        for (int c = 0; c < Cout; c++) {
+            __m512 gq;
+            __m512i aq;
+            if (rows) { /* lane q: value q * Cout + c of the row */
+                const __m512i e = _mm512_add_epi32(_mm512_mullo_epi32(lane, _mm512_set1_epi32(Cout)),
+                                                   _mm512_set1_epi32(c));
+                const __mmask16 k2 = _mm512_cmpge_epi32_mask(e, _mm512_set1_epi32(32));
+                const __mmask16 k3 = _mm512_cmpge_epi32_mask(e, _mm512_set1_epi32(64));
+                gq = _mm512_mask_blend_ps(k2, _mm512_permutex2var_ps(gv[0], e, gv[1]),
+                                          _mm512_permutex2var_ps(gv[2], e, gv[3]));
+                gq = _mm512_maskz_mov_ps(qm, _mm512_mask_blend_ps(k3, gq, _mm512_permutex2var_ps(gv[4], e, gv[5])));
+                aq = _mm512_mask_blend_epi32(k2, _mm512_permutex2var_epi32(av[0], e, av[1]),
+                                             _mm512_permutex2var_epi32(av[2], e, av[3]));
+                aq = _mm512_mask_blend_epi32(k3, aq, _mm512_permutex2var_epi32(av[4], e, av[5]));
+            } else {
+                float gs[16] = {0};
+                int32_t as[16] = {0};
+                for (int q = 0; q < Wp; q++) {
+                    const long o = (long)c * ocs + p * oys + (long)q * oxs;
+                    gs[q] = oi[o] <= 0 ? 0.f : gi[o];
+                    as[q] = ai[o];
+                }
+                gq = _mm512_loadu_ps(gs);
+                aq = _mm512_loadu_si512(as);
+            }
+            bias[c] = _mm512_add_ps(bias[c], gq);
+            for (int w = 0; w < 4; w++)
+                _mm512_store_ps(G[c * Hp + p][w],
+                                _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(aq, _mm512_set1_epi32(w)), gq));
+        }
+    }
+}
+
+/* a[ky][kx - kx0] (kx0 <= kx < kx0 + NX) += the products of one pooled row p: the planes g[w]
+ * with the shifted input rows xp (X[2p]); each input row's shifts are loaded once and serve
+ * every (dy, ky) that reads it (NX <= 3: accumulators, planes and shifts fit in registers). */
+static inline __attribute__((always_inline)) void
+first_layer_row(const int kx0, const int NX, const float *restrict xp, const float (*restrict g)[16],
+                __m512 *restrict a)
+{
+    enum { K = B1_K };
+    __m512 gw[4];
+    _Pragma("GCC unroll 4")
+    for (int w = 0; w < 4; w++)
+        gw[w] = _mm512_load_ps(g[w]);
+    _Pragma("GCC unroll 8")
+    for (int rr = 0; rr < K + 1; rr++) {
+        __m512 S[4];
+        _Pragma("GCC unroll 4")
+        for (int s = 0; s <= NX; s++)
+            S[s] = _mm512_load_ps(xp + (rr * B1_SH + kx0 + s) * 16);
+        _Pragma("GCC unroll 2")
+        for (int dy = 0; dy < 2; dy++) {
+            const int ky = rr - dy;
+            if (ky < 0 || ky >= K)
+                continue;
+            _Pragma("GCC unroll 2")
+            for (int dx = 0; dx < 2; dx++)
+                _Pragma("GCC unroll 4")
+                for (int kx = 0; kx < NX; kx++)
+                    a[ky * NX + kx] = _mm512_fmadd_ps(gw[2 * dy + dx], S[dx + kx], a[ky * NX + kx]);
+        }
+    }
+}
+
 static void backward_first_layer(int m, int b0, int b1, int B, int H, int W, int Cout,
                                  const float *restrict x, long xs, const float *restrict g,
                                  const float *restrict out, const uint8_t *restrict arg, long os,
                                  long ocs, long oys, long oxs, float *restrict pw, float *restrict pb)
 {
-    enum { K = 5 };
+    enum { K = B1_K };
     const int Hp = (H - K + 1) / 2, Wp = (W - K + 1) / 2;
-    const __mmask8 m5 = 0x1F;
+    float X[H][B1_SH][16] __attribute__((aligned(64)));
+    float G[Cout * Hp][4][16] __attribute__((aligned(64)));
+    __m512 acc[Cout][K * K], bias[Cout]; /* acc[c]: kx 0..2 of each row, then kx 3..4 */
+    const __m512 zero = _mm512_setzero_ps();
+    const __mmask16 lo = W >= 16 ? 0xFFFF : (__mmask16)((1u << W) - 1);
+    const __mmask16 hi = W <= 16 ? 0 : (__mmask16)((1u << (W - 16)) - 1);
+    __m512i shift[B1_SH];
+    __mmask16 inside[B1_SH];
+    for (int s = 0; s < B1_SH; s++) { /* lane q takes column 2q + s (32 and up: zero) */
+        shift[s] = _mm512_add_epi32(_mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24,
+                                                      26, 28, 30), _mm512_set1_epi32(s));
+        inside[s] = _mm512_cmplt_epi32_mask(shift[s], _mm512_set1_epi32(32));
+    }
+    for (int c = 0; c < Cout; c++) {
+        bias[c] = zero;
+        for (int j = 0; j < K * K; j++)
+            acc[c][j] = zero;
+    }
     for (int b = b0; b < b1; b++) {
         const long it = (long)m * B + b;
         const float *xi = x + it * xs;
-        for (int c = 0; c < Cout; c++) {
-            __m256 e[K], d[K];
-            _Pragma("GCC unroll 8")
-            for (int ky = 0; ky < K; ky++)
-                e[ky] = d[ky] = _mm256_setzero_ps();
-            float accb = 0;
-#define FIRST_STEP(acc, q)                                                                   \
-    do {                                                                                     \
-        const long o = it * os + (long)c * ocs + p * oys + (q) * oxs;                        \
-        const float gs = out[o] <= 0 ? 0.f : g[o];                                           \
-        const int k = arg[o];                                                                \
-        const float *xr = xi + (2L * p + (k >> 1)) * W + 2L * (q) + (k & 1);                 \
-        const __m256 gv = _mm256_set1_ps(gs);                                                \
-        accb += gs;                                                                          \
-        _Pragma("GCC unroll 8") for (int ky = 0; ky < K; ky++)                               \
-            acc[ky] = _mm256_fmadd_ps(gv, _mm256_maskz_loadu_ps(m5, xr + ky * W), acc[ky]);  \
-    } while (0)
-            for (int p = 0; p < Hp; p++) {
-                int q = 0;
-                for (; q + 1 < Wp; q += 2) {
-                    FIRST_STEP(e, q);
-                    FIRST_STEP(d, q + 1);
-                }
-                if (q < Wp)
-                    FIRST_STEP(e, q);
-            }
-#undef FIRST_STEP
-            float *r = pw + (long)c * K * K;
-            _Pragma("GCC unroll 8")
-            for (int ky = 0; ky < K; ky++)
-                _mm256_mask_storeu_ps(r + ky * K, m5, _mm256_add_ps(_mm256_maskz_loadu_ps(m5, r + ky * K),
-                                                                   _mm256_add_ps(e[ky], d[ky])));
-            pb[c] += accb;
+        for (int r = 0; r < H; r++) {
+            const __m512 u = _mm512_maskz_loadu_ps(lo, xi + (long)r * W);
+            const __m512 v = _mm512_maskz_loadu_ps(hi, xi + (long)r * W + 16);
+            for (int s = 0; s < B1_SH; s++)
+                _mm512_store_ps(X[r][s], _mm512_maskz_permutex2var_ps(inside[s], u, shift[s], v));
         }
+        first_layer_planes(Hp, Wp, Cout, g + it * os, out + it * os, arg + it * os, ocs, oys, oxs, G, bias);
+        for (int c = 0; c < Cout; c++) {
+            __m512 a[15];
+            _Pragma("GCC unroll 16")
+            for (int j = 0; j < 15; j++)
+                a[j] = acc[c][j];
+            for (int p = 0; p < Hp; p++)
+                first_layer_row(0, 3, X[2 * p][0], G[c * Hp + p], a);
+            _Pragma("GCC unroll 16")
+            for (int j = 0; j < 15; j++)
+                acc[c][j] = a[j];
+            _Pragma("GCC unroll 16")
+            for (int j = 0; j < 10; j++)
+                a[j] = acc[c][15 + j];
+            for (int p = 0; p < Hp; p++)
+                first_layer_row(3, 2, X[2 * p][0], G[c * Hp + p], a);
+            _Pragma("GCC unroll 16")
+            for (int j = 0; j < 10; j++)
+                acc[c][15 + j] = a[j];
+        }
+    }
+    for (int c = 0; c < Cout; c++) {
+        for (int ky = 0; ky < K; ky++)
+            for (int kx = 0; kx < K; kx++)
+                pw[((long)c * K + ky) * K + kx] +=
+                    _mm512_reduce_add_ps(kx < 3 ? acc[c][ky * 3 + kx] : acc[c][15 + ky * 2 + kx - 3]);
+        pb[c] += _mm512_reduce_add_ps(bias[c]);
     }
 }
 #define FAST_TASK(k, cin) backward_task_avx512(cin, m, b0, b1, B, H, W, Cout, x, xs, wm, g, \
                                                out, arg, os, ocs, oys, oxs, dx, pw, pb)
+#define FIRST_LAYER_FITS (W <= 32 && H <= 64 && Cout <= 32)
 #define FIRST_LAYER_TASK backward_first_layer(m, b0, b1, B, H, W, Cout, x, xs, g, out, arg, os, \
                                              ocs, oys, oxs, pw, pb)
 #else
+#define FIRST_LAYER_FITS 1
 #define FIRST_LAYER_TASK FAST_TASK(5, 1)
 #define FAST_TASK(k, cin) backward_task(k, cin, m, b0, b1, B, H, W, Cout, x, xs, wm, g, out, arg, \
                                         os, ocs, oys, oxs, dx, pw, pb)
@@ -416,7 +614,7 @@ void convpool_backward(int M, int B, int H, int W, int Cin, int Cout, int K,
         memset(pw, 0, sizeof(float) * (P + Cout));
         const float *wm = wb + m * P;
         const int b0 = ch * CHUNK, b1 = (ch + 1) * CHUNK < B ? (ch + 1) * CHUNK : B;
-        if (K == 5 && Cin == 1 && !dx)
+        if (K == 5 && Cin == 1 && !dx && FIRST_LAYER_FITS)
             FIRST_LAYER_TASK;
         else if (K == 5 && Cin == 6)
             FAST_TASK(5, 6); /* LeNet's second layer, with constant sizes */
