@@ -31,3 +31,21 @@ def test_bench_gradient_steps_runs_and_prints_its_three_steps():
                           "--reps", "1"], check=True, cwd=ROOT, capture_output=True, text=True).stdout
     line = out.strip().splitlines()[-1]
     assert line.startswith("us per network: draw ") and "gradients" in line and "accumulation" in line, out
+
+
+def test_bench_convpool_times_both_stages_in_both_directions(tmp_path):
+    import shutil
+
+    import pytest
+
+    if not (shutil.which("cc") or shutil.which("gcc")):
+        pytest.skip("no C compiler: nadcore.native is unavailable")
+    out = tmp_path / "k.json"
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_convpool.py"), "--models", "2",
+                    "--n-train", "256", "--reps", "1", "--json", str(out)], check=True, cwd=ROOT,
+                   capture_output=True)
+    r = json.loads(out.read_text())
+    assert set(r["kernels"]) == {f"conv{i} {d}" for i in (1, 2) for d in ("forward", "backward")}
+    # one call per step: 2 epochs of 2 steps of 128 (the test set's forward calls are not counted)
+    assert all(k["calls"] == 4 and k["ms"] > 0 and k["gflops"] > 0 for k in r["kernels"].values()), r
+    assert r["call_ms"] > 0
