@@ -49,19 +49,6 @@ static void forward_first_layer(int H, int W, const float *restrict xi, const fl
     const __mmask16 hi = W <= 16 ? 0 : (__mmask16)((1u << (W - 16)) - 1); /* W <= 32 */
     const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
     const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-    struct { __m512i idx; __mmask16 mid, hi, n; } rowt[F1_C]; /* channels-last rows: see below */
-    for (int j = 0; j < F1_C; j++) { /* lane e: value 16j + e of the row, (q, c) = its divmod 6 */
-        const __m512i e = _mm512_add_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12,
-                                                             13, 14, 15), _mm512_set1_epi32(16 * j));
-        const __m512i q = _mm512_srli_epi32(_mm512_mullo_epi32(e, _mm512_set1_epi32(43)), 8); /* e / 6, e < 128 */
-        const __m512i c = _mm512_sub_epi32(e, _mm512_mullo_epi32(q, _mm512_set1_epi32(F1_C)));
-        const __m512i pair = _mm512_srli_epi32(c, 1);
-        /* lane q of best[c & ~1] (index q) or of best[c | 1] (index 16 + q) */
-        rowt[j].idx = _mm512_add_epi32(q, _mm512_slli_epi32(_mm512_and_si512(c, _mm512_set1_epi32(1)), 4));
-        rowt[j].mid = _mm512_cmpeq_epi32_mask(pair, _mm512_set1_epi32(1));
-        rowt[j].hi = _mm512_cmpeq_epi32_mask(pair, _mm512_set1_epi32(2));
-        rowt[j].n = _mm512_cmplt_epi32_mask(e, _mm512_set1_epi32(Wp * F1_C));
-    }
     for (int r = 0; r < H; r++) { /* split with vector shuffles (scalar stores here cost 40%) */
         const __m512 a = _mm512_maskz_loadu_ps(lo, xi + r * W), b = _mm512_maskz_loadu_ps(hi, xi + r * W + 16);
         _mm512_storeu_ps(xe[r], _mm512_permutex2var_ps(a, even, b));
@@ -96,44 +83,23 @@ static void forward_first_layer(int H, int W, const float *restrict xi, const fl
                     }
             }
         }
-        __m512 best[F1_C];
-        __m512i k[F1_C];
         _Pragma("GCC unroll 8")
         for (int c = 0; c < F1_C; c++) {
-            best[c] = acc[c][0];
-            k[c] = _mm512_setzero_si512();
+            __m512 best = acc[c][0];
+            __m512i k = _mm512_setzero_si512();
             _Pragma("GCC unroll 8")
             for (int a = 1; a < 4; a++) { /* first maximum wins; NaN wins, as in torch */
-                const __mmask16 s = _mm512_cmp_ps_mask(acc[c][a], best[c], _CMP_GT_OQ) |
+                const __mmask16 s = _mm512_cmp_ps_mask(acc[c][a], best, _CMP_GT_OQ) |
                                     _mm512_cmp_ps_mask(acc[c][a], acc[c][a], _CMP_UNORD_Q);
-                best[c] = _mm512_mask_mov_ps(best[c], s, acc[c][a]);
-                k[c] = _mm512_mask_mov_epi32(k[c], s, _mm512_set1_epi32(a));
+                best = _mm512_mask_mov_ps(best, s, acc[c][a]);
+                k = _mm512_mask_mov_epi32(k, s, _mm512_set1_epi32(a));
             }
-            best[c] = _mm512_add_ps(best[c], _mm512_set1_ps(bias[c]));
-            best[c] = _mm512_mask_mov_ps(best[c], _mm512_cmp_ps_mask(best[c], zero, _CMP_LE_OQ), zero);
-        }
-        if (ocs == 1 && oxs == F1_C) { /* a channels-last row: lane e of vector j is (q, c) =
-                                         * ((16j + e) / 6, (16j + e) % 6), picked by permutes */
-            for (int j = 0; 16 * j < Wp * F1_C; j++) {
-                const __m512 v = _mm512_mask_blend_ps(
-                    rowt[j].hi, _mm512_mask_blend_ps(rowt[j].mid, _mm512_permutex2var_ps(best[0], rowt[j].idx, best[1]),
-                                                     _mm512_permutex2var_ps(best[2], rowt[j].idx, best[3])),
-                    _mm512_permutex2var_ps(best[4], rowt[j].idx, best[5]));
-                const __m512i a = _mm512_mask_blend_epi32(
-                    rowt[j].hi, _mm512_mask_blend_epi32(rowt[j].mid, _mm512_permutex2var_epi32(k[0], rowt[j].idx, k[1]),
-                                                        _mm512_permutex2var_epi32(k[2], rowt[j].idx, k[3])),
-                    _mm512_permutex2var_epi32(k[4], rowt[j].idx, k[5]));
-                _mm512_mask_storeu_ps(out + p * oys + 16 * j, rowt[j].n, v);
-                _mm512_mask_cvtepi32_storeu_epi8(arg + p * oys + 16 * j, rowt[j].n, a);
-            }
-            continue;
-        }
-        _Pragma("GCC unroll 8")
-        for (int c = 0; c < F1_C; c++) {
+            best = _mm512_add_ps(best, _mm512_set1_ps(bias[c]));
+            best = _mm512_mask_mov_ps(best, _mm512_cmp_ps_mask(best, zero, _CMP_LE_OQ), zero);
             float bv[16];
             int32_t kv[16];
-            _mm512_storeu_ps(bv, best[c]);
-            _mm512_storeu_si512(kv, k[c]);
+            _mm512_storeu_ps(bv, best);
+            _mm512_storeu_si512(kv, k);
             for (int q = 0; q < Wp; q++) {
                 out[c * ocs + p * oys + q * oxs] = bv[q];
                 arg[c * ocs + p * oys + q * oxs] = (uint8_t)kv[q];
