@@ -355,13 +355,6 @@ backward_task_avx512(const int Cin, int m, int b0, int b1, int B, int H, int W,
      * keep their value). */
     const long n = dx ? H * rs : 0, nb = n + 16;
     float buf[dx ? 3 * nb : 1];
-    /* The weight gradients are summed over the task's examples in whole aligned vectors (a
-     * masked store to the unaligned rows of pw, loaded again by the next example, is not
-     * forwarded and stalls), and added to pw once at the end. */
-    __m512 acc[Cout][K][2];
-    for (int c = 0; c < Cout; c++)
-        for (int ky = 0; ky < K; ky++)
-            acc[c][ky][0] = acc[c][ky][1] = _mm512_setzero_ps();
     for (int b = b0; b < b1; b++) {
         const long it = (long)m * B + b;
         const float *xi = x + it * xs;
@@ -373,8 +366,7 @@ backward_task_avx512(const int Cin, int m, int b0, int b1, int B, int H, int W,
             const float *wc = wm + (long)c * K * L;
             _Pragma("GCC unroll 8")
             for (int ky = 0; ky < K; ky++) {
-                a0[ky] = acc[c][ky][0];
-                a1[ky] = acc[c][ky][1];
+                a0[ky] = a1[ky] = _mm512_setzero_ps();
                 w0[ky] = _mm512_maskz_loadu_ps(m0, wc + ky * L);
                 w1[ky] = L > 16 ? _mm512_maskz_loadu_ps(m1, wc + ky * L + 16) : _mm512_setzero_ps();
             }
@@ -409,10 +401,13 @@ backward_task_avx512(const int Cin, int m, int b0, int b1, int B, int H, int W,
                     }
                 }
             }
+            float *pwc = pw + (long)c * K * L;
             _Pragma("GCC unroll 8")
             for (int ky = 0; ky < K; ky++) {
-                acc[c][ky][0] = a0[ky];
-                acc[c][ky][1] = a1[ky];
+                float *r = pwc + ky * L;
+                _mm512_mask_storeu_ps(r, m0, _mm512_add_ps(_mm512_maskz_loadu_ps(m0, r), a0[ky]));
+                if (L > 16)
+                    _mm512_mask_storeu_ps(r + 16, m1, _mm512_add_ps(_mm512_maskz_loadu_ps(m1, r + 16), a1[ky]));
             }
             pb[c] += accb;
         }
@@ -422,13 +417,6 @@ backward_task_avx512(const int Cin, int m, int b0, int b1, int B, int H, int W,
                 d[j] = buf[j] + buf[nb + j] + buf[2 * nb + j];
         }
     }
-    for (int c = 0; c < Cout; c++)
-        for (int ky = 0; ky < K; ky++) {
-            float *r = pw + ((long)c * K + ky) * L;
-            _mm512_mask_storeu_ps(r, m0, _mm512_add_ps(_mm512_maskz_loadu_ps(m0, r), acc[c][ky][0]));
-            if (L > 16)
-                _mm512_mask_storeu_ps(r + 16, m1, _mm512_add_ps(_mm512_maskz_loadu_ps(m1, r + 16), acc[c][ky][1]));
-        }
 }
 
 /* The weight gradient of LeNet's first layer (Cin = 1, K = 5, no input gradient, inputs at most
@@ -628,9 +616,9 @@ void convpool_backward(int M, int B, int H, int W, int Cin, int Cout, int K,
         const int b0 = ch * CHUNK, b1 = (ch + 1) * CHUNK < B ? (ch + 1) * CHUNK : B;
         if (K == 5 && Cin == 1 && !dx && FIRST_LAYER_FITS)
             FIRST_LAYER_TASK;
-        else if (K == 5 && Cin == 6 && Cout <= 64) /* (its sums live on the stack: 40 KB) */
+        else if (K == 5 && Cin == 6)
             FAST_TASK(5, 6); /* LeNet's second layer, with constant sizes */
-        else if (K == 5 && Cin == 1 && Cout <= 64)
+        else if (K == 5 && Cin == 1)
             FAST_TASK(5, 1);
         else
             backward_task(K, Cin, m, b0, b1, B, H, W, Cout, x, xs, wm, g, out, arg, os, ocs, oys,
