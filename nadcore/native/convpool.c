@@ -420,7 +420,7 @@ backward_task_avx512(const int Cin, int m, int b0, int b1, int B, int H, int W,
 }
 
 /* The weight gradient of LeNet's first layer (Cin = 1, K = 5, no input gradient, inputs at most
- * 32 wide and 64 high, at most 32 channels: FIRST_LAYER_FITS), vectorised over the pooled
+ * 32 wide and 64 high, at most 16 channels: FIRST_LAYER_FITS), vectorised over the pooled
  * columns q as forward_first_layer is. The pooled gradient of channel c is split by the window
  * position w = 2 dy + dx that won into four planes G_w (zero where another position won or the
  * ReLU stopped it), so that
@@ -439,11 +439,10 @@ static void first_layer_planes(int Hp, int Wp, int Cout, const float *restrict g
 {
     const __mmask16 qm = (__mmask16)((1u << Wp) - 1);
     const __m512i lane = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const int n = Wp * Cout, rows = ocs == 1 && oxs == Cout && n <= 96;
     for (int p = 0; p < Hp; p++) {
         __m512 gv[6];
         __m512i av[6];
-        const int n = Wp * Cout;
-        const int rows = ocs == 1 && oxs == Cout && n <= 96;
         for (int j = 0; rows && j < 6; j++) { /* the row, 16 values per vector; zero past n */
             const int left = n - 16 * j;
             const __mmask16 k = left >= 16 ? 0xFFFF : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
@@ -583,7 +582,7 @@ static void backward_first_layer(int m, int b0, int b1, int B, int H, int W, int
 }
 #define FAST_TASK(k, cin) backward_task_avx512(cin, m, b0, b1, B, H, W, Cout, x, xs, wm, g, \
                                                out, arg, os, ocs, oys, oxs, dx, pw, pb)
-#define FIRST_LAYER_FITS (W <= 32 && H <= 64 && Cout <= 32)
+#define FIRST_LAYER_FITS (W <= 32 && H <= 64 && Cout <= 16) /* its scratch: under 200 KB of stack */
 #define FIRST_LAYER_TASK backward_first_layer(m, b0, b1, B, H, W, Cout, x, xs, g, out, arg, os, \
                                              ocs, oys, oxs, pw, pb)
 #else
