@@ -8,6 +8,8 @@ import time
 
 import torch
 
+from nadcore.utils import onednn_applies
+
 
 def machine() -> dict:
     """CPU model, cores, torch version and threads of this machine."""
@@ -49,8 +51,8 @@ def matmul_rates(n: int = 2048, reps: int = 5) -> dict:
     matrix products with all threads, medians of ``reps``."""
     a, b = torch.randn(n, n), torch.randn(n, n)
     products = {"blas": lambda: a @ b}
-    if torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise"):
-        bt = b.T.contiguous()
+    bt = b.T.contiguous()
+    if onednn_applies(a, bt):
         products["onednn"] = lambda: torch.ops.mkldnn._linear_pointwise(a, bt, None, "none", [], "")
     out = {}
     for name, product in products.items():
