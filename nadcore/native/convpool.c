@@ -32,30 +32,42 @@ typedef int32_t ivec __attribute__((vector_size(64), aligned(4)));
 #define VW 16
 
 #if defined(__AVX512F__) && defined(__AVX512VL__)
-/* LeNet's first layer (Cin = 1, K = 5, 6 channels, inputs at most 32 wide), one item:
- * vectorised over the pooled columns q. The input's even and odd columns are split into two
- * arrays, so that the convolution at column 2q + dx, shifted by kx, reads one of them at offset
- * q + (dx + kx) / 2: six contiguous vectors per input row serve all 6 x 4 accumulators (one per
- * channel and position in the pooling window). w: (6, 5, 5), bias: 6 floats. */
-enum { F1_K = 5, F1_C = 6, F1_PAD = 24 };
+/* LeNet's first layer (Cin = 1, K = 5, inputs at most 32 wide), forward and backward, is
+ * vectorised over the pooled columns q. Both read the input as six shifted copies of each row:
+ * lane q of X[r][s] is column 2q + s of row r (zero past the row), so the convolution at column
+ * 2q + dx, shifted by kx, is lane q of X[r][dx + kx]; one aligned load serves a whole row of
+ * pooled outputs. */
+enum { F1_K = 5, F1_C = 6, F1_SH = 6 };
+static void first_layer_shifts(int H, int W, const float *restrict xi, float (*restrict X)[F1_SH][16])
+{
+    const __mmask16 lo = W >= 16 ? 0xFFFF : (__mmask16)((1u << W) - 1);
+    const __mmask16 hi = W <= 16 ? 0 : (__mmask16)((1u << (W - 16)) - 1); /* W <= 32 */
+    __m512i shift[F1_SH];
+    __mmask16 inside[F1_SH];
+    for (int s = 0; s < F1_SH; s++) { /* lane q takes column 2q + s (32 and up: zero) */
+        shift[s] = _mm512_add_epi32(_mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24,
+                                                      26, 28, 30), _mm512_set1_epi32(s));
+        inside[s] = _mm512_cmplt_epi32_mask(shift[s], _mm512_set1_epi32(32));
+    }
+    for (int r = 0; r < H; r++) {
+        const __m512 u = _mm512_maskz_loadu_ps(lo, xi + (long)r * W);
+        const __m512 v = _mm512_maskz_loadu_ps(hi, xi + (long)r * W + 16);
+        _Pragma("GCC unroll 8")
+        for (int s = 0; s < F1_SH; s++)
+            _mm512_store_ps(X[r][s], _mm512_maskz_permutex2var_ps(inside[s], u, shift[s], v));
+    }
+}
+
+/* The forward of one item, 6 channels: the 6 x 4 accumulators (one per channel and position in
+ * the pooling window) of a pooled row stay in registers. w: (6, 5, 5), bias: 6 floats. */
 static void forward_first_layer(int H, int W, const float *restrict xi, const float *restrict w,
                                 const float *restrict bias, float *restrict out,
                                 uint8_t *restrict arg, long ocs, long oys, long oxs)
 {
     const int Hp = (H - F1_K + 1) / 2, Wp = (W - F1_K + 1) / 2;
-    float xe[H][F1_PAD], xo[H][F1_PAD];
+    float X[H][F1_SH][16] __attribute__((aligned(64)));
     const __m512 zero = _mm512_setzero_ps();
-    const __mmask16 lo = W >= 16 ? 0xFFFF : (__mmask16)((1u << W) - 1);
-    const __mmask16 hi = W <= 16 ? 0 : (__mmask16)((1u << (W - 16)) - 1); /* W <= 32 */
-    const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512i odd = _mm512_add_epi32(even, _mm512_set1_epi32(1));
-    for (int r = 0; r < H; r++) { /* split with vector shuffles (scalar stores here cost 40%) */
-        const __m512 a = _mm512_maskz_loadu_ps(lo, xi + r * W), b = _mm512_maskz_loadu_ps(hi, xi + r * W + 16);
-        _mm512_storeu_ps(xe[r], _mm512_permutex2var_ps(a, even, b));
-        _mm512_storeu_ps(xo[r], _mm512_permutex2var_ps(a, odd, b));
-        _mm256_storeu_ps(xe[r] + 16, _mm512_castps512_ps256(zero));
-        _mm256_storeu_ps(xo[r] + 16, _mm512_castps512_ps256(zero));
-    }
+    first_layer_shifts(H, W, xi, X);
     for (int p = 0; p < Hp; p++) {
         __m512 acc[F1_C][4];
         _Pragma("GCC unroll 8")
@@ -65,9 +77,10 @@ static void forward_first_layer(int H, int W, const float *restrict xi, const fl
                 acc[c][a] = zero;
         _Pragma("GCC unroll 8")
         for (int rr = 0; rr < F1_K + 1; rr++) {
-            const float *e = xe[2 * p + rr], *od = xo[2 * p + rr];
-            const __m512 S[6] = {_mm512_loadu_ps(e), _mm512_loadu_ps(od), _mm512_loadu_ps(e + 1),
-                                 _mm512_loadu_ps(od + 1), _mm512_loadu_ps(e + 2), _mm512_loadu_ps(od + 2)};
+            __m512 S[F1_SH];
+            _Pragma("GCC unroll 8")
+            for (int sh = 0; sh < F1_SH; sh++)
+                S[sh] = _mm512_load_ps(X[2 * p + rr][sh]);
             _Pragma("GCC unroll 8")
             for (int dy = 0; dy < 2; dy++) {
                 const int ky = rr - dy;
@@ -241,14 +254,14 @@ static void forward_rows5(int H, int W, int Cin, int Cout, const float *restrict
 #endif
 
 /* The forward of one item: LeNet's first layer (Cin = 1, K = 5, Cout = 6, inputs at most 32
- * wide) in forward_first_layer, which reads w (Cout, Cin, K, K) and the first Cout biases; any
+ * wide and 64 high: its shifted rows take 24 KB of stack) in forward_first_layer, which reads w (Cout, Cin, K, K) and the first Cout biases; any
  * other layer in forward_item, which reads wt (K, K, Cin, CP) and CP biases. */
 static void forward_any(int H, int W, int Cin, int Cout, int K, const float *restrict xi,
                         const float *restrict wt, const float *restrict w, const float *restrict bias,
                         float *restrict out, uint8_t *restrict arg, long ocs, long oys, long oxs)
 {
 #if defined(__AVX512F__) && defined(__AVX512VL__)
-    if (Cin == 1 && K == F1_K && Cout == F1_C && W <= 32) {
+    if (Cin == 1 && K == F1_K && Cout == F1_C && W <= 32 && H <= 64) {
         forward_first_layer(H, W, xi, w, bias, out, arg, ocs, oys, oxs);
         return;
     }
@@ -425,10 +438,9 @@ backward_task_avx512(const int Cin, int m, int b0, int b1, int B, int H, int W,
  * position w = 2 dy + dx that won into four planes G_w (zero where another position won or the
  * ReLU stopped it), so that
  *     dW[c][ky][kx] = sum_w sum_p sum_q G_w[p][q] * x[2p + dy + ky][2q + dx + kx],
- * and each column shift s = dx + kx of the input is laid out once per example as rows of 16
- * aligned floats, X[r][s][q] = x[r][2q + s]: all lanes but the two past Wp = 14 do work (before:
- * a 5-float row per winning position). Lanes are summed once per task. */
-enum { B1_K = 5, B1_SH = 6 };
+ * read from the input's shifted rows X[r][s][q] = x[r][2q + s] (first_layer_shifts, s = dx + kx):
+ * all lanes but the two past Wp = 14 do work (before: a 5-float row per winning position). Lanes
+ * are summed once per task. */
 
 /* The planes G[c][p][w] of one example (lanes q < Wp), and bias[c] += their sum. Channels-last
  * rows of at most 96 values (LeNet: 14 x 6) are transposed with permutes (a gather costs about
@@ -492,7 +504,7 @@ static inline __attribute__((always_inline)) void
 first_layer_row(const int kx0, const int NX, const float *restrict xp, const float (*restrict g)[16],
                 __m512 *restrict a)
 {
-    enum { K = B1_K };
+    enum { K = F1_K };
     __m512 gw[4];
     _Pragma("GCC unroll 4")
     for (int w = 0; w < 4; w++)
@@ -502,7 +514,7 @@ first_layer_row(const int kx0, const int NX, const float *restrict xp, const flo
         __m512 S[4];
         _Pragma("GCC unroll 4")
         for (int s = 0; s <= NX; s++)
-            S[s] = _mm512_load_ps(xp + (rr * B1_SH + kx0 + s) * 16);
+            S[s] = _mm512_load_ps(xp + (rr * F1_SH + kx0 + s) * 16);
         _Pragma("GCC unroll 2")
         for (int dy = 0; dy < 2; dy++) {
             const int ky = rr - dy;
@@ -522,21 +534,12 @@ static void backward_first_layer(int m, int b0, int b1, int B, int H, int W, int
                                  const float *restrict out, const uint8_t *restrict arg, long os,
                                  long ocs, long oys, long oxs, float *restrict pw, float *restrict pb)
 {
-    enum { K = B1_K };
+    enum { K = F1_K };
     const int Hp = (H - K + 1) / 2, Wp = (W - K + 1) / 2;
-    float X[H][B1_SH][16] __attribute__((aligned(64)));
+    float X[H][F1_SH][16] __attribute__((aligned(64)));
     float G[Cout * Hp][4][16] __attribute__((aligned(64)));
     __m512 acc[Cout][K * K], bias[Cout]; /* acc[c]: kx 0..2 of each row, then kx 3..4 */
     const __m512 zero = _mm512_setzero_ps();
-    const __mmask16 lo = W >= 16 ? 0xFFFF : (__mmask16)((1u << W) - 1);
-    const __mmask16 hi = W <= 16 ? 0 : (__mmask16)((1u << (W - 16)) - 1);
-    __m512i shift[B1_SH];
-    __mmask16 inside[B1_SH];
-    for (int s = 0; s < B1_SH; s++) { /* lane q takes column 2q + s (32 and up: zero) */
-        shift[s] = _mm512_add_epi32(_mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24,
-                                                      26, 28, 30), _mm512_set1_epi32(s));
-        inside[s] = _mm512_cmplt_epi32_mask(shift[s], _mm512_set1_epi32(32));
-    }
     for (int c = 0; c < Cout; c++) {
         bias[c] = zero;
         for (int j = 0; j < K * K; j++)
@@ -544,13 +547,7 @@ static void backward_first_layer(int m, int b0, int b1, int B, int H, int W, int
     }
     for (int b = b0; b < b1; b++) {
         const long it = (long)m * B + b;
-        const float *xi = x + it * xs;
-        for (int r = 0; r < H; r++) {
-            const __m512 u = _mm512_maskz_loadu_ps(lo, xi + (long)r * W);
-            const __m512 v = _mm512_maskz_loadu_ps(hi, xi + (long)r * W + 16);
-            for (int s = 0; s < B1_SH; s++)
-                _mm512_store_ps(X[r][s], _mm512_maskz_permutex2var_ps(inside[s], u, shift[s], v));
-        }
+        first_layer_shifts(H, W, x + it * xs, X);
         first_layer_planes(Hp, Wp, Cout, g + it * os, out + it * os, arg + it * os, ocs, oys, oxs, G, bias);
         for (int c = 0; c < Cout; c++) {
             __m512 a[15];
