@@ -254,8 +254,9 @@ static void forward_rows5(int H, int W, int Cin, int Cout, const float *restrict
 #endif
 
 /* The forward of one item: LeNet's first layer (Cin = 1, K = 5, Cout = 6, inputs at most 32
- * wide and 64 high: its shifted rows take 24 KB of stack) in forward_first_layer, which reads w (Cout, Cin, K, K) and the first Cout biases; any
- * other layer in forward_item, which reads wt (K, K, Cin, CP) and CP biases. */
+ * wide and 64 high: its shifted rows take up to 24 KB of stack) in forward_first_layer, which
+ * reads w (Cout, Cin, K, K) and the first Cout biases; any other layer in forward_item, which
+ * reads wt (K, K, Cin, CP) and CP biases. */
 static void forward_any(int H, int W, int Cin, int Cout, int K, const float *restrict xi,
                         const float *restrict wt, const float *restrict w, const float *restrict bias,
                         float *restrict out, uint8_t *restrict arg, long ocs, long oys, long oxs)
