@@ -38,6 +38,8 @@ typedef int32_t ivec __attribute__((vector_size(64), aligned(4)));
  * 2q + dx, shifted by kx, is lane q of X[r][dx + kx]; one aligned load serves a whole row of
  * pooled outputs. */
 enum { F1_K = 5, F1_C = 6, F1_SH = 6 };
+/* the inputs first_layer_shifts takes: two masked loads per row, rows on the caller's stack */
+#define F1_SHIFTS_FIT(H, W) ((W) <= 32 && (H) <= 64)
 static void first_layer_shifts(int H, int W, const float *restrict xi, float (*restrict X)[F1_SH][16])
 {
     const __mmask16 lo = W >= 16 ? 0xFFFF : (__mmask16)((1u << W) - 1);
@@ -262,7 +264,7 @@ static void forward_any(int H, int W, int Cin, int Cout, int K, const float *res
                         float *restrict out, uint8_t *restrict arg, long ocs, long oys, long oxs)
 {
 #if defined(__AVX512F__) && defined(__AVX512VL__)
-    if (Cin == 1 && K == F1_K && Cout == F1_C && W <= 32 && H <= 64) {
+    if (Cin == 1 && K == F1_K && Cout == F1_C && F1_SHIFTS_FIT(H, W)) {
         forward_first_layer(H, W, xi, w, bias, out, arg, ocs, oys, oxs);
         return;
     }
@@ -580,7 +582,7 @@ static void backward_first_layer(int m, int b0, int b1, int B, int H, int W, int
 }
 #define FAST_TASK(k, cin) backward_task_avx512(cin, m, b0, b1, B, H, W, Cout, x, xs, wm, g, \
                                                out, arg, os, ocs, oys, oxs, dx, pw, pb)
-#define FIRST_LAYER_FITS (W <= 32 && H <= 64 && Cout <= 16) /* its scratch: under 200 KB of stack */
+#define FIRST_LAYER_FITS (F1_SHIFTS_FIT(H, W) && Cout <= 16) /* its scratch: under 200 KB of stack */
 #define FIRST_LAYER_TASK backward_first_layer(m, b0, b1, B, H, W, Cout, x, xs, g, out, arg, os, \
                                              ocs, oys, oxs, pw, pb)
 #else
