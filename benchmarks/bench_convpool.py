@@ -4,7 +4,7 @@ real training.
 Run on a quiet machine:  python benchmarks/bench_convpool.py [--models 4] [--reps 5] [--json F]
 
 Trains ``--models`` LeNets on D(v) with ``train_many`` (one thread, batch 128, the authors' recipe,
-as ``bench_training.py``) and times every call into ``nadcore.native``'s two convolution kernels
+as ``bench_training.py``) and times every call into ``nadcore.kernels.native``'s two convolution kernels
 (``convpool_forward``, ``convpool_backward``) for LeNet's two stages: conv1 (1 -> 6 channels,
 32x32 input, no input gradient) and conv2 (6 -> 16 channels, 14x14 input, with its input
 gradient). The data of each call is whatever training left in the caches, so these are the
@@ -29,9 +29,9 @@ import torch  # noqa: E402
 
 from bench_training import SETTINGS, make_problem  # noqa: E402
 from common import load, machine, median  # noqa: E402
-from nadcore import native  # noqa: E402
+from nadcore.kernels import native  # noqa: E402
 from nadcore.train import train_many  # noqa: E402
-from nadcore.utils import keep_freed_memory  # noqa: E402
+from nadcore.kernels.cpu import keep_freed_memory  # noqa: E402
 
 STAGES = {1: ("conv1", 28 * 28 * 6 * 25), 6: ("conv2", 10 * 10 * 16 * 150)}  # Cin -> name, MACs
 
@@ -60,7 +60,7 @@ def main(argv=None):
     ap.add_argument("--json", default=None)
     a = ap.parse_args(argv)
     if not native.available():
-        raise SystemExit("nadcore.native is unavailable (no C compiler?): nothing to time")
+        raise SystemExit("nadcore.kernels.native is unavailable (no C compiler?): nothing to time")
     keep_freed_memory()
     torch.set_num_threads(1)
     m = machine()

@@ -9,7 +9,7 @@ Sections, each written to the JSON file as soon as it is done, each skipped once
 seconds have passed (so that a time-limited lease still returns what was measured):
 
 * ``accuracy``: the secant sensitivities of two networks per architecture, computed on the GPU
-  by ``nadcore.estimators.sample_range`` (the book's path) in each precision (float32, tf32,
+  by ``nadcore.nads.sampling.Sampler`` (the book's path) in each precision (float32, tf32,
   bf16), against a float64 CPU reference on 64 random coordinates: relative error and cosine.
 * ``secant``: ``compute_nads(method="secant")`` networks per second in each precision (LogReg and
   LeNet: float32 only), each after a warm-up run; the number of networks is chosen from the
@@ -43,11 +43,16 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 from common import machine  # noqa: E402
-from nadcore import estimators as est  # noqa: E402
-from nadcore import initialisation as init  # noqa: E402
 from nadcore import nads  # noqa: E402
 from nadcore.book import profiles  # noqa: E402
-from nadcore.models import build_model  # noqa: E402
+from nadcore.data import fourier_basis_vector, fourier_grid  # noqa: E402
+from nadcore.experiments import make_executor  # noqa: E402
+from nadcore.experiments import separability as sep  # noqa: E402
+from nadcore.kernels.precision import PRECISIONS  # noqa: E402
+from nadcore.nads.estimators import evaluation_point  # noqa: E402
+from nadcore.nads.published import load_published_nads  # noqa: E402
+from nadcore.nads.sampling import Sampler, network_seeds  # noqa: E402
+from nadcore.nets import build_model, initialise  # noqa: E402
 
 ARCHS = ["logreg", "lenet", "vgg11", "resnet18", "densenet121"]
 SHAPE = (1, 32, 32)
@@ -116,7 +121,7 @@ def bf16_peak(run: Run, n: int = 8192) -> None:
 def _reference_secant(arch: str, seed_n: int, x: torch.Tensor, coords: np.ndarray, step=100.0):
     """float64 CPU central differences of network ``seed_n`` at ``coords``."""
     m = build_model(arch, 1, 1, 32, check=False)
-    init.initialise(m, seed_n)
+    initialise(m, seed_n)
     m = m.double().eval()
     D = x.numel()
     E = torch.zeros(len(coords), D, dtype=torch.float64)
@@ -130,16 +135,14 @@ def _reference_secant(arch: str, seed_n: int, x: torch.Tensor, coords: np.ndarra
 def accuracy(run: Run, archs) -> None:
     rng = np.random.default_rng(0)
     coords = np.sort(rng.choice(int(np.prod(SHAPE)), 64, replace=False))
-    x = est.evaluation_point(SHAPE, 0)
+    x = evaluation_point(SHAPE, 0)
     res = {}
     for arch in archs:
-        ref = np.stack([_reference_secant(arch, s, x, coords) for s in est.network_seeds(0, [0, 1])])
+        ref = np.stack([_reference_secant(arch, s, x, coords) for s in network_seeds(0, [0, 1])])
         row = {}
-        for prec in est.PRECISIONS:
-            got = []
-            est.sample_range(arch, SHAPE, 0, 0, 2, "secant", 100.0, run.dev, None,
-                             lambda G, idx: got.append(G), precision=prec)
-            G = np.concatenate(got)[:, coords]
+        for prec in PRECISIONS:
+            sampler = Sampler(arch, SHAPE, 0, "secant", 100.0, run.dev, "auto", 1, prec)
+            G = sampler.rows(np.arange(2))[0][:, coords]
             rel = float(np.linalg.norm(G - ref) / np.linalg.norm(ref))
             cos = float(min(np.dot(g, r) / np.linalg.norm(g) / np.linalg.norm(r) for g, r in zip(G, ref)))
             row[prec] = {"rel_error": rel, "min_cosine": cos}
@@ -168,7 +171,7 @@ def secant(run: Run, archs) -> None:
         n = _pick_n(r0, run.a.seconds, warm, PAPER_NETWORKS if arch != "logreg" else 20000)
         row = {"networks": n}
         results = {}
-        for prec in est.PRECISIONS if arch not in ("logreg", "lenet") else ("float32",):
+        for prec in PRECISIONS if arch not in ("logreg", "lenet") else ("float32",):
             if prec != "float32":
                 _timed_nads(run, arch, "secant", warm, prec)  # warm-up of this precision's kernels
             results[prec], rate = _timed_nads(run, arch, "secant", n, prec)
@@ -199,9 +202,6 @@ def gradient(run: Run, archs) -> None:
 
 
 def fig1(run: Run, archs) -> None:
-    from nadcore import separability as sep
-    from nadcore.data import fourier_basis_vector, fourier_grid
-    from nadcore.experiments import make_executor
 
     cfg = profiles.resolve("03_linear_separability", "paper")
     cells = fourier_grid(32, cfg["grid"]).frequencies
@@ -259,7 +259,6 @@ def full(run: Run, spec: str) -> None:
                      "networks_per_second": r.meta["networks_per_second"],
                      "split_half": [float(v) for v in r.extras["split_half"]]}
         try:
-            from nadcore.published import load_published_nads
             pub = load_published_nads(arch)
             res[item]["overlap_published"] = {f"k={k}": nads.subspace_overlap(r.nads, pub.nads, k)
                                               for k in nads.OVERLAP_KS}

@@ -9,7 +9,7 @@ generator, not nadcore's numpy draws), in eval mode, all 2*D perturbed inputs in
 ``-model(x)`` with autograd enabled, then ``/ (2*scale)``; torch's default threads.
 
 nadcore's secant: ``compute_nads(method="secant")`` with its defaults (LeNet: the structured
-kernels of nadcore.lenet_kernels; other models: one no-grad channels-last pass per network in
+kernels of nadcore.kernels.lenet; other models: one no-grad channels-last pass per network in
 cache-sized chunks; one lane of one torch thread per core). ``--bf16`` also times
 ``precision="bf16"`` (for GPUs; slower than float32 on a CPU without AMX).
 
@@ -18,7 +18,7 @@ nadcore's gradient: for LeNet through the command line, ``python -m nadcore nads
 ``meta.networks_per_second`` (sampling only: the parameter draw, the gradients and the float64
 accumulation; not the final eigendecompositions); for other models ``compute_nads``.
 
-All sides run in one process under nadcore's allocator setting (``nadcore.utils.keep_freed_memory``,
+All sides run in one process under nadcore's allocator setting (``nadcore.kernels.cpu.keep_freed_memory``,
 which also speeds up the authors' procedure: measuring them without it would flatter nadcore).
 Each repetition times all sides back to back, so every ratio compares runs under the same load;
 the table reports the medians over repetitions of the rates and of the per-repetition ratios,
@@ -42,8 +42,8 @@ import torch  # noqa: E402
 
 from common import load, machine, median  # noqa: E402
 from nadcore import nads  # noqa: E402
-from nadcore.models import REGISTRY  # noqa: E402
-from nadcore.utils import keep_freed_memory  # noqa: E402
+from nadcore.nets import REGISTRY  # noqa: E402
+from nadcore.kernels.cpu import keep_freed_memory  # noqa: E402
 
 # networks per measurement at --scale 1: (authors, nadcore secant, nadcore gradient)
 COUNTS = {"lenet": (30, 400, 8192), "resnet18": (1, 4, 64), "vgg11": (1, 8, 128),

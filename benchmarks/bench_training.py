@@ -11,16 +11,16 @@ linear decay, clipping 0.5) on 1x32x32 inputs. "Loop" is what one would write by
 ``--processes P`` runs P one-thread worker processes, each calling ``train_many`` on its share of
 the models. Each repetition times every configuration back to back (same load); the medians over
 repetitions are reported, with the 1-minute load average. Both sides run under nadcore's
-allocator setting (``nadcore.utils.keep_freed_memory``, which ``train_classifier`` also applies).
+allocator setting (``nadcore.kernels.cpu.keep_freed_memory``, which ``train_classifier`` also applies).
 
 Efficiency. FLOPs are counted analytically from the model: ``F`` = the multiply-adds x 2 of the
-Conv2d and Linear layers of one forward pass of one input (``nadcore.estimators.forward_flops``;
+Conv2d and Linear layers of one forward pass of one input (``nadcore.nets.forward_flops``;
 LeNet: 0.83 MFLOP). One SGD step on one example counts ``3 F``: the forward pass, and a backward
 pass counted as twice the forward (gradients with respect to the weights and to each layer's
 input; the input gradient of the first layer, which is not computed, is counted too). The test
 set is evaluated once (``F`` per example). Pooling, activations, losses and the optimiser are not
 counted. These are the model's FLOPs (as in "model FLOPs utilisation"), not those executed: on the
-CPU, train_many's LeNet backward (nadcore.native) skips the convolution outputs that lost their
+CPU, train_many's LeNet backward (nadcore.kernels.native) skips the convolution outputs that lost their
 pooling window or were zeroed by the ReLU, about an eighth of a dense convolution backward, so the
 fraction below says how fast training goes in the model's FLOPs, not how busy the FMA units are.
 ``gflops`` = these FLOPs / the best configuration's seconds; ``peak_gflops`` = the faster of
@@ -47,10 +47,9 @@ import torch  # noqa: E402
 
 from common import load, machine, matmul_peak, median  # noqa: E402
 from nadcore.data import directional_train_test, fourier_basis_vector  # noqa: E402
-from nadcore.estimators import forward_flops  # noqa: E402
-from nadcore.models import build_model  # noqa: E402
+from nadcore.nets import build_model, forward_flops  # noqa: E402
 from nadcore.train import train_classifier, train_many  # noqa: E402
-from nadcore.utils import keep_freed_memory  # noqa: E402
+from nadcore.kernels.cpu import keep_freed_memory  # noqa: E402
 
 SETTINGS = dict(batch_size=128, max_lr=0.5)
 N_TEST = 256

@@ -8,7 +8,7 @@ import time
 
 import torch
 
-from nadcore.utils import onednn_applies
+from nadcore.kernels.cpu import onednn_applies
 
 
 def machine() -> dict:

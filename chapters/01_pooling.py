@@ -41,11 +41,12 @@ knobs = None             # settings to override, e.g. {"mc_samples": 10000} (a d
 import numpy as np
 import pandas as pd
 
-from nadcore import linear_pooling, theory
+from nadcore.theory import linear_pooling
+from nadcore.theory import pooling as theory
 from nadcore.book import setup
-from nadcore.evidence import Criterion, exact_value
+from nadcore.book.evidence import Criterion, exact_value
 from nadcore.plots import pooling as plots
-from nadcore.utils import generator
+from nadcore.runtime import generator
 
 ch = setup("01_pooling", profile=profile, seed=seed, device=device, knobs=knobs)
 cfg = ch.cfg

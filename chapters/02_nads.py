@@ -65,13 +65,13 @@
 # `nadcore` computes it for one network (the batched paths used for speed give the same numbers,
 # as the tests check):
 #
-# ```{literalinclude} ../../nadcore/estimators.py
+# ```{literalinclude} ../../nadcore/nads/estimators.py
 # :pyobject: input_sensitivity_secant
 # ```
 #
 # and the exact gradient:
 #
-# ```{literalinclude} ../../nadcore/estimators.py
+# ```{literalinclude} ../../nadcore/nads/estimators.py
 # :pyobject: input_gradient
 # ```
 #
@@ -93,12 +93,13 @@ import numpy as np
 import pandas as pd
 
 from nadcore import nads
+from nadcore.experiments.nads import cached_nads
 from nadcore.data import low_frequency_fraction
 from nadcore.book import setup
-from nadcore.evidence import Criterion, exact_value, jackknife_interval
+from nadcore.book.evidence import Criterion, exact_value, jackknife_interval
 from nadcore.plots import nads as nadplots
-from nadcore.published import PUBLISHED_NETWORKS, load_published_nads
-from nadcore.models import PUBLISHED_NAMES
+from nadcore.nads.published import PUBLISHED_NETWORKS, load_published_nads
+from nadcore.nets import PUBLISHED_NAMES
 
 ch = setup("02_nads", profile=profile, seed=seed, device=device, knobs=knobs, model=model)
 cfg = ch.cfg
@@ -109,7 +110,7 @@ ks = list(nads.OVERLAP_KS)
 def estimate(arch, method, n, points=1, running=False, precision=None):
     """Chapter 2's NADs (cached); ``running``: with running estimates at the checkpoints; the
     secant in the profile's ``secant_precision`` for ``arch`` unless ``precision`` is given."""
-    return nads.cached_nads(arch, method, n, seed, cache=ch.cache, device=ch.device, points=points,
+    return cached_nads(arch, method, n, seed, cache=ch.cache, device=ch.device, points=points,
                             checkpoints=[c for c in cfg["convergence"] if c < n] if running else None,
                             precision=precision or ch.nad_precision(arch, method))
 
@@ -282,7 +283,7 @@ ch.figure_data("spectra", pd.DataFrame([{"set": k, "index": i, "normalised_eigen
 # then spread up to 1023). It works in the web page without a running kernel.
 
 # %%
-from nadcore.explorer import nad_explorer
+from nadcore.plots.explorer import nad_explorer
 nad_explorer(spectra)
 
 # %% [markdown]

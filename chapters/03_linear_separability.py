@@ -44,7 +44,7 @@
 # gives the formula instead. Training and test sets are independent draws of the sizes asked for
 # (in the original code the test set silently had the training set's size). This is the generator:
 #
-# ```{literalinclude} ../../nadcore/data.py
+# ```{literalinclude} ../../nadcore/data/directions.py
 # :pyobject: directional_dataset
 # ```
 #
@@ -72,11 +72,11 @@ import numpy as np
 import pandas as pd
 
 from nadcore import book
-from nadcore import separability as sep
+from nadcore.experiments import separability as sep
 from nadcore.book import setup
 from nadcore.data import fourier_basis_vector, fourier_grid
-from nadcore.evidence import Criterion
-from nadcore.explorer import direction_explorer
+from nadcore.book.evidence import Criterion
+from nadcore.plots.explorer import direction_explorer
 from nadcore.plots import separability as plots
 
 ch = setup("03_linear_separability", profile=profile, seed=seed, device=device, knobs=knobs, model=model)
@@ -467,7 +467,7 @@ ch.claim("fig6-secant-vs-gradient", "Sec. 3-4.1 (a question the paper leaves ope
 #
 # ```python
 # from distributed import Client
-# from nadcore.separability import grid_sweep
+# from nadcore.experiments.separability import grid_sweep
 # client = Client("tcp://scheduler:8786")
 # res = grid_sweep("resnet18", grid, settings("resnet18"), seeds=[0, 1, 2], executor=client)
 # ```

@@ -53,11 +53,12 @@ import math
 import numpy as np
 import pandas as pd
 
-from nadcore import cifar, poisoning
+from nadcore.data import cifar, poisoning
+from nadcore.experiments import cifar10
 from nadcore.book import setup
-from nadcore.evidence import Criterion
+from nadcore.book.evidence import Criterion
 from nadcore.experiments import run_jobs
-from nadcore.models import spec_name
+from nadcore.nets import spec_name
 from nadcore.nads import complete_basis
 from nadcore.plots import cifar as plots
 
@@ -71,7 +72,7 @@ assert set(cfg["early"]) <= set(cfg["indices"]) and set(cfg["late"]) <= set(cfg[
 # %% [markdown]
 # ## Data
 #
-# `nadcore.cifar.load_cifar10` takes the full CIFAR-10 through `torchvision` when it finds it under
+# `nadcore.data.cifar.load_cifar10` takes the full CIFAR-10 through `torchvision` when it finds it under
 # `data_root` (or downloads it when `download=True`). Without it, it falls back to the genuine
 # subset shipped with the project: the first images of each official batch file, byte-identical to
 # the originals, with their checksum verified. No image is ever synthesised. Images are kept on the
@@ -117,7 +118,7 @@ ch.figure_data("nads", pd.DataFrame([{"nad": i, "row": p // 32, "col": p % 32, "
 # $u_{i + \lfloor t/6 \rfloor}$ placed in channel $t \bmod 3$ (zeros in the other two), with sign
 # $s_t = 2(t \bmod 2) - 1$:
 #
-# ```{literalinclude} ../../nadcore/poisoning.py
+# ```{literalinclude} ../../nadcore/data/poisoning.py
 # :pyobject: carrier_assignment
 # ```
 #
@@ -129,7 +130,7 @@ ch.figure_data("nads", pd.DataFrame([{"nad": i, "row": p // 32, "col": p % 32, "
 #
 # and nothing changes orthogonally to $c_t$:
 #
-# ```{literalinclude} ../../nadcore/poisoning.py
+# ```{literalinclude} ../../nadcore/data/poisoning.py
 # :pyobject: poison
 # ```
 #
@@ -201,7 +202,7 @@ ch.figure_data("visibility", vis)
 # exactly the same information, and a fully connected network, whose initialisation barely cares
 # about the orientation of input space, should be unaffected.
 #
-# ```{literalinclude} ../../nadcore/poisoning.py
+# ```{literalinclude} ../../nadcore/data/poisoning.py
 # :pyobject: flip_matrix
 # ```
 #
@@ -214,7 +215,7 @@ ch.figure_data("visibility", vis)
 #   dominate the flipped images; after subtracting the per-channel mean, what is moved around is
 #   the images' actual content.
 #
-# ```{literalinclude} ../../nadcore/poisoning.py
+# ```{literalinclude} ../../nadcore/data/poisoning.py
 # :pyobject: flip_representation
 # ```
 #
@@ -292,15 +293,15 @@ bases = {m: U if (m == model or spec_name(m) in poisoning.FLIP_CONTROLS) else co
          for m in flip_list}
 control_seeds = [seed + k for k in range(cfg["control_seeds"])]
 recipe = {k: cfg[k] for k in ("max_lr", "momentum", "weight_decay", "batch_size")}
-common = dict(data_spec=spec, data_key=poisoning.cifar_data_key(data), eps=cfg["eps"], device=ch.device)
-fig8_jobs = [j for m in flip_list for j in poisoning.cifar_jobs(
+common = dict(data_spec=spec, data_key=cifar10.cifar_data_key(data), eps=cfg["eps"], device=ch.device)
+fig8_jobs = [j for m in flip_list for j in cifar10.cifar_jobs(
     m, ["clean", "flip"], nads=bases[m], train=dict(recipe, epochs=cfg["flip_epochs"]),
     seeds=control_seeds if spec_name(m) in poisoning.FLIP_CONTROLS else ch.seeds, **common)]
-fig7_jobs = poisoning.cifar_jobs(model, ["clean"] + [("poison", i) for i in cfg["indices"]], nads=U,
+fig7_jobs = cifar10.cifar_jobs(model, ["clean"] + [("poison", i) for i in cfg["indices"]], nads=U,
                                  train=dict(recipe, epochs=cfg["epochs"]), seeds=ch.seeds, **common)
-jobs = poisoning.unique_jobs(fig8_jobs + fig7_jobs)      # the longer Fig. 8 runs first
-results = run_jobs(jobs, poisoning.cifar_job, executor=ch.executor(), cache=ch.cache)
-runs = pd.DataFrame(poisoning.result_rows(jobs, results))
+jobs = cifar10.unique_jobs(fig8_jobs + fig7_jobs)      # the longer Fig. 8 runs first
+results = run_jobs(jobs, cifar10.cifar_job, executor=ch.executor(), cache=ch.cache)
+runs = pd.DataFrame(cifar10.result_rows(jobs, results))
 cpu_seconds = sum(meta.get("cpu_seconds", float("nan")) for _, meta in results)
 print(f"{len(jobs)} jobs, {len(runs)} networks trained (or read from the cache)")
 

@@ -60,13 +60,13 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from nadcore import cifar, underspec
-from nadcore import underspec_experiments as ux
+from nadcore.data import cifar
+from nadcore.experiments import underspecification as ux
 from nadcore.book import setup
-from nadcore.evidence import Criterion
+from nadcore.book.evidence import Criterion, seed_summary
 from nadcore.nads import complete_basis
 from nadcore.plots import underspec as uplots
-from nadcore.separability import steps_per_run
+from nadcore.experiments.separability import steps_per_run
 
 ch = setup("05_underspecification", profile=profile, seed=seed, device=device, knobs=knobs,
            data_root=data_root, subset_root=subset_root)
@@ -101,7 +101,7 @@ def nad_basis(spec: str):
     return complete_basis(r.nads).astype(np.float32), where
 
 
-cifar_specs = {m: underspec.cifar_spec(m) for m in cfg["cifar_models"]}
+cifar_specs = {m: ux.cifar_spec(m) for m in cfg["cifar_models"]}
 bases = {spec: nad_basis(spec) for spec in dict.fromkeys([*cfg["concat_models"], *cifar_specs.values()])}
 for spec, (U, where) in bases.items():
     print(f"{spec}: {where}; basis {U.shape[0]} x {U.shape[1]}")
@@ -128,7 +128,7 @@ CRITERIA = {
     "ch1-early": Criterion(f"channel-1-only accuracy with v1 = u_{early}, mean over v2", ">=", 0.90),
     "ch1-late": Criterion(f"channel-1-only accuracy at (v1, v2) = (u_{late}, u_{early})", "<=", 0.60),
     "switch": Criterion(f"channel-2-only accuracy at (v1, v2) = (u_{late}, u_{early})", ">=", 0.90),
-    "max-margin": Criterion(f"|tilt - {underspec.MAX_MARGIN_ANGLE:.1f}| at v1 = v2 = u_{early}, degrees",
+    "max-margin": Criterion(f"|tilt - {ux.MAX_MARGIN_ANGLE:.1f}| at v1 = v2 = u_{early}, degrees",
                             "<=", 10.0),
     "tilt-range": Criterion(f"tilt at (u_{late}, u_{early}) minus tilt at (u_{early}, u_{late}), degrees",
                             ">=", 60.0),
@@ -184,7 +184,7 @@ print(f"seeds: {len(ch.seeds)} (paper: {paper['seeds']}); test samples per run: 
 # decay (ResNet-18, on the `paper` profile: 0.1 and weight decay $10^{-5}$). One departure: we
 # clip the gradient norm at 0.5, as the original NAD code did, because without clipping most
 # LeNets in our trial runs got stuck at chance at this learning rate. Every run is a job of the
-# book's common runner (`nadcore.underspec_experiments.concat_grid_experiment`), cached and
+# book's common runner (`nadcore.experiments.underspecification.concat_grid_experiment`), cached and
 # spread over the profile's worker processes.
 
 # %%
@@ -206,8 +206,8 @@ grid = ["v1_index", "v2_index"]
 names = {"acc_both": "both", "acc_first": "ch1 only", "acc_second": "ch2 only", "train_acc": "train"}
 for m in concat:
     f = concat_frame[concat_frame.model == m]
-    table = underspec.seed_summary(f, grid, list(names)).rename(columns=names)
-    table["tilt (deg)"] = underspec.seed_summary(f, grid, ["angle"], scale=1, digits=0)["angle"]
+    table = seed_summary(f, grid, list(names)).rename(columns=names)
+    table["tilt (deg)"] = seed_summary(f, grid, ["angle"], scale=1, digits=0)["angle"]
     print(f"{m}, {len(ch.seeds)} seeds: test accuracy (%) with both channels / channel 1 only / "
           f"channel 2 only, train accuracy (%)\n{table.to_string(index=False)}")
 
@@ -253,7 +253,7 @@ for m, r in concat.items():
 # maximum-margin separator. The angle comes from a least-squares plane fitted to the network's
 # output over the cross-section, so it is a summary and ignores any curvature of the boundary:
 #
-# ```{literalinclude} ../../nadcore/underspec.py
+# ```{literalinclude} ../../nadcore/experiments/underspecification.py
 # :pyobject: boundary_angle
 # ```
 #
@@ -301,8 +301,8 @@ for m, r in concat.items():
              values=r.values("acc_second", late, early), preconditions=fit(swap), **concat_steps(m))
     ch.claim(f"us-fig2-{m}-max-margin", f"Sec. 3, Fig. 2b: with both directions among the first NADs "
              f"{m} behaves like a maximum-margin classifier (boundary normal at "
-             f"{underspec.MAX_MARGIN_ANGLE:.1f} degrees from v1).", CRITERIA["max-margin"],
-             values=np.abs(r.values("angle", early, early) - underspec.MAX_MARGIN_ANGLE),
+             f"{ux.MAX_MARGIN_ANGLE:.1f} degrees from v1).", CRITERIA["max-margin"],
+             values=np.abs(r.values("angle", early, early) - ux.MAX_MARGIN_ANGLE),
              preconditions=fit(ee), **concat_steps(m))
     ch.claim(f"us-fig2-{m}-tilt-range", f"Sec. 3, Fig. 2b / appendix Fig. 7: the tilt of {m}'s boundary "
              "swings from parallel to one channel's axis to parallel to the other's as the NADs move.",
@@ -361,11 +361,11 @@ cifar_frame = pd.concat([r.frame().assign(model=m) for m, r in cifar_runs.items(
 
 # %% tags=["nbval-check-output"]
 chance = 0.5
-transitions = {m: underspec.phase_transition_index(r.indices, r.acc_dv.mean(0), chance)
+transitions = {m: ux.phase_transition_index(r.indices, r.acc_dv.mean(0), chance)
                for m, r in cifar_runs.items()}
 names = {"acc_all": "all", "acc_cifar": "CIFAR only", "acc_dv": "D(v) only", "train_acc": "train"}
 for m, r in cifar_runs.items():
-    table = underspec.seed_summary(cifar_frame[cifar_frame.model == m], ["nad_index"], list(names))
+    table = seed_summary(cifar_frame[cifar_frame.model == m], ["nad_index"], list(names))
     print(f"{m}, {len(ch.seeds)} seeds: test accuracy (%) with all channels / CIFAR only / D(v) only, "
           f"train accuracy (%)\n{table.rename(columns=names).to_string(index=False)}")
     idx, thr = transitions[m]

@@ -43,8 +43,8 @@
 # Each question gets scorecard claims whose criteria are written in code before the experiment
 # runs. These are new experiments, so the "paper" column of a claim states the hypothesis under
 # test (the reviewers' question, or what the paper's theory implies), not a published number.
-# The library code is in `nadcore.downsampling`, `nadcore.trained_nads`, `nadcore.mixed_hessian`
-# and `nadcore.anisotropy`; the figures in `nadcore.plots.open_questions`.
+# The library code is in `nadcore.nets.variants`, `nadcore.nads.trained`, `nadcore.nads.mixed_hessian`
+# and `nadcore.experiments.open_questions`; the figures in `nadcore.plots.open_questions`.
 
 # %% tags=["parameters"]
 profile = "cpu"          # "smoke" (tests), "cpu" (laptop, minutes), "paper" (the papers' scale)
@@ -59,17 +59,23 @@ knobs = None             # settings to override, e.g. {"grid_ticks": [0, 8, 16]}
 import numpy as np
 import pandas as pd
 
-from nadcore import anisotropy, cifar, linear_pooling, mixed_hessian, nads, theory, trained_nads
+from nadcore import nads
+from nadcore.data import cifar
+from nadcore.experiments import open_questions as oq
+from nadcore.experiments.nads import cached_nads
+from nadcore.nads import mixed_hessian
+from nadcore.theory import linear_pooling
+from nadcore.theory import pooling as theory
 from nadcore.book import setup
-from nadcore.cache import digest
+from nadcore.runtime import digest
 from nadcore.data import fourier_basis_vector, fourier_directions
-from nadcore.evidence import Criterion, exact_value
+from nadcore.book.evidence import Criterion, exact_value
 from nadcore.experiments import Job, run_jobs
-from nadcore.models import build_model, spec_key
+from nadcore.nets import build_model, spec_key
 from nadcore.plots import nads as nadplots
 from nadcore.plots import open_questions as plots
-from nadcore.separability import grid_sweep, steps_per_run
-from nadcore.utils import generator
+from nadcore.experiments.separability import grid_sweep, steps_per_run
+from nadcore.runtime import generator
 
 ch = setup("06_open_questions", profile=profile, seed=seed, device=device, knobs=knobs, model=model)
 cfg = ch.cfg
@@ -79,7 +85,7 @@ D = 32 * 32
 
 def gradient_nads(spec, s):
     """Gradient NADs of a one-channel ``spec``: ``nad_networks`` networks of seed ``s`` (cached)."""
-    return nads.cached_nads(spec, "gradient", cfg["nad_networks"], seed=s, device=ch.device,
+    return cached_nads(spec, "gradient", cfg["nad_networks"], seed=s, device=ch.device,
                             cache=ch.cache)
 
 
@@ -105,7 +111,7 @@ def gradient_nads(spec, s):
 # All four networks have LeNet's layers and feature-map sizes (28, 14, 10, 5) and differ only in
 # this one operation:
 #
-# ```{literalinclude} ../../nadcore/downsampling.py
+# ```{literalinclude} ../../nadcore/nets/variants.py
 # :pyobject: DownsamplingLeNet.downsample
 # ```
 
@@ -127,7 +133,7 @@ print(pd.DataFrame([{"variant": label, "model": spec,
 nad_sets = {label: gradient_nads(spec, ch.seed) for label, spec in cfg["variants"].items()}
 fig = nadplots.nad_grid(nad_sets, indices=(0, 1, 2, 3),
                         title=f"First gradient NADs of the LeNet variants (seed {ch.seed})")
-ch.figure_data("nads_variants", anisotropy.nad_table(nad_sets, (0, 1, 2, 3), seed=ch.seed))
+ch.figure_data("nads_variants", oq.nad_table(nad_sets, (0, 1, 2, 3), seed=ch.seed))
 
 # %%
 fig = nadplots.spectra(nad_sets, title="Normalised eigenvalues of the gradient covariance")
@@ -156,7 +162,7 @@ ch.figure_data("nad_spectra", pd.DataFrame(
 # alike).
 
 # %%
-grid = anisotropy.quadrant_grid(cfg["grid_ticks"])
+grid = oq.quadrant_grid(cfg["grid_ticks"])
 dv_settings = {**cfg["dv"], **cfg["dv_train"]}
 crit1 = {
     "oq1-maxpool-islands": Criterion("share of off-centre cells learned by max-pool", ">=", 0.05),
@@ -179,7 +185,7 @@ ch.figure_data("fig1_maps", pd.DataFrame(
      for idx, (k1, k2) in zip(np.ndindex(grid.shape), grid.frequencies)]))
 
 # %% tags=["nbval-check-output"]
-summ = {label: anisotropy.map_summary(r["test_acc"], grid, cfg["off_centre"], cfg["island"])
+summ = {label: oq.map_summary(r["test_acc"], grid, cfg["off_centre"], cfg["island"])
         for label, r in maps.items()}
 print(pd.DataFrame({label: {**{k: v.mean() for k, v in s.items()},
                             "train acc (median)": np.median(maps[label]["train_acc"])}
@@ -249,7 +255,7 @@ ch.claim("oq1-strided-isotropic", "Review 4's question, answered directly: the s
 # the same definition at every epoch makes the epochs comparable, and each seed (its own
 # initialisation, data and batch order) gives an independent trajectory.
 #
-# ```{literalinclude} ../../nadcore/trained_nads.py
+# ```{literalinclude} ../../nadcore/nads/trained.py
 # :pyobject: network_nads
 # ```
 #
@@ -289,8 +295,8 @@ cifar_jobs = [Job({**spec_key(model), "seed": s, "train": cfg["cifar_train"], "k
                    "nads": digest(U), "data": data_key},
                   {"nad_basis": U, "data_spec": data_spec, "device": str(ch.device)})
               for s in ch.seeds]
-dv_res = [a for a, _ in run_jobs(dv_jobs, trained_nads.dv_dynamics_job, **run)]
-cf_res = [a for a, _ in run_jobs(cifar_jobs, trained_nads.cifar_dynamics_job, **run)]
+dv_res = [a for a, _ in run_jobs(dv_jobs, oq.dv_dynamics_job, **run)]
+cf_res = [a for a, _ in run_jobs(cifar_jobs, oq.cifar_dynamics_job, **run)]
 
 # %%
 stack = lambda res, key: np.stack([a[key] for a in res])  # noqa: E731  (seeds, epochs + 1, ...)
@@ -388,20 +394,20 @@ crit3 = {
 }
 print(f"clean test accuracy (binary): {clean.mean():.3f} (seeds: {', '.join(f'{c:.3f}' for c in clean)})")
 print(pd.DataFrame({f"{name}, k={k}": {"accuracy": removal[:, i, j].mean(), "energy removed": energy[:, i, j].mean()}
-                    for i, name in enumerate(trained_nads.REMOVALS) for j, k in enumerate(rk)}).T
+                    for i, name in enumerate(oq.REMOVALS) for j, k in enumerate(rk)}).T
       .to_string(float_format=lambda x: f"{x:.3f}"))
 
 # %%
-fig = plots.removal_curves(rk, {n: removal[:, i] for i, n in enumerate(trained_nads.REMOVALS)},
-                           {n: energy[:, i] for i, n in enumerate(trained_nads.REMOVALS)}, clean,
+fig = plots.removal_curves(rk, {n: removal[:, i] for i, n in enumerate(oq.REMOVALS)},
+                           {n: energy[:, i] for i, n in enumerate(oq.REMOVALS)}, clean,
                            title=f"Trained {model} on binary CIFAR-10: removing directions from the test images")
 ch.figure_data("removal", pd.DataFrame(
     [{"seed": s, "directions": n, "k": k, "test_acc": removal[a, i, j], "energy_removed": energy[a, i, j]}
-     for a, s in enumerate(ch.seeds) for i, n in enumerate(trained_nads.REMOVALS) for j, k in enumerate(rk)]))
+     for a, s in enumerate(ch.seeds) for i, n in enumerate(oq.REMOVALS) for j, k in enumerate(rk)]))
 
 # %% tags=["nbval-check-output"]
 j16 = rk.index(16)
-first, last, pcs = (trained_nads.REMOVALS.index(n) for n in ("first NADs", "last NADs", "data PCs"))
+first, last, pcs = (oq.REMOVALS.index(n) for n in ("first NADs", "last NADs", "data PCs"))
 above = {"the trained network beats chance (clean accuracy >= 0.55 for every seed)": bool(clean.min() >= 0.55)}
 ch.claim("oq3-first-vs-last", "Review 3 doubted that trained CNNs rely on NAD directions. Hypothesis: "
          "removing the first NADs from test images hurts a trained network more than removing the last.",
@@ -428,7 +434,7 @@ ch.claim("oq3-beyond-energy", "The first NADs matter beyond the image energy the
 # projection on its shortcut, then a 4x4 average pool and a linear layer, no batch norm) and the
 # same network with both shortcuts removed. Without the skips it is a plain five-layer CNN.
 #
-# ```{literalinclude} ../../nadcore/downsampling.py
+# ```{literalinclude} ../../nadcore/nets/variants.py
 # :pyobject: ResidualNet.forward
 # ```
 #
@@ -448,18 +454,18 @@ crit4 = {
                                        "overlap of the estimate with skips", "<", 0.0),
 }
 N4 = cfg["skip_nad_networks"]
-res_nads = {label: [nads.cached_nads(spec, "gradient", N4, seed=s, device=ch.device, cache=ch.cache)
+res_nads = {label: [cached_nads(spec, "gradient", N4, seed=s, device=ch.device, cache=ch.cache)
                     for s in ch.seeds]
             for label, spec in cfg["resnets"].items()}
 fig = nadplots.nad_grid({label: r[0] for label, r in res_nads.items()}, indices=(0, 1, 2, 3),
                         title=f"First gradient NADs with and without skip connections (seed {ch.seed})")
-ch.figure_data("nads_skip", anisotropy.nad_table({label: r[0] for label, r in res_nads.items()},
+ch.figure_data("nads_skip", oq.nad_table({label: r[0] for label, r in res_nads.items()},
                                                  (0, 1, 2, 3), seed=ch.seed))
 
 # %%
 fig = nadplots.spectra({label: r[0] for label, r in res_nads.items()},
                        title="Normalised NAD spectra with and without skip connections")
-spec_rows = [{"network": label, "seed": s, **anisotropy.spectrum_summary(r.eigenvalues, r.nads)}
+spec_rows = [{"network": label, "seed": s, **oq.spectrum_summary(r.eigenvalues, r.nads)}
              for label, rs in res_nads.items() for s, r in zip(ch.seeds, rs)]
 ch.figure_data("skip_spectra", pd.DataFrame(
     [{"network": label, "seed": s, "index": i, "eigenvalue": lam}
@@ -528,7 +534,7 @@ ch.claim("oq4-skip-changes-nads", "Review 2 asked how NADs change with skip conn
 # $J$ linear in the parameters, and Gaussian averages reduce to sums over basis vectors:
 # $\mathbb{E}[gg^\top] = \sigma_\theta^2\sigma_\phi^2 \sum_{j,t} g(e_j, e_t) g(e_j, e_t)^\top$ and
 # $\mathbb{E}[J^\top J] = \sigma_\theta^2 \sum_j J(e_j, 0)^\top J(e_j, 0) + \sigma_\phi^2 \sum_t J(0, e_t)^\top J(0, e_t)$.
-# `nadcore.mixed_hessian.linear_pooling_moments` evaluates these sums by automatic differentiation,
+# `nadcore.nads.mixed_hessian.linear_pooling_moments` evaluates these sums by automatic differentiation,
 # with the same mixed-Hessian code that serves LeNet below; a Monte Carlo average over random
 # parameters checks the same code path once more.
 
@@ -570,21 +576,21 @@ ch.claim("oq5-eq4-eq5-monte-carlo", "Sec. 3, eqs. (4)-(5), checked by sampling: 
 # identity it gives the $D \times D$ matrix. The networks and the evaluation point are those of the
 # gradient NADs of the same seed (the first `hessian_networks` of them).
 #
-# ```{literalinclude} ../../nadcore/mixed_hessian.py
+# ```{literalinclude} ../../nadcore/nads/mixed_hessian.py
 # :pyobject: mixed_gram_product
 # ```
 
 # %%
 hjobs = [Job({**spec_key(model), "networks": cfg["hessian_networks"], "seed": s, "input_shape": [1, 32, 32]})
          for s in ch.seeds]
-hres = [a for a, _ in run_jobs(hjobs, mixed_hessian.mixed_moments_job, **run)]
+hres = [a for a, _ in run_jobs(hjobs, oq.mixed_moments_job, **run)]
 hk = [1, 4, 16, 64]
 mixed_basis = [nads.top_eigenvectors(a["mixed"], max(hk))[1] for a in hres]
 grad_basis = [gradient_nads(model, s).nads for s in ch.seeds]
 hess_overlap = np.array([[nads.subspace_overlap(M_, G_, k) for k in hk] for M_, G_ in zip(mixed_basis, grad_basis)])
 bases = {"gradient NADs": grad_basis[0], "mixed Hessian": mixed_basis[0]}
 fig = nadplots.nad_grid(bases, indices=(0, 1, 2, 3), title=f"{model}: the two bases of Lemma 2 (seed {ch.seed})")
-ch.figure_data("lemma2_bases", anisotropy.nad_table(bases, (0, 1, 2, 3), seed=ch.seed))
+ch.figure_data("lemma2_bases", oq.nad_table(bases, (0, 1, 2, 3), seed=ch.seed))
 
 # %%
 fig = plots.overlap_vs_k({"mixed Hessian vs gradient NADs": (hk, hess_overlap)}, D,
@@ -630,7 +636,7 @@ ch.claim("oq5-lenet-aligned", "Sec. 3: the NADs and the expected right singular 
 # divided by the mean eigenvalue $\operatorname{tr} C / D$: 1 means "as sensitive as an average
 # direction".
 #
-# ```{literalinclude} ../../nadcore/anisotropy.py
+# ```{literalinclude} ../../nadcore/experiments/open_questions.py
 # :pyobject: alpha
 # ```
 
@@ -642,9 +648,9 @@ crit6 = {
                                   "test accuracy of max-pool LeNet over the grid", ">=", 0.5),
 }
 cells = fourier_directions(grid).numpy().reshape(len(grid.frequencies), -1)
-alphas = {label: anisotropy.alpha(r.eigenvalues, r.nads, cells) for label, r in nad_sets.items()}
+alphas = {label: oq.alpha(r.eigenvalues, r.nads, cells) for label, r in nad_sets.items()}
 lenet_ref, lenet_ref_source = ch.nads("lenet", source=cfg["reference_nads"])
-alphas["max-pool, " + cfg["reference_nads"]] = anisotropy.alpha(lenet_ref.eigenvalues, lenet_ref.nads, cells)
+alphas["max-pool, " + cfg["reference_nads"]] = oq.alpha(lenet_ref.eigenvalues, lenet_ref.nads, cells)
 accs = {label: maps[label.split(",")[0]]["test_acc"].reshape(len(ch.seeds), -1) for label in alphas}
 fig = plots.alpha_scatter({label: (alphas[label], accs[label].mean(0)) for label in alphas},
                           title="Eq. (2) of the underspecification paper against the Fig.-1 maps")
@@ -653,8 +659,8 @@ ch.figure_data("alpha_vs_accuracy", pd.DataFrame(
      for label in alphas for i, s in enumerate(ch.seeds) for c, (k1, k2) in enumerate(grid.frequencies)]))
 
 # %% tags=["nbval-check-output"]
-rho = {label: np.array([anisotropy.spearman(alphas[label], a) for a in accs[label]]) for label in alphas}
-pooled = [anisotropy.spearman(np.concatenate([alphas[name] for name in nad_sets]),
+rho = {label: np.array([oq.spearman(alphas[label], a) for a in accs[label]]) for label in alphas}
+pooled = [oq.spearman(np.concatenate([alphas[name] for name in nad_sets]),
                               np.concatenate([accs[name][i] for name in nad_sets])) for i in range(len(ch.seeds))]
 print(f"secant NADs: {lenet_ref_source}")
 print("Spearman rho(alpha, accuracy) within each network (mean over seeds):")

@@ -1,9 +1,22 @@
-"""nadcore: the library behind the NAD book (Neural Anisotropy Directions, NeurIPS 2020).
+"""nadcore: the library behind the NAD book (Neural Anisotropy Directions, NeurIPS 2020, and its
+follow-up on underspecification).
 
-Layers, top to bottom (imports only point down): ``book`` (chapter setup: profiles, parameters,
-scorecard) -> experiments (``separability``, ``poisoning``, ``underspec_experiments``, run as jobs
-by ``experiments``) -> ``train`` / ``nads`` -> ``models``, ``initialisation``, ``data``,
-``theory``, ``linear_pooling``, ``cifar``, ``cache``. ``plots`` and ``explorer`` draw;
-``evidence`` turns measurements into verdicts. Nothing is computed at import time.
+Subpackages mirror the papers; imports only point down this list (tests/test_layout.py):
+
+=================  ============================================================================
+``book``           chapter setup: profiles, knobs, provenance, claims and their evidence
+``plots``          the figures, and the interactive explorers of the web book
+``experiments``    every trained or sampled result as cached, resumable jobs of one runner
+``train``          the papers' SGD recipe, one model or many side by side
+``nads``           the two estimators, the gradient covariance, its eigenvectors (the NADs)
+``kernels``        speed-only paths (C kernels, structured estimators, fast draws), optional
+``nets``           the papers' architectures, variants, the model registry, seeded initialisation
+``data``           Fourier directions and D(v), CIFAR-10, poisoning and flipping
+``theory``         pooling, aliasing and the Bayes bound: pure functions, one per equation
+``runtime``        devices, seeds and digests
+=================  ============================================================================
+
+``python -m nadcore`` is a command line tool (``nads``, ``compare``, ``show``). Nothing is
+computed, and nothing compiled, at import time.
 """
-__version__ = "0.2.0"
+__version__ = "0.3.0"

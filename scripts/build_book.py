@@ -250,7 +250,7 @@ def write_scorecard(executed: Path, stems: list[str]) -> dict:
     """Merge the executed chapters' claims into ``scorecard.json`` and write the Scorecard page
     ``scorecard.md`` (a table linking every claim to the section that states its verdict)."""
     sys.path.insert(0, str(ROOT))
-    from nadcore.evidence import VERDICTS, read_claims
+    from nadcore.book.evidence import VERDICTS, read_claims
 
     files = [executed / "claims" / f"{s}.json" for s in stems if (executed / "claims" / f"{s}.json").exists()]
     card = read_claims(files)

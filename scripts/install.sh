@@ -8,7 +8,9 @@
 # 2. Python packages: `pip install -r requirements.txt` (skipped when already satisfied),
 # 3. the book's offline web assets into book/static/vendor/ (git-ignored, generated):
 #    MathJax 3 and the ipywidgets HTML manager + RequireJS, fetched with `npm pack` at pinned
-#    versions, so the built HTML makes no CDN request.
+#    versions, so the built HTML makes no CDN request,
+# 4. nadcore's optional C kernels (nadcore/kernels/native), compiled for this CPU; where they
+#    cannot be built (no C compiler with OpenMP, e.g. Apple's clang) nadcore takes its torch paths.
 #
 # Idempotent: a second run only checks (a few seconds). Environment knobs:
 #   PYTHON=python3.11   interpreter to install into (default: python3)
@@ -121,6 +123,15 @@ else
     echo "$STAMP" > "$VENDOR.new/VERSIONS"
     rm -rf "$VENDOR"; mv "$VENDOR.new" "$VENDOR"
     log "web assets: installed into book/static/vendor ($(du -sh "$VENDOR" | cut -f1))"
+fi
+
+# --------------------------------------------------------------------------------------------
+# 4. The optional C kernels (speed only; nadcore works without them). NADCORE_NATIVE=0 skips.
+# --------------------------------------------------------------------------------------------
+if [ "${NADCORE_NATIVE:-1}" = "0" ]; then
+    log "native kernels: skipped (NADCORE_NATIVE=0)"
+else
+    "$PYTHON" -W ignore -c "from nadcore import kernels; print('[install] kernel path:', kernels.path())"
 fi
 
 log "done in $((SECONDS - t_start)) s"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from nadcore import native
+from nadcore.kernels import native
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -39,7 +39,7 @@ def test_bench_gradient_steps_runs_and_prints_its_three_steps():
 
 def test_bench_convpool_times_both_stages_in_both_directions(tmp_path):
     if not native.available():
-        pytest.skip("nadcore.native is unavailable (no C compiler): the benchmark has nothing to time")
+        pytest.skip("nadcore.kernels.native is unavailable (no C compiler): the benchmark has nothing to time")
     out = tmp_path / "k.json"
     subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_convpool.py"), "--models", "2",
                     "--n-train", "256", "--reps", "1", "--json", str(out)], check=True, cwd=ROOT,

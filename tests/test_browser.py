@@ -318,7 +318,7 @@ def _explorer_pages(book_html) -> list[str]:
 def test_nad_explorer_slider_changes_the_nad(book_html, server, browser):
     pages = _explorer_pages(book_html)
     assert pages, ("no page holds a NAD explorer (chapters/02_nads.py should call "
-                   "nadcore.explorer.nad_explorer)")
+                   "nadcore.plots.explorer.nad_explorer)")
     shots = _screenshot_dir()
     for rel in pages:
         ctx, page, log = open_page(browser, server, rel)
@@ -362,7 +362,7 @@ def test_direction_explorer_shows_the_selected_direction(book_html, server, brow
     pages = sorted(str(p.relative_to(book_html)) for p in _html_pages(book_html)
                    if "direction-explorer" in p.read_text(encoding="utf-8", errors="replace"))
     if not pages:
-        pytest.skip("no page calls nadcore.explorer.direction_explorer yet (chapter 3)")
+        pytest.skip("no page calls nadcore.plots.explorer.direction_explorer yet (chapter 3)")
     for rel in pages:
         ctx, page, log = open_page(browser, server, rel)
         try:

@@ -1,4 +1,5 @@
-"""nadcore.cache: keys that see the config and the code, atomic checksummed entries, no pickle."""
+"""nadcore.experiments.cache: keys that see the config and the code, atomic checksummed entries, no pickle."""
+import inspect
 import json
 import os
 import shutil
@@ -10,8 +11,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nadcore import cache as cache_mod
-from nadcore.cache import Cache, code_fingerprint, digest
+import nadcore
+from nadcore import kernels
+from nadcore.kernels import native
+from nadcore.experiments import cache as cache_mod
+from nadcore.experiments.cache import Cache, code_fingerprint
+from nadcore.experiments.nads import cached_nads
+from nadcore.runtime import digest
+from nadcore.train import lr_at
 
 
 def test_roundtrip_and_key_depends_on_everything(tmp_path):
@@ -28,6 +35,19 @@ def test_roundtrip_and_key_depends_on_everything(tmp_path):
     assert c.key("f", {"n": 1})[0] != c.key("f", {"n": 2})[0]
     assert c.key("f", {"n": 1})[0] != c.key("g", {"n": 1})[0]
     assert c.key("f", {"n": 1})[1]["code"] == code_fingerprint()
+    assert c.key("f", {"n": 1})[1]["kernel_path"] == kernels.path()
+
+
+def test_key_depends_on_the_kernel_path(tmp_path, monkeypatch):
+    """Results of the C kernels and of torch's paths differ in float rounding: neither is
+    served for the other."""
+    c = Cache(tmp_path)
+    keys = {}
+    for p in kernels.PATHS:
+        monkeypatch.setattr(cache_mod, "kernel_path", lambda p=p: p)
+        keys[p] = c.key("f", {"n": 1})
+        assert keys[p][1]["kernel_path"] == p
+    assert keys["native"][0] != keys["torch"][0]
 
 
 def test_digest_is_the_one_hash_and_sees_shape_and_dtype():
@@ -87,25 +107,24 @@ def test_config_must_be_json_like(tmp_path):
 
 def test_editing_nadcore_code_changes_the_fingerprint_but_plots_do_not(tmp_path):
     pkg = tmp_path / "nadcore"
-    shutil.copytree(Path(cache_mod.__file__).parent, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    src_root = Path(nadcore.__file__).parent
+    shutil.copytree(src_root, pkg, ignore=shutil.ignore_patterns("__pycache__"))
     before = code_fingerprint(pkg)
-    assert before == code_fingerprint(Path(cache_mod.__file__).parent)
+    assert before == code_fingerprint(src_root) == code_fingerprint()
     plots = pkg / "plots" / "nads.py"
     plots.write_text(plots.read_text() + "\n# a presentation-only edit\n")
     assert code_fingerprint(pkg) == before
-    train = pkg / "train.py"
+    train = pkg / Path(inspect.getsourcefile(lr_at)).relative_to(src_root)  # where the recipe lives
     src = train.read_text()
     train.write_text(src.replace("def lr_at(", "def lr_at(  # edited\n", 1))
     edited = code_fingerprint(pkg)
     assert edited != before
-    kernel = pkg / "native" / "convpool.c"  # the native kernels compute results too
+    kernel = pkg / (Path(native.__file__).parent / "convpool.c").relative_to(src_root)  # C computes results too
     kernel.write_text(kernel.read_text() + "\n/* an edit */\n")
     assert code_fingerprint(pkg) != edited
 
 
 def test_editing_a_user_model_recomputes_its_cached_nads(tmp_path, monkeypatch):
-    from nadcore import nads
-
     mod = tmp_path / "mynets_fp.py"
     body = textwrap.dedent("""
         import torch.nn as nn
@@ -123,16 +142,16 @@ def test_editing_a_user_model_recomputes_its_cached_nads(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     sys.modules.pop("mynets_fp", None)
     c = Cache(tmp_path / "cache")
-    kw = dict(method="gradient", num_networks=4, cache=c, workers=1)
-    first = nads.cached_nads("mynets_fp:factory", **kw)
+    kw = dict(method="gradient", num_networks=4, cache=c)
+    first = cached_nads("mynets_fp:factory", **kw)
     assert len(list((tmp_path / "cache" / "nads").iterdir())) == 1
-    again = nads.cached_nads("mynets_fp:factory", **kw)  # unchanged code: served from the cache
+    again = cached_nads("mynets_fp:factory", **kw)  # unchanged code: served from the cache
     assert len(list((tmp_path / "cache" / "nads").iterdir())) == 1
     np.testing.assert_array_equal(first.eigenvalues, again.eigenvalues)
     # edit the model's forward (the file, as a user would): a new entry, new numbers
     mod.write_text(body.replace("SCALE = 1.0", "SCALE = 3.0"))
     os.utime(mod, ns=(mod.stat().st_atime_ns, mod.stat().st_mtime_ns + 10 ** 9))
     sys.modules.pop("mynets_fp", None)
-    edited = nads.cached_nads("mynets_fp:factory", **kw)
+    edited = cached_nads("mynets_fp:factory", **kw)
     assert len(list((tmp_path / "cache" / "nads").iterdir())) == 2
     np.testing.assert_allclose(edited.eigenvalues[:3], 9 * first.eigenvalues[:3], rtol=1e-5)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from nadcore.evidence import CLAIM_KEYS, VERDICTS
+from nadcore.book.evidence import CLAIM_KEYS, VERDICTS
 
 REPO = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted(p.stem for p in (REPO / "chapters").glob("[0-9][0-9]_*.py"))
@@ -104,3 +104,20 @@ def test_scorecard_gathers_every_claim_once(smoke, tmp_path):
     page = (smoke.executed / "scorecard.md").read_text()
     for cid in ids:
         assert f"<claim-{cid}>" in page
+
+
+def test_chapter_alone_equals_chapter_in_the_build(smoke, tmp_path):
+    """Chapter 4 reads chapter 2's NADs from the cache. Run alone with an empty cache (it then
+    computes them itself, without chapter 2's running estimates), it gives the very claims it
+    gives after chapter 2 in the session's shared cache: the same key holds the same bits,
+    however the value was computed."""
+    _run(smoke, "02_nads")  # the session's runs go in chapter order: chapter 2 fills the cache first
+    in_build = _claims(smoke, "04_cifar10")
+    out = tmp_path / "alone"
+    with smoke.bb.chapter_environment(tmp_path / "cache", out):
+        smoke.bb.execute_chapter(REPO / "chapters" / "04_cifar10.py", out / "04_cifar10.ipynb",
+                                 {"profile": "smoke"}, work_dir=tmp_path / "running", cwd=REPO,
+                                 progress_bar=False)
+    alone = json.loads((out / "claims" / "04_cifar10.json").read_text())["claims"]
+    keys = ("id", "value", "ci_low", "ci_high", "verdict")
+    assert [{k: c[k] for k in keys} for c in alone] == [{k: c[k] for k in keys} for c in in_build]

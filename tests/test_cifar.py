@@ -1,5 +1,5 @@
-"""Fast tests of nadcore.cifar and nadcore.poisoning: loading, poisoning and flipping preserve what
-they must, and the chapter-4 jobs pair their runs."""
+"""Fast tests of nadcore.data.cifar, nadcore.data.poisoning and nadcore.experiments.cifar10:
+loading, poisoning and flipping preserve what they must, and the chapter-4 jobs pair their runs."""
 from __future__ import annotations
 
 import hashlib
@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from nadcore import cifar, poisoning
+from nadcore.data import cifar, poisoning
+from nadcore.experiments import Cache, cifar10, run_jobs
 from nadcore.nads import complete_basis
 
 
@@ -177,9 +178,6 @@ def test_normalise_matches_authors_constants():
 # ---------------------------------------------------------------------------- experiment plumbing
 def test_jobs_pair_their_runs_and_resume_from_the_cache(tmp_path):
     """Plumbing only (a 4-image fake subset, a logistic regression, one epoch)."""
-    from nadcore.cache import Cache
-    from nadcore.experiments import run_jobs
-
     _write_fake_subset(tmp_path)
     spec = {"subset_root": str(tmp_path)}
     data = cifar.load_cifar10_spec(spec)
@@ -188,16 +186,16 @@ def test_jobs_pair_their_runs_and_resume_from_the_cache(tmp_path):
     nads = np.kron(q, q)              # a cheap 1024 x 1024 orthogonal matrix (rows orthonormal)
     kw = dict(seeds=[0, 1], nads=nads, nads_key={"digest": "test"}, data_spec=spec, data_key=key,
               train=dict(epochs=1, max_lr=0.01, batch_size=2), device="cpu")
-    jobs = poisoning.cifar_jobs("logreg", ["clean", ("poison", 0), ("poison", 5), "flip"], **kw)
+    jobs = cifar10.cifar_jobs("logreg", ["clean", ("poison", 0), ("poison", 5), "flip"], **kw)
     cache = Cache(tmp_path / "cache")
-    res = run_jobs(jobs, poisoning.cifar_job, cache=cache)
+    res = run_jobs(jobs, cifar10.cifar_job, cache=cache)
     assert [a["test_acc"].shape for a, _ in res] == [(2,)] * 4
     assert "carrier_test_acc" in res[1][0] and res[1][1]["l2_change"] > 0
     calls = []
     again = run_jobs(jobs, lambda c, **d: calls.append(c), cache=cache, name="cifar_job")
     assert calls == [] and all(np.array_equal(a["test_acc"], b["test_acc"]) for (a, _), (b, _) in zip(res, again))
     with pytest.raises(ValueError, match="experiment"):
-        poisoning.cifar_jobs("logreg", ["rotate"], **kw)
+        cifar10.cifar_jobs("logreg", ["rotate"], **kw)
 
 
 # ---------------------------------------------------------------------------- chapter 4 helpers
@@ -243,8 +241,8 @@ def _fake_jobs(tmp_path, experiments, model="logreg", seeds=(0, 1), nads=None, e
     if nads is None:
         q = _orthonormal_rows(32, 32, seed=8).astype(np.float64)
         nads = np.kron(q, q)
-    return poisoning.cifar_jobs(model, experiments, seeds=list(seeds), nads=nads, data_spec=spec,
-                                data_key=poisoning.cifar_data_key(data),
+    return cifar10.cifar_jobs(model, experiments, seeds=list(seeds), nads=nads, data_spec=spec,
+                                data_key=cifar10.cifar_data_key(data),
                                 train=dict(epochs=epochs, max_lr=0.01, batch_size=2), device="cpu")
 
 
@@ -263,21 +261,18 @@ def test_job_keys_name_the_basis_and_data_but_no_paths(tmp_path):
 def test_unique_jobs_drops_repeats_in_order(tmp_path):
     a = _fake_jobs(tmp_path, ["flip", "clean"])
     b = _fake_jobs(tmp_path, ["clean", ("poison", 0)])
-    u = poisoning.unique_jobs(a + b)
+    u = cifar10.unique_jobs(a + b)
     assert [j.config["experiment"] for j in u] == ["flip", "clean", "poison"]
     longer = _fake_jobs(tmp_path, ["clean"], epochs=2)
-    assert len(poisoning.unique_jobs(a + longer)) == 3   # another training length is another job
+    assert len(cifar10.unique_jobs(a + longer)) == 3   # another training length is another job
 
 
 def test_result_rows_and_seeds_are_independent(tmp_path):
     """One row per (job, seed); a seed's network does not depend on the other seeds of its job
     (same initialisation and batch order whatever it is trained with: the runs pair up)."""
-    from nadcore.cache import Cache
-    from nadcore.experiments import run_jobs
-
     jobs = _fake_jobs(tmp_path, ["clean", ("poison", 2)], model="mlp", epochs=3)
-    res = run_jobs(jobs, poisoning.cifar_job, cache=Cache(tmp_path / "cache"))
-    rows = poisoning.result_rows(jobs, res)
+    res = run_jobs(jobs, cifar10.cifar_job, cache=Cache(tmp_path / "cache"))
+    rows = cifar10.result_rows(jobs, res)
     assert len(rows) == 4 and [(r["experiment"], r["seed"]) for r in rows] == [
         ("clean", 0), ("clean", 1), ("poison", 0), ("poison", 1)]
     assert np.isnan(rows[0]["carrier_test_acc"]) and not np.isnan(rows[2]["carrier_test_acc"])
@@ -285,6 +280,6 @@ def test_result_rows_and_seeds_are_independent(tmp_path):
     assert all(r["epochs"] == 3 and r["model"] == "mlp" for r in rows)
     assert res[0][1]["cpu_seconds"] > 0
     alone = _fake_jobs(tmp_path, ["clean"], model="mlp", seeds=(1,), epochs=3)
-    a1, _ = poisoning.cifar_job(alone[0].config, **alone[0].data)
+    a1, _ = cifar10.cifar_job(alone[0].config, **alone[0].data)
     np.testing.assert_allclose(a1["epoch_acc"][0], res[0][0]["epoch_acc"][1])
     assert a1["test_acc"][0] == res[0][0]["test_acc"][1]

@@ -1,4 +1,5 @@
-"""`python -m nadcore compare` and `show`: the researcher's NAD tool (README, "The NAD tool")."""
+"""`python -m nadcore compare` and `show` (nadcore.__main__): the researcher's NAD tool (README,
+"The NAD tool")."""
 from __future__ import annotations
 
 import json
@@ -8,7 +9,8 @@ import sys
 import numpy as np
 import pytest
 
-from nadcore import cli, nads
+import nadcore.__main__ as cli
+from nadcore import nads
 from nadcore.nads import NADResult
 
 
@@ -41,7 +43,7 @@ def files(tmp_path_factory):
     out["junk"] = str(d / "junk.npz")
     out["dir"] = str(d)
     # real NADs, computed the way the CLI's `nads` command does (logistic regression, 8x8 inputs)
-    r = nads.compute_nads("logreg", (1, 8, 8), 32, seed=0, method="gradient", device="cpu", workers=1)
+    r = nads.compute_nads("logreg", (1, 8, 8), 32, seed=0, method="gradient", device="cpu", lanes=1)
     out["logreg"] = str(r.save(d / "logreg.npz"))
     return out
 
@@ -111,6 +113,16 @@ def test_bad_k_is_an_argparse_error(files, capsys):
     with pytest.raises(SystemExit) as e:
         cli.main(["compare", files["a"], files["b"], "--k", "one"])
     assert e.value.code == 2 and "comma-separated integers" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("lanes, message", [("0", "--lanes must be at least 1, got 0"),
+                                            ("two", "--lanes: expected a number, got 'two'")])
+def test_bad_lanes_is_an_argparse_error(tmp_path, capsys, lanes, message):
+    with pytest.raises(SystemExit) as e:
+        cli.main(["nads", "--model", "logreg", "--networks", "4", "--lanes", lanes,
+                  "--out", str(tmp_path / "l.npz"), "--quiet"])
+    assert e.value.code == 2 and message in capsys.readouterr().err
+    assert not (tmp_path / "l.npz").exists()
 
 
 def test_show_draws_pixel_and_fourier_rows(files, tmp_path, capsys):

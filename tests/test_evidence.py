@@ -1,10 +1,10 @@
-"""nadcore.evidence: intervals over seeds and verdicts computed from them."""
+"""nadcore.book.evidence: intervals over seeds and verdicts computed from them."""
 import math
 
 import numpy as np
 import pytest
 
-from nadcore.evidence import CLAIM_KEYS, Claim, Criterion, exact_value, read_claims, t_interval, write_claims
+from nadcore.book.evidence import CLAIM_KEYS, Claim, Criterion, exact_value, read_claims, t_interval, write_claims
 
 
 def test_t_interval_matches_the_textbook():
@@ -45,6 +45,10 @@ def test_claim_schema_roundtrip(tmp_path):
                        paper_value=0.4, settings={"grid": "8x8"})
     d = c.to_json()
     assert list(d) == list(CLAIM_KEYS) and d["verdict"] == "reproduced" and d["seeds"] == 3
+    assert d["kernel_path"] == ""  # not given: unknown
+    k = Claim.evaluate("x-3", "02_nads", "Fig. 6", Criterion("overlap", ">=", 0.5), exact_value(0.7),
+                       seeds=1, trained=False, kernel_path="native")
+    assert k.to_json()["kernel_path"] == "native"
     e = Claim.evaluate("x-2", "01_pooling", "Thm 1", Criterion("max |z|", "<=", 3.0), exact_value(1.2),
                        seeds=1, trained=False)
     assert e.to_json()["budget_fraction"] is None and e.verdict == "reproduced"  # an exact value decides

@@ -1,16 +1,15 @@
-"""nadcore.experiments and nadcore.separability: every executor (in-process, threads, a local Dask
-cluster) gives the same results, threads included (no global RNG), and an interrupted run resumes
-from the cache."""
+"""nadcore.experiments (the runner) and nadcore.experiments.separability: every executor
+(in-process, threads, a local Dask cluster) gives the same results, threads included (no global
+RNG), an interrupted run resumes from the cache, and `accept` decides which cached results serve."""
 import concurrent.futures as cf
 import os
 
 import numpy as np
 import pytest
 
-from nadcore.cache import Cache
 from nadcore.data import fourier_basis_vector
-from nadcore.experiments import Job, JobsInterrupted, run_jobs
-from nadcore.separability import direction_jobs, directional_job, directions_sweep
+from nadcore.experiments import Cache, Job, JobsInterrupted, run_jobs
+from nadcore.experiments.separability import direction_jobs, directional_job, directions_sweep
 
 FREQS = [(0, 2), (4, 0), (8, 8), (-6, 2)]
 SETTINGS = dict(epochs=2, max_lr=0.5, batch_size=32, n_train=64, n_test=64, sigma=1.0, epsilon=1.0)
@@ -96,6 +95,24 @@ def test_interrupted_run_resumes_where_it_stopped(tmp_path):
     assert _CALLS == [2, 3, 4]                       # only the missing jobs ran
     assert [float(a["y"][0]) for a, _ in res] == [0, 2, 8, 18, 32]
     assert [m["i"] for _, m in res] == list(range(5))
+
+
+def test_accept_decides_which_cached_results_serve(tmp_path):
+    """``accept(job, arrays, meta)`` refusing a cached entry recomputes that job (only that one)
+    and replaces the entry; accepted entries are served without computing."""
+    cache = Cache(tmp_path)
+    jobs = [Job({"i": i}, {"scale": 1.0}) for i in range(3)]
+    run_jobs(jobs, _square, cache=cache)
+    _CALLS.clear()
+    seen = []
+    scaled = [Job({"i": i}, {"scale": 3.0}) for i in range(3)]
+    res = run_jobs(scaled, _square, cache=cache,
+                   accept=lambda job, arrays, meta: seen.append(meta["i"]) or meta["i"] != 1)
+    assert seen == [0, 1, 2] and _CALLS == [1]
+    assert [float(a["y"][0]) for a, _ in res] == [0, 3, 4]   # 0 and 2 from the cache, 1 recomputed
+    _CALLS.clear()
+    again = run_jobs(jobs, _square, cache=cache)
+    assert _CALLS == [] and float(again[1][0]["y"][0]) == 3   # the recomputed entry replaced the old one
 
 
 def test_directions_sweep_collects_seeds_and_directions_in_order(tmp_path):

@@ -1,3 +1,6 @@
+"""nadcore.nets: the registry (nadcore.nets.registry) builds every architecture
+(nadcore.nets.architectures) seeded, with PyTorch's default initialisation (nadcore.nets.init),
+and explains bad model specs."""
 import math
 import sys
 import textwrap
@@ -5,8 +8,9 @@ import textwrap
 import pytest
 import torch
 
-from nadcore import models
-from nadcore.models import ModelSpecError, build_model
+from nadcore import nets
+from nadcore.nets import ModelSpecError, architectures, build_model, init, registry
+from nadcore.runtime import derived_seed
 
 
 @pytest.mark.parametrize("name", ["logreg", "mlp", "lenet", "lenet_nopool", "vgg11", "resnet18",
@@ -24,7 +28,18 @@ def test_seed_decides_every_parameter():
     for p, q, r in zip(a.parameters(), b.parameters(), c.parameters()):
         assert torch.equal(p, q) and not torch.equal(p, r)
     assert all(torch.equal(p, q) for p, q in zip(build_model("lenet", seed=(3, 1)).parameters(),
-                                                   build_model("lenet", seed=models._network_seed((3, 1))).parameters()))
+                                                   build_model("lenet", seed=derived_seed(3, 1)).parameters()))
+
+
+def test_nets_reexports_the_registry_architectures_and_initialisation():
+    for name in ["build_model", "ModelSpecError", "spec_name", "spec_key", "REGISTRY", "PUBLISHED_NAMES",
+                 "model_names", "resolve_factory", "check_model_output", "forward_flops"]:
+        assert getattr(nets, name) is getattr(registry, name), name
+    for name in ["LogReg", "MLP", "LeNet", "VGG11", "ResNet18", "DenseNet121"]:
+        assert getattr(nets, name) is getattr(architectures, name), name
+    assert nets.init_plan is init.init_plan and nets.initialise is init.initialise
+    assert set(nets.model_names()) == set(nets.REGISTRY) >= set(nets.PUBLISHED_NAMES)
+    assert isinstance(build_model("lenet"), nets.LeNet) and isinstance(build_model("vgg11"), nets.VGG11)
 
 
 def test_registry_models_follow_pytorch_default_init_and_the_authors_vgg():

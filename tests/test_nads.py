@@ -1,4 +1,13 @@
+"""nadcore.nads: the two reference estimators (nadcore.nads.estimators), NAD sampling
+(nadcore.nads.sampling: Sampler, compute_nads and its lanes), the gradient covariance and its
+eigenvectors (nadcore.nads.covariance: GroupSums, covariance_of, split halves, the jackknife,
+overlaps), the published NADs (nadcore.nads.published), cached estimates
+(nadcore.experiments.nads) and the `python -m nadcore nads` command.
+
+The fast sampling paths (nadcore.kernels) are checked against these estimators in
+tests/test_kernels.py."""
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -7,10 +16,20 @@ import numpy as np
 import pytest
 import torch
 
-from nadcore import estimators as est
-from nadcore import nads, published
-from nadcore.cache import Cache
-from nadcore.models import ModelSpecError, build_model
+from nadcore import kernels, nads
+from nadcore.experiments import Cache
+from nadcore.experiments import nads as nad_jobs
+from nadcore.experiments.nads import cached_nads
+from nadcore.nads import covariance, published, sampling
+from nadcore.nads import estimators as est
+from nadcore.nads.covariance import (CHUNK, GROUPS, JACKKNIFE_K, GroupSums, covariance_of,
+                                     split_half_overlaps, top_subspace)
+from nadcore.nads.sampling import Sampler, network_seeds
+from nadcore.nets import ModelSpecError, build_model, init_plan
+from nadcore.nets.init import initialise
+from nadcore.runtime import derived_seeds, resolve_device
+
+CPU = torch.device("cpu")
 
 
 def _covariance(r):
@@ -41,32 +60,63 @@ def test_secant_equals_gradient_for_a_linear_model_at_any_step():
     assert torch.allclose(est.input_gradient(m, x), est.input_sensitivity_secant(m, x, 100.0))
 
 
-def test_batched_gradient_equals_one_network_at_a_time():
-    a = nads.compute_nads("lenet", num_networks=40, seed=3, method="gradient", strategy="vmap", workers=1)
-    b = nads.compute_nads("lenet", num_networks=40, seed=3, method="gradient", strategy="loop", workers=1)
-    Ca, Cb = _covariance(a), _covariance(b)
-    assert np.allclose(Ca, Cb, rtol=1e-4, atol=1e-6 * np.abs(Ca).max())
+def test_lanes_and_checkpoints_do_not_change_a_bit():
+    """Every group adds its networks in fixed chunks in order and the groups are summed in order:
+    the estimate has the same bits with one lane or several, with running estimates recorded
+    (inside a chunk too) or not."""
+    kw = dict(num_networks=44, seed=1, method="secant")
+    one = nads.compute_nads("lenet", lanes=1, **kw)
+    three = nads.compute_nads("lenet", lanes=3, checkpoints=[8, 20], **kw)
+    auto = nads.compute_nads("lenet", lanes="auto", **kw)
+    assert one.meta["lanes"] == 1 and three.meta["lanes"] == 3
+    assert auto.meta["lanes"] == max(1, min(os.cpu_count() or 1, GROUPS))
+    assert list(three.extras["checkpoint_networks"]) == [8, 20, 44]
+    for r in (three, auto):
+        assert np.array_equal(r.eigenvalues, one.eigenvalues) and np.array_equal(r.nads, one.nads)
+        assert np.array_equal(r.extras["jackknife_nads"], one.extras["jackknife_nads"])
+        assert np.array_equal(r.extras["split_half"], one.extras["split_half"], equal_nan=True)
+    assert torch.get_num_threads() >= 1
 
 
-def test_several_networks_per_pass_secant_equals_one_at_a_time():
-    a = nads.compute_nads("lenet", num_networks=10, seed=4, method="secant", strategy="vmap", workers=1)
-    b = nads.compute_nads("lenet", num_networks=10, seed=4, method="secant", strategy="loop", workers=1)
-    assert np.allclose(_covariance(a), _covariance(b), rtol=1e-4, atol=1e-6 * a.eigenvalues[0])
+def test_lanes_run_a_callable_model_spec():
+    f = lambda c, k: build_model("mlp", c, k)  # noqa: E731
+    a = nads.compute_nads(f, num_networks=8, seed=0, method="gradient", lanes=2)
+    b = nads.compute_nads(f, num_networks=8, seed=0, method="gradient", lanes=1)
+    assert np.array_equal(a.eigenvalues, b.eigenvalues) and np.array_equal(a.nads, b.nads)
 
 
-def test_worker_processes_give_the_same_estimate():
-    a = nads.compute_nads("lenet", num_networks=24, seed=1, method="secant", workers=1, lanes=1)
-    b = nads.compute_nads("lenet", num_networks=24, seed=1, method="secant", workers=2)
-    c = nads.compute_nads("lenet", num_networks=24, seed=1, method="secant", workers=1, lanes=2)
-    for r in (b, c):
-        assert np.allclose(_covariance(a), _covariance(r), rtol=1e-6, atol=1e-9 * a.eigenvalues[0])
+def test_the_estimate_is_its_definition_bit_for_bit():
+    """compute_nads is the definition written out: network n initialised from
+    derived_seed(seed, n), its sensitivity (Sampler.rows), group n mod 8 adding its networks in
+    chunks of CHUNK in order (GroupSums), the groups summed in order (covariance_of), the
+    eigenvectors of the sum (top_eigenvectors), completed past the rank (complete_basis)."""
+    N, seed, D = 300, 2, 1024  # groups of 37 and 38 networks: two chunks each
+    r = nads.compute_nads("lenet", num_networks=N, seed=seed, method="gradient", device="cpu", lanes=2)
+    assert network_seeds(seed, range(N)) == derived_seeds(seed, range(N))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # as each lane runs
+    try:
+        sampler = Sampler("lenet", (1, 32, 32), seed, "gradient", 100.0, CPU, "auto", 1, "float32")
+        sums = [GroupSums(D) for _ in range(GROUPS)]
+        for g in range(GROUPS):
+            js = np.arange(g, N, GROUPS)
+            for c in range(0, len(js), CHUNK):
+                sums[g].add(sampler.rows(js[c:c + CHUNK]).reshape(-1, D))
+    finally:
+        torch.set_num_threads(threads)
+    assert [s.count for s in sums] == [len(range(g, N, GROUPS)) for g in range(GROUPS)]
+    ev, V = nads.top_eigenvectors(covariance_of(sums))
+    assert np.array_equal(r.eigenvalues[:N], ev[:N]) and np.all(r.eigenvalues[N:] == 0)
+    assert np.array_equal(r.nads, nads.complete_basis(V[:N]).astype(np.float32))
+    assert np.array_equal(r.extras["split_half"], split_half_overlaps(sums), equal_nan=True)
+    assert r.meta["sampling_path"] == sampler.path == "fast" and r.meta["kernel_path"] == kernels.path()
 
 
 def test_logreg_nads_are_isotropic():
     # LogReg's sensitivity is its weight vector, w_i ~ U(-1/sqrt(D), 1/sqrt(D)) i.i.d., so
     # E[g g^T] = I / (3 D): every direction is a NAD. The sample spectrum must be flat up to the
     # Marchenko-Pastur spread for D/N = 1/4: eigenvalues within (1 -+ 1/2)^2 of 1/(3D).
-    r = nads.compute_nads("logreg", num_networks=4096, seed=0, method="gradient", workers=1)
+    r = nads.compute_nads("logreg", num_networks=4096, seed=0, method="gradient")
     D = 1024
     lam = r.eigenvalues * 3 * D
     assert lam.mean() == pytest.approx(1.0, rel=0.02)
@@ -90,15 +140,15 @@ def test_secant_lenet_matches_published_nads_and_gradient_does_not(secant512):
     assert nads.subspace_overlap(s.nads, P.nads, 1) > 0.7
     assert nads.subspace_overlap(s.nads, P.nads, 16) > 0.5
     assert nads.subspace_overlap(s.nads, P.nads, 64) > 0.5
-    g = nads.compute_nads("lenet", num_networks=2048, seed=0, method="gradient", workers=1)
+    g = nads.compute_nads("lenet", num_networks=2048, seed=0, method="gradient")
     assert nads.subspace_overlap(g.nads, P.nads, 16) < 0.2
 
 
 def test_jackknife_interval_covers_the_overlap_and_shrinks_with_networks(secant512):
     P = published.load_published_nads("lenet")
-    small = nads.compute_nads("lenet", num_networks=128, seed=0, method="secant", workers=1)
+    small = nads.compute_nads("lenet", num_networks=128, seed=0, method="secant")
     big = secant512
-    assert small.extras["jackknife_nads"].shape == (nads.GROUPS, nads.JACKKNIFE_K, 1024)
+    assert small.extras["jackknife_nads"].shape == (GROUPS, JACKKNIFE_K, 1024)
     v1, lo1, hi1 = nads.overlap_interval(small, P.nads, 16)
     v2, lo2, hi2 = nads.overlap_interval(big, P.nads, 16)
     assert lo1 <= v1 <= hi1 and lo2 <= v2 <= hi2 and v2 > v1
@@ -106,8 +156,8 @@ def test_jackknife_interval_covers_the_overlap_and_shrinks_with_networks(secant5
 
 
 def test_several_evaluation_points_average_the_gradient_covariance():
-    one = nads.compute_nads("lenet", num_networks=32, seed=0, method="gradient", workers=1)
-    four = nads.compute_nads("lenet", num_networks=32, seed=0, method="gradient", workers=1, points=4)
+    one = nads.compute_nads("lenet", num_networks=32, seed=0, method="gradient")
+    four = nads.compute_nads("lenet", num_networks=32, seed=0, method="gradient", points=4)
     # point 0 is the authors' single point: the 4-point estimate includes the 1-point one
     assert four.meta["points"] == 4 and one.meta["points"] == 1
     assert nads.subspace_overlap(one.nads, four.nads, 1) < 0.99
@@ -117,8 +167,7 @@ def test_several_evaluation_points_average_the_gradient_covariance():
 
 
 def test_checkpoints_record_running_estimates():
-    r = nads.compute_nads("lenet", num_networks=64, seed=0, method="gradient", checkpoints=[16, 32],
-                          workers=1)
+    r = nads.compute_nads("lenet", num_networks=64, seed=0, method="gradient", checkpoints=[16, 32])
     assert list(r.extras["checkpoint_networks"]) == [16, 32, 64]
     assert r.extras["checkpoint_nads"].shape == (3, 64, 1024)
     sh = r.extras["checkpoint_split_half"]
@@ -131,27 +180,62 @@ def test_checkpoints_record_running_estimates():
 
 
 def test_result_is_orthonormal_and_sorted():
-    r = nads.compute_nads("lenet", num_networks=32, seed=0, method="gradient", workers=1)
+    r = nads.compute_nads("lenet", num_networks=32, seed=0, method="gradient")
     U = r.nads.astype(np.float64)
     assert np.allclose(U @ U.T, np.eye(1024), atol=1e-4)
     assert np.all(np.diff(r.eigenvalues) <= 1e-12)
 
 
 @pytest.mark.parametrize("D", [300, 1024])
-def test_accumulator_is_the_plain_second_moment_per_group(D):
-    """Lower-triangle panels, flushes at any row count, merging: the plain (1/n) sum g g^T."""
-    from nadcore.nads import GROUPS, _Accumulator
-
+def test_group_sums_are_the_plain_second_moment_per_group(D):
+    """Lower-triangle panels (D not a multiple of the panel too), rows added in one chunk, in
+    several or one at a time: the plain sum g g^T, sum g and row count; covariance_of is the plain
+    (1/n) sum g g^T over the chosen groups, symmetric."""
     G = np.random.default_rng(D).standard_normal((700, D))
-    a, b = _Accumulator(D), _Accumulator(D)
-    a.add(G[:450], np.arange(450))
-    b.add(G[450:], np.arange(450, 700))
-    a.merge(b)
     idx = np.arange(700)
-    for groups in (None, [0, 3, 5]):
-        sel = np.isin(idx % GROUPS, range(GROUPS) if groups is None else groups)
+    groups = [GroupSums(D) for _ in range(GROUPS)]
+    for g in range(GROUPS):
+        rows = G[idx % GROUPS == g]
+        groups[g].add(rows[:40])
+        groups[g].add(rows[40:])
+        assert groups[g].count == len(rows) and np.allclose(groups[g].total, rows.sum(0), rtol=1e-12)
+        assert np.allclose(np.tril(groups[g].S), np.tril(rows.T @ rows), rtol=1e-12, atol=1e-12)
+    for which in (None, [0, 3, 5]):
+        sel = np.isin(idx % GROUPS, range(GROUPS) if which is None else which)
         ref = G[sel].T @ G[sel] / sel.sum()
-        assert np.allclose(a.covariance(groups), ref, rtol=1e-12, atol=1e-12)
+        C = covariance_of(groups, which)
+        assert np.allclose(C, ref, rtol=1e-12, atol=1e-12) and np.array_equal(C, C.T)
+    # batched == one by one, up to rounding (the definition fixes the chunks, hence the bits)
+    whole, single = GroupSums(D), GroupSums(D)
+    whole.add(G[:50])
+    for row in G[:50]:
+        single.add(row[None])
+    assert whole.count == single.count == 50
+    assert np.allclose(np.tril(whole.S), np.tril(single.S), rtol=1e-12, atol=1e-12)
+    assert np.allclose(covariance_of([whole]), covariance_of([single]), rtol=1e-12, atol=1e-12)
+
+
+def test_group_sums_order_is_fixed_by_the_definition():
+    """covariance_of sums the groups in ascending order whatever order they are asked in, and
+    with_rows gives the sums after some more rows, bit for bit, without changing them."""
+    D = 64
+    G = np.random.default_rng(5).standard_normal((90, D))
+    groups = [GroupSums(D) for _ in range(GROUPS)]
+    for g in range(GROUPS):
+        groups[g].add(G[g::GROUPS])
+    assert np.array_equal(covariance_of(groups, [5, 0, 3]), covariance_of(groups, [0, 3, 5]))
+    assert np.array_equal(covariance_of(groups, range(GROUPS)[::-1]), covariance_of(groups))
+    a = GroupSums(D)
+    a.add(G[:30])
+    S0, t0 = a.S.copy(), a.total.copy()
+    b = a.with_rows(G[30:45])
+    assert np.array_equal(a.S, S0) and np.array_equal(a.total, t0) and a.count == 30  # unchanged
+    c = GroupSums(D)
+    c.add(G[:30])
+    c.add(G[30:45])
+    assert b.count == c.count == 45
+    assert np.array_equal(b.S, c.S) and np.array_equal(b.total, c.total)
+    assert a.with_rows(G[:0]).count == 30  # no rows: the same sums
 
 
 def test_subspace_overlap():
@@ -175,10 +259,16 @@ def test_bad_inputs_are_rejected_clearly():
         nads.compute_nads("lenet", num_networks=4, step=0)
     with pytest.raises(ModelSpecError, match="expected \\(2, 1\\)"):
         nads.compute_nads(lambda c, k: build_model("lenet", c, 10), num_networks=4)
+    with pytest.raises(ValueError, match="strategy"):
+        nads.compute_nads("lenet", num_networks=4, strategy="turbo")
+    with pytest.raises(ValueError, match="points"):
+        nads.compute_nads("lenet", num_networks=4, points=0)
+    with pytest.raises(ValueError, match="input_shape"):
+        nads.compute_nads("lenet", input_shape=(32, 32), num_networks=4)
 
 
 def test_save_load_roundtrip_without_pickle(tmp_path):
-    r = nads.compute_nads("logreg", num_networks=8, method="gradient", workers=1)
+    r = nads.compute_nads("logreg", num_networks=8, method="gradient")
     p = r.save(tmp_path / "x.npz")
     with np.load(p, allow_pickle=False) as z:
         assert z["nads"].shape == (1024, 1024) and z["eigenvalues"].shape == (1024,)
@@ -187,19 +277,44 @@ def test_save_load_roundtrip_without_pickle(tmp_path):
     assert np.array_equal(q.nads, r.nads) and q.meta == r.meta
 
 
-def test_cached_nads_hits_and_detects_damage(tmp_path):
+def _count_computations(monkeypatch) -> list:
+    """The checkpoints of every estimate the cached jobs compute (not serve from the cache)."""
+    runs, compute = [], nad_jobs.compute_nads
+    monkeypatch.setattr(nad_jobs, "compute_nads", lambda *a, **k: runs.append(k.get("checkpoints")) or compute(*a, **k))
+    return runs
+
+
+def test_cached_nads_hits_and_detects_damage(tmp_path, monkeypatch):
     cache = Cache(tmp_path)
-    a = nads.cached_nads("lenet", "gradient", 16, seed=2, cache=cache, workers=1)
+    runs = _count_computations(monkeypatch)
+    a = cached_nads("lenet", "gradient", 16, seed=2, cache=cache)
     files = list(tmp_path.rglob("arrays.npz"))
-    assert len(files) == 1
-    b = nads.cached_nads("lenet", "gradient", 16, seed=2, cache=cache, workers=1)
-    assert np.array_equal(a.nads, b.nads)
+    assert len(files) == 1 and len(runs) == 1
+    b = cached_nads("lenet", "gradient", 16, seed=2, cache=cache)
+    assert np.array_equal(a.nads, b.nads) and len(runs) == 1
+    assert b.meta["sampling_path"] == a.meta["sampling_path"] and b.meta["kernel_path"] == kernels.path()
     data = bytearray(files[0].read_bytes())
     data[-100] ^= 0xFF
     files[0].write_bytes(bytes(data))
     with pytest.warns(UserWarning, match="damaged cache entry"):
-        c = nads.cached_nads("lenet", "gradient", 16, seed=2, cache=cache, workers=1)
-    assert np.allclose(c.eigenvalues, a.eigenvalues)
+        c = cached_nads("lenet", "gradient", 16, seed=2, cache=cache)
+    assert np.allclose(c.eigenvalues, a.eigenvalues) and len(runs) == 2
+
+
+def test_cached_nads_with_checkpoints_replace_an_entry_without_them(tmp_path, monkeypatch):
+    """Checkpoints are not part of the key (they change no bit of the estimate): an entry that
+    lacks the requested ones is computed again with them and replaces it; it then serves requests
+    with fewer checkpoints or none."""
+    cache = Cache(tmp_path)
+    runs = _count_computations(monkeypatch)
+    plain = cached_nads("lenet", "gradient", 16, seed=3, cache=cache)
+    with_cps = cached_nads("lenet", "gradient", 16, seed=3, cache=cache, checkpoints=[4, 8])
+    assert runs == [[], [4, 8]] and len(list(tmp_path.rglob("arrays.npz"))) == 1
+    assert list(with_cps.extras["checkpoint_networks"]) == [4, 8, 16]
+    assert np.array_equal(plain.eigenvalues, with_cps.eigenvalues) and np.array_equal(plain.nads, with_cps.nads)
+    again = cached_nads("lenet", "gradient", 16, seed=3, cache=cache, checkpoints=[8])
+    cached_nads("lenet", "gradient", 16, seed=3, cache=cache)
+    assert len(runs) == 2 and list(again.extras["checkpoint_networks"]) == [4, 8, 16]
 
 
 def test_published_loader(tmp_path):
@@ -232,32 +347,38 @@ def test_cli_writes_the_documented_file(tmp_path):
         meta = json.loads(str(z["meta"]))
         assert z["nads"].shape == (1024, 1024)
     for key in ["model", "input_shape", "networks", "seed", "method", "step", "device",
-                "sampling_seconds", "networks_per_second", "nadcore_version", "torch_version", "points"]:
+                "sampling_seconds", "networks_per_second", "nadcore_version", "torch_version", "points",
+                "lanes", "precision", "sampling_path", "kernel_path"]:
         assert key in meta
+    # the JSON line on stdout says how the estimate was computed
+    line = json.loads(run.stdout.splitlines()[0])
+    assert line["sampling_path"] == meta["sampling_path"] == "fast"
+    assert line["kernel_path"] == meta["kernel_path"] == kernels.path()
+    assert line["model"] == "lenet" and line["networks"] == 8
+    two = subprocess.run([sys.executable, "-m", "nadcore", "nads", "--model", "lenet", "--networks", "8",
+                          "--seed", "1", "--method", "gradient", "--device", "cpu", "--lanes", "2",
+                          "--out", str(tmp_path / "l.npz"), "--quiet"], capture_output=True, text=True,
+                         timeout=120)
+    assert two.returncode == 0, two.stderr
+    with np.load(tmp_path / "l.npz", allow_pickle=False) as z, np.load(out, allow_pickle=False) as one:
+        assert json.loads(str(z["meta"]))["lanes"] == 2
+        assert np.array_equal(z["eigenvalues"], one["eigenvalues"])  # lanes change no bit
     bad = subprocess.run([sys.executable, "-m", "nadcore", "nads", "--model", "nonet", "--out",
                           str(tmp_path / "b.npz")], capture_output=True, text=True, timeout=120)
     assert bad.returncode == 2 and "unknown model 'nonet'" in bad.stderr
     assert not (tmp_path / "b.npz").exists()
 
 
-def test_auto_workers_probe_keeps_small_jobs_in_process_and_checkpoints_intact():
-    a = nads.compute_nads("lenet", num_networks=20, seed=1, workers=1, checkpoints=[4, 8, 12])
-    b = nads.compute_nads("lenet", num_networks=20, seed=1, workers="auto", checkpoints=[4, 8, 12])
-    assert b.meta["workers"] == 1  # a few seconds of work never pays for worker start-up
-    assert list(b.extras["checkpoint_networks"]) == [4, 8, 12, 20]
-    assert np.array_equal(a.extras["checkpoint_split_half"], b.extras["checkpoint_split_half"], equal_nan=True)
-    assert np.allclose(_covariance(a), _covariance(b), rtol=1e-9, atol=1e-12 * a.eigenvalues[0])
-
-
 def test_leave_one_group_out_subspaces_match_a_full_eigendecomposition():
-    acc = nads._Accumulator(1024)
-    from nadcore import estimators as e
-    e.sample_range("lenet", (1, 32, 32), 0, 0, 256, "gradient", 100.0, "cpu", None, acc.add)
-    _, full = nads.top_eigenvectors(acc.covariance())
+    rows = Sampler("lenet", (1, 32, 32), 0, "gradient", 100.0, CPU, "auto", 1, "float32").rows(np.arange(256))[0]
+    groups = [GroupSums(1024) for _ in range(GROUPS)]
+    for g in range(GROUPS):
+        groups[g].add(rows[g::GROUPS])
+    _, full = nads.top_eigenvectors(covariance_of(groups))
     for g in (0, 5):
-        C = acc.covariance([h for h in range(nads.GROUPS) if h != g])
-        fast = nads._top_subspace(C, full[:nads.JACKKNIFE_K + 32], nads.JACKKNIFE_K)
-        _, exact = nads.top_eigenvectors(C, nads.JACKKNIFE_K)
+        C = covariance_of(groups, [h for h in range(GROUPS) if h != g])
+        fast = top_subspace(C, full[:JACKKNIFE_K + 32], JACKKNIFE_K)
+        _, exact = nads.top_eigenvectors(C, JACKKNIFE_K)
         for k in (1, 16, 64):
             assert nads.subspace_overlap(fast, exact, k) > 0.999, (g, k)
 
@@ -267,6 +388,24 @@ def test_split_half_is_nan_beyond_the_rank_of_a_half():
     sh = dict(zip(nads.OVERLAP_KS, r.extras["split_half"]))
     assert np.isfinite(sh[1]) and np.isfinite(sh[4])  # 10 networks per half: rank 10
     assert np.isnan(sh[16]) and np.isnan(sh[64])  # past it the eigenvectors are arbitrary
+
+
+def test_split_half_overlaps_compare_the_even_and_odd_groups():
+    D = 48
+    rng = np.random.default_rng(2)
+    groups = [GroupSums(D) for _ in range(GROUPS)]
+    for g in range(GROUPS):
+        groups[g].add(rng.standard_normal((12, D)) * np.linspace(3, 0.1, D))  # 48 rows per half
+    got = split_half_overlaps(groups)
+    assert len(got) == len(nads.OVERLAP_KS)
+    halves = [covariance_of(groups, range(h, GROUPS, 2)) for h in (0, 1)]
+    (_, Va), (_, Vb) = (nads.top_eigenvectors(C) for C in halves)
+    for k, v in zip(nads.OVERLAP_KS, got):
+        if k <= 48:
+            assert v == pytest.approx(nads.subspace_overlap(Va, Vb, k), rel=1e-9, abs=1e-12), k
+        else:
+            assert np.isnan(v), k
+    assert got[0] < 1 and got[2] > 0.5  # an anisotropic spectrum: the halves agree on the top
 
 
 def test_nads_past_the_rank_are_a_stable_completion():
@@ -281,3 +420,63 @@ def test_nads_past_the_rank_are_a_stable_completion():
     V = nads.complete_basis(noisy)
     assert np.abs(V[12:] - nads.complete_basis(U[:12])[12:]).max() < 1e-4
     assert np.abs(V[12:] - U[12:]).max() < 1e-4
+
+
+def test_nads_reexports_its_parts():
+    for name in ["NADResult", "gradient_covariance", "top_eigenvectors", "subspace_overlap",
+                 "identifiable_overlap", "overlap_interval", "complete_basis", "OVERLAP_KS", "GROUPS"]:
+        assert getattr(nads, name) is getattr(covariance, name), name
+    for name in ["evaluation_point", "input_gradient", "input_sensitivity_secant"]:
+        assert getattr(nads, name) is getattr(est, name), name
+    assert nads.compute_nads is sampling.compute_nads and nads.METHODS == sampling.METHODS == ("secant", "gradient")
+
+
+# --------------------------------------------------------------------------------------------
+# Precision: the secant in bfloat16, the GPU's float32 modes
+# --------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["lenet", "resnet18_narrow"])
+def test_bf16_secant_agrees_with_float32(name):
+    seeds = network_seeds(0, range(2))
+    m = build_model(name, check=False).eval().to(memory_format=torch.channels_last)
+    plan = init_plan(m)
+    x = est.evaluation_point((1, 32, 32), 0)
+    batch = est.perturbation_batch(x, 100.0).contiguous(memory_format=torch.channels_last)
+    for s in seeds:
+        initialise(m, s, plan)
+        a = est.input_sensitivity_secant(m, x, 100.0, batch=batch)
+        b = est.input_sensitivity_secant(m, x, 100.0, batch=batch, precision="bf16")
+        assert torch.nn.functional.cosine_similarity(a, b, dim=0) > 0.999, name
+    with pytest.raises(ValueError, match="precision"):
+        est.input_sensitivity_secant(m, x, 100.0, batch=batch, precision="fp8")
+    with pytest.raises(ValueError, match="precision"):
+        nads.compute_nads("lenet", num_networks=4, method="gradient", precision="bf16")
+
+
+def _sampled(arch, device, precision="float32", n=2, method="secant"):
+    return Sampler(arch, (1, 32, 32), 0, method, 100.0, resolve_device(device), "auto", 1,
+                   precision).rows(np.arange(n))[0]
+
+
+@pytest.mark.parametrize("name", ["resnet18_narrow", "mlp"])
+def test_bf16_sampling_uses_each_networks_own_parameters(name):
+    """Sampler.rows in bf16 agrees with float32 network by network (autocast keeps bf16 copies of
+    parameters while it is active: it must not outlive one network's parameters)."""
+    a, b = _sampled(name, "cpu", n=3), _sampled(name, "cpu", "bf16", n=3)
+    cos = (a * b).sum(1) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    assert cos.min() > 0.99, cos
+
+
+def test_precision_mode_sets_and_restores_the_gpu_flags():
+    cd, mm = torch.backends.cudnn, torch.backends.cuda.matmul
+    before = cd.allow_tf32, mm.allow_tf32
+    for precision, tf32 in (("float32", False), ("tf32", True)):
+        with est.precision_mode("cuda", precision):
+            assert (cd.allow_tf32, mm.allow_tf32) == (tf32, tf32)
+        assert (cd.allow_tf32, mm.allow_tf32) == before
+    with est.precision_mode("cpu", "bf16"):
+        assert torch.is_autocast_enabled("cpu")
+    assert not torch.is_autocast_enabled("cpu")
+    with pytest.raises(ValueError, match="precision"):
+        with est.precision_mode("cpu", "fp8"):
+            pass
+    assert est.PRECISIONS == ("float32", "tf32", "bf16")

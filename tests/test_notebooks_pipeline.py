@@ -74,7 +74,7 @@ def test_partial_toc_round_trip(tmp_path):
 def test_scorecard_page_links_every_claim_and_refuses_duplicates(tmp_path):
     import json
 
-    from nadcore.evidence import Claim, Criterion, exact_value, write_claims
+    from nadcore.book.evidence import Claim, Criterion, exact_value, write_claims
 
     c = Claim.evaluate("a-claim", "01_demo", "Fig. 9: a | b.", Criterion("x", ">=", 0), exact_value(1.0),
                        seeds=1, trained=False)

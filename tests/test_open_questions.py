@@ -1,5 +1,7 @@
-"""Chapter 6's library code: the downsampling variants, the mixed-Hessian operator, eqs. (4)-(5),
-the NADs of trained networks and the anisotropy summaries."""
+"""Chapter 6's library code: the downsampling variants (nadcore.nets.variants), the mixed-Hessian
+operator (nadcore.nads.mixed_hessian), eqs. (4)-(5) (nadcore.pooling.linear_pooling), the NADs of
+trained networks (nadcore.nads.trained) and the anisotropy summaries and jobs
+(nadcore.experiments.open_questions)."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,15 +9,20 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from nadcore import anisotropy, downsampling, estimators, linear_pooling, mixed_hessian, theory
-from nadcore import trained_nads as T
-from nadcore.initialisation import init_plan
-from nadcore.models import build_model
-from nadcore.nads import subspace_overlap
-from nadcore.train_batched import batched_forward
+from nadcore.data import fourier_basis_vector
+from nadcore.experiments import open_questions as oq
+from nadcore.nads import mixed_hessian, subspace_overlap
+from nadcore.nads import trained as T
+from nadcore.nads.sampling import Sampler
+from nadcore.nets import build_model, init_plan
+from nadcore.nets import variants
+from nadcore.runtime import resolve_device
+from nadcore.theory import linear_pooling
+from nadcore.theory import pooling
+from nadcore.train import batched_forward, train_classifier
 
-VARIANT_SPECS = list(downsampling.VARIANTS.values())
-RESNETS = ["nadcore.downsampling:resnet_skip", "nadcore.downsampling:resnet_noskip"]
+VARIANT_SPECS = list(variants.VARIANTS.values())
+RESNETS = ["nadcore.nets.variants:resnet_skip", "nadcore.nets.variants:resnet_noskip"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -33,9 +40,9 @@ def test_models_shapes_and_seeded_init(spec, channels):
     assert torch.equal(p, q) and not torch.equal(p, r)
 
 
-@pytest.mark.parametrize("kind", downsampling.DOWNSAMPLING)
+@pytest.mark.parametrize("kind", variants.DOWNSAMPLING)
 def test_lenet_variants_keep_lenet_sizes(kind):
-    m = downsampling.DownsamplingLeNet(1, 1, kind)
+    m = variants.DownsamplingLeNet(1, 1, kind)
     h = m.downsample(F.relu(m.conv1(torch.zeros(2, 1, 32, 32))))
     assert h.shape == (2, 6, 14, 14)
     assert m.downsample(F.relu(m.conv2(h))).shape == (2, 16, 5, 5)
@@ -43,7 +50,7 @@ def test_lenet_variants_keep_lenet_sizes(kind):
 
 def test_max_variant_is_lenet():
     a = build_model("lenet", 1, 1, seed=3)
-    b = downsampling.DownsamplingLeNet(1, 1, "max")
+    b = variants.DownsamplingLeNet(1, 1, "max")
     b.load_state_dict(a.state_dict())
     x = torch.randn(5, 1, 32, 32, generator=torch.Generator().manual_seed(0))
     assert torch.allclose(a(x), b(x))
@@ -55,9 +62,9 @@ def test_blur_downsample_is_binomial_filter_then_subsample():
     k2 = torch.outer(k, k) / 16
     pad = F.pad(x, (1, 1, 1, 1), mode="reflect")
     full = torch.stack([F.conv2d(pad[:, c:c + 1], k2[None, None]) for c in range(3)], 1)[:, :, 0]
-    assert torch.allclose(downsampling.blur_downsample(x), full[:, :, ::2, ::2])
+    assert torch.allclose(variants.blur_downsample(x), full[:, :, ::2, ::2])
     const = torch.ones(1, 1, 8, 8)
-    assert torch.allclose(downsampling.blur_downsample(const), torch.ones(1, 1, 4, 4))  # DC gain 1
+    assert torch.allclose(variants.blur_downsample(const), torch.ones(1, 1, 4, 4))  # DC gain 1
 
 
 @pytest.mark.parametrize("spec", VARIANT_SPECS[1:])
@@ -73,8 +80,8 @@ def test_batched_lenet_path_equals_the_modules(spec):
 
 
 def test_resnet_without_skip_has_no_shortcut():
-    a = downsampling.ResidualNet(skip=True)
-    b = downsampling.ResidualNet(skip=False)
+    a = variants.ResidualNet(skip=True)
+    b = variants.ResidualNet(skip=False)
     assert b.proj is None and a.proj is not None
     assert sum(p.numel() for p in a.parameters()) > sum(p.numel() for p in b.parameters())
 
@@ -112,16 +119,21 @@ def test_network_moments_use_the_networks_of_the_nad_estimator():
     """Same networks and evaluation point as compute_nads(..., method="gradient") of the seed; for
     logistic regression f = w.x + b, so grad_x f = w and J = d(grad_theta f)/dx = [I; 0]."""
     r = mixed_hessian.network_moments("logreg", 3, seed=4, block=512)
-    rows = []
-    estimators.sample_range("logreg", (1, 32, 32), 4, 0, 3, "gradient", 1.0, "cpu", None,
-                            lambda G, idx: rows.append(G))
-    assert np.allclose(r["gradients"], np.concatenate(rows), atol=1e-6)
+    rows = Sampler("logreg", (1, 32, 32), 4, "gradient", 1.0, resolve_device("cpu"), "auto", 1,
+                   "float32").rows(np.arange(3))
+    assert rows.shape == (1, 3, 1024)
+    assert np.allclose(r["gradients"], rows[0], atol=1e-6)
     assert np.allclose(r["mixed"], np.eye(1024), atol=1e-6)
+    # the chapter's job computes the same moments
+    arrays, meta = oq.mixed_moments_job({"model": "logreg", "networks": 3, "seed": 4,
+                                                 "input_shape": [1, 32, 32]})
+    assert np.allclose(arrays["gradients"], r["gradients"]) and np.allclose(arrays["mixed"], r["mixed"])
+    assert meta["seconds"] > 0
 
 
 def test_eq4_eq5_closed_forms_exact_and_monte_carlo():
     D, S, st, sp = 16, 4, 0.7, 1.3
-    m = np.abs(theory.average_pooling_prefilter(D, S))
+    m = np.abs(pooling.average_pooling_prefilter(D, S))
     closed = {"gradient": linear_pooling.expected_gradient_covariance(m, st, sp, S),
               "mixed": linear_pooling.expected_mixed_gram(m, st, sp, S)}
     exact = mixed_hessian.linear_pooling_moments(m, S, st, sp)
@@ -158,8 +170,6 @@ def test_input_gradients_per_sample():
 
 
 def test_epoch_snapshots_record_the_start_of_every_epoch():
-    from nadcore.train import train_classifier
-
     m = build_model("logreg", 1, 1, seed=0)
     x = torch.randn(60, 1, 32, 32, generator=torch.Generator().manual_seed(1))
     y = torch.where(x[:, 0, 0, 0] > 0, 1, -1)
@@ -195,21 +205,21 @@ def test_alpha_is_the_quadratic_form_of_the_covariance():
     w, E = np.linalg.eigh(C)
     V = rng.standard_normal((5, 16))
     V /= np.linalg.norm(V, axis=1, keepdims=True)
-    raw = anisotropy.alpha(w, E.T, V, normalise=False)
+    raw = oq.alpha(w, E.T, V, normalise=False)
     assert np.allclose(raw, np.einsum("id,de,ie->i", V, C, V))
-    assert np.allclose(anisotropy.alpha(w, E.T, V), raw / (np.trace(C) / 16))
-    assert anisotropy.alpha(np.ones(16), np.eye(16), V) == pytest.approx(np.ones(5))  # isotropic
+    assert np.allclose(oq.alpha(w, E.T, V), raw / (np.trace(C) / 16))
+    assert oq.alpha(np.ones(16), np.eye(16), V) == pytest.approx(np.ones(5))  # isotropic
 
 
 def test_quadrant_grid_and_map_summary():
-    g = anisotropy.quadrant_grid([0, 4, 8, 12, 16])
+    g = oq.quadrant_grid([0, 4, 8, 12, 16])
     assert g.shape == (5, 5) and g.frequencies[0] == (0, 0) and g.frequencies[-1] == (16, 16)
     with pytest.raises(ValueError):
-        anisotropy.quadrant_grid([0, 20])
+        oq.quadrant_grid([0, 20])
     acc = np.full((2, 5, 5), 0.5)
     acc[:, 0, 0] = 0.9
     acc[0, 4, 1] = 0.8                       # one island, seed 0 only
-    s = anisotropy.map_summary(acc, g, off_centre=8, island=0.6)
+    s = oq.map_summary(acc, g, off_centre=8, island=0.6)
     far = 25 - 4
     assert s["islands"] == pytest.approx([1 / far, 0.0])
     assert s["centre"] == pytest.approx([0.6, 0.6])
@@ -217,10 +227,8 @@ def test_quadrant_grid_and_map_summary():
 
 
 def test_spectrum_summary_on_fourier_directions():
-    from nadcore.data import fourier_basis_vector
-
     U = np.stack([fourier_basis_vector(0, 1).numpy().ravel(), fourier_basis_vector(16, 16).numpy().ravel()])
-    s = anisotropy.spectrum_summary(np.array([3.0, 1.0]), U, k=1, radius=8)
+    s = oq.spectrum_summary(np.array([3.0, 1.0]), U, k=1, radius=8)
     assert s["top_k"] == pytest.approx(0.75)
     assert s["first_low"] == pytest.approx(1.0)
     assert s["low_frequency"] == pytest.approx(0.75)
@@ -228,7 +236,7 @@ def test_spectrum_summary_on_fourier_directions():
 
 def test_nad_table_is_tidy():
     U = np.eye(16)[:3]
-    t = anisotropy.nad_table({"a": U}, (0, 2), seed=7)
+    t = oq.nad_table({"a": U}, (0, 2), seed=7)
     assert len(t) == 2 * 16 and set(t.columns) == {"nads", "index", "row", "col", "value", "seed"}
     one = t[(t["index"] == 2) & (t["value"] == 1.0)]
     assert (int(one.row.iloc[0]), int(one.col.iloc[0])) == (0, 2)

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from nadcore.runtime import file_sha256
 from reference_outputs import differences
 
 CHAPTER = "03_linear_separability"
@@ -53,8 +54,6 @@ def _entries(cache: Path) -> dict[Path, int]:
 
 
 def test_sigkill_mid_chapter_then_resume(tmp_path):
-    from nadcore.cache import file_sha256
-
     root, cache = _scratch_root(tmp_path), tmp_path / "cache"
     proc = _build(root, cache)
     deadline = time.monotonic() + 600

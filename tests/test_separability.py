@@ -1,11 +1,12 @@
-"""nadcore.separability: the summaries behind chapter 3's claims and the tidy figure tables."""
+"""nadcore.experiments.separability: the summaries behind chapter 3's claims and the tidy figure tables."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from nadcore import separability as sep
 from nadcore.data import fourier_grid
+from nadcore.experiments import Cache
+from nadcore.experiments import separability as sep
 from nadcore.nads import OVERLAP_KS, NADResult
 from nadcore.plots.separability import map_on_grid
 
@@ -102,8 +103,6 @@ def test_covering_subgrid_and_map_on_grid():
 
 
 def test_grid_sweep_and_fourier_sweep_label_runs_by_frequency(tmp_path):
-    from nadcore.cache import Cache
-
     g = fourier_grid(32, 16).subgrid(8)  # 2x2
     out = sep.grid_sweep("logreg", g, TINY, seeds=[0, 1], chunk=8, cache=Cache(tmp_path), outputs=2)
     assert out["test_acc"].shape == (2, 2, 2) and out["frequencies"] == g.frequencies

@@ -1,13 +1,14 @@
-"""Tests of nadcore.theory: eq. (1), Theorem 1 (closed form == exact == simulation), Lemma 1."""
+"""Tests of nadcore.theory: eq. (1), Theorem 1 (closed form == exact == simulation) in
+nadcore.theory.pooling, Lemma 1 in nadcore.theory.linear_pooling."""
 import math
 
 import numpy as np
 import pytest
 import torch
 
-from nadcore import linear_pooling as L
-from nadcore import theory as T
-from nadcore.utils import generator
+from nadcore.runtime import generator
+from nadcore.theory import linear_pooling as L
+from nadcore.theory import pooling as T
 
 D, S = 128, 4
 M = D // S
@@ -28,6 +29,23 @@ def test_aliasing_matrix_shape_and_values():
     assert np.allclose(A.sum(1), 1.0)
     with pytest.raises(ValueError):
         T.aliasing_matrix(10, 4)
+    assert T.check_pooling_shape(D, S) == M
+    for bad in [(10, 4), (0, 4), (8, 0), (-8, 4)]:
+        with pytest.raises(ValueError, match="divisible"):
+            T.check_pooling_shape(*bad)
+
+
+def test_one_cpu_thread_restores_the_callers_threads():
+    saved = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        with T.one_cpu_thread("cpu"):
+            assert torch.get_num_threads() == 1
+        assert torch.get_num_threads() == 2
+        with T.one_cpu_thread("meta"):  # not the CPU: untouched
+            assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(saved)
 
 
 def test_average_prefilter_is_dirichlet_kernel():

@@ -1,4 +1,5 @@
-"""nadcore.train: the original SGD recipe, and train_many == a loop of train_classifier."""
+"""nadcore.train: the original SGD recipe (its one update, sgd_step, is torch.optim.SGD with
+clip_grad_norm_), and train_many == a loop of train_classifier."""
 import copy
 
 import numpy as np
@@ -7,9 +8,10 @@ import torch
 import torch.nn as nn
 
 from nadcore.data import directional_train_test, fourier_basis_vector
-from nadcore.models import build_model
-from nadcore.separability import iterations_to_loss
-from nadcore.train import lr_at, supports_train_many, train_classifier, train_many
+from nadcore.experiments.separability import iterations_to_loss
+from nadcore.kernels.cpu import keep_freed_memory
+from nadcore.nets import build_model
+from nadcore.train import lr_at, sgd_step, supports_train_many, train_classifier, train_many
 
 
 def _data(k, n=256, n_test=200, seed=0, sigma=3.0):
@@ -32,6 +34,69 @@ def test_iterations_to_loss():
     assert iterations_to_loss(loss, 0.1, window=4) == 14
     assert iterations_to_loss(np.ones(5), 0.1) is None
     np.testing.assert_array_equal(iterations_to_loss(np.stack([loss, np.ones(20)]), 0.1, 1), [11, -1])
+
+
+@pytest.mark.parametrize("momentum, weight_decay, clip", [(0.0, 0.0, 0.5), (0.9, 1e-3, 0.5), (0.9, 0.0, None)])
+def test_sgd_step_is_torch_sgd_after_clipping_each_models_norm(momentum, weight_decay, clip):
+    """sgd_step on M stacked models == torch.optim.SGD (no dampening, no Nesterov) after
+    nn.utils.clip_grad_norm_, for each model on its own, over several steps (momentum buffers)."""
+    g = torch.Generator().manual_seed(0)
+    M, shapes = 3, [(4, 5), (5,), (2, 3, 3)]
+    params = [torch.randn(M, *s, generator=g) for s in shapes]
+    refs = [[p[i].clone().requires_grad_(True) for p in params] for i in range(M)]
+    opts = [torch.optim.SGD(r, lr=0.1, momentum=momentum, weight_decay=weight_decay) for r in refs]
+    bufs = None
+    for step in range(4):
+        lr = 0.3 / (step + 1)
+        # gradients of very different norms: some models clipped, some not
+        grads = [torch.randn(M, *s, generator=g) * torch.tensor([0.01, 1.0, 30.0]).view(M, *[1] * len(s))
+                 for s in shapes]
+        bufs = sgd_step(params, grads, lr, momentum=momentum, weight_decay=weight_decay,
+                        clip_grad_norm=clip, buffers=bufs)
+        for i, (r, opt) in enumerate(zip(refs, opts)):
+            for q, gr in zip(r, grads):
+                q.grad = gr[i].clone()
+            if clip is not None:
+                torch.nn.utils.clip_grad_norm_(r, clip)
+            for group in opt.param_groups:
+                group["lr"] = lr
+            opt.step()
+        for j, p in enumerate(params):
+            for i in range(M):  # the same operations in the same order: the same bits
+                assert torch.equal(p[i], refs[i][j].detach()), (step, i, j)
+    if momentum == 0:
+        assert all(b is None for b in bufs)
+
+
+def test_train_classifier_equals_torch_sgd_training():
+    """train_classifier with sgd_step trains as the recipe did with torch.optim.SGD and
+    clip_grad_norm_: the same batches, rates and updates, the same parameters up to rounding."""
+    x, y, _, _ = _data(3, n=200, n_test=10)
+    kw = dict(epochs=2, batch_size=64, max_lr=0.5, momentum=0.9, weight_decay=1e-3)
+    model = build_model("lenet", seed=4)
+    ref = copy.deepcopy(model)
+    r = train_classifier(model, x, y, generator=torch.Generator().manual_seed(5), device="cpu", **kw)
+    g = torch.Generator().manual_seed(5)
+    opt = torch.optim.SGD(ref.parameters(), lr=kw["max_lr"], momentum=0.9, weight_decay=1e-3)
+    t = (y > 0).float()
+    losses, nb, it = [], 4, 0
+    ref.train()
+    for _ in range(2):
+        perm = torch.randperm(len(x), generator=g)
+        for b in range(nb):
+            idx = perm[b * 64:(b + 1) * 64]
+            loss = nn.functional.binary_cross_entropy_with_logits(ref(x[idx])[:, 0], t[idx])
+            opt.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(ref.parameters(), 0.5)
+            for group in opt.param_groups:
+                group["lr"] = lr_at(it, nb, 2, kw["max_lr"])
+            opt.step()
+            losses.append(loss.item())
+            it += 1
+    np.testing.assert_allclose(r.iter_loss, losses, rtol=1e-5, atol=1e-6)
+    for (name, p), q in zip(model.named_parameters(), ref.parameters()):
+        torch.testing.assert_close(p, q, rtol=1e-6, atol=1e-7, msg=name)
 
 
 def test_train_classifier_logreg_learns_separable_data():
@@ -156,15 +221,13 @@ def test_training_keeps_freed_memory_in_the_heap():
     import resource
     import sys
 
-    from nadcore import utils
-
     x, y = torch.randn(2, 256, 1, 32, 32), (torch.rand(2, 256) > 0.5).float() * 2 - 1
     run = lambda: train_many([build_model("lenet", seed=s) for s in (1, 2)], x, y, epochs=1,  # noqa: E731
                              max_lr=0.1, generators=[torch.Generator().manual_seed(s) for s in (1, 2)],
                              device="cpu")
     run()
-    active = utils.keep_freed_memory()
-    assert active == utils.keep_freed_memory()
+    active = keep_freed_memory()
+    assert active == keep_freed_memory()
     if sys.platform.startswith("linux"):
         assert active
         before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt

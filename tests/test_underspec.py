@@ -1,4 +1,6 @@
-"""Tests of nadcore.underspec (chapter 5): datasets, channel ablations, cross-sections."""
+"""Tests of chapter 5 (underspecification): the datasets of nadcore.data.underspec, the channel
+ablations, cross-sections and experiments of nadcore.experiments.underspecification, and the
+seed summaries of nadcore.book.evidence."""
 from __future__ import annotations
 
 import math
@@ -8,9 +10,12 @@ import pytest
 import torch
 import torch.nn as nn
 
-from nadcore import underspec as us
-from nadcore import underspec_experiments as ux
-from nadcore.cache import Cache
+from nadcore.book import evidence, profiles
+from nadcore.data import cifar
+from nadcore.data import underspec as us
+from nadcore.experiments import Cache
+from nadcore.experiments import underspecification as ux
+from nadcore.nets import build_model, variants
 from nadcore.train import lr_at
 
 
@@ -75,11 +80,11 @@ def test_channel_ablation_of_known_linear_models():
     w2 = np.zeros((2, 32, 32), np.float32)
     w2[1] = U[1].reshape(32, 32)
     groups = {"first": [0], "second": [1]}
-    only1 = us.channel_ablation_accuracy(_linear_model(w1), x, y, groups)
+    only1 = ux.channel_ablation_accuracy(_linear_model(w1), x, y, groups)
     assert only1["all"] == 1.0 and only1["first"] == 1.0
     # without channel 1 the output is 0 everywhere: prediction -1, accuracy = share of -1 labels
     assert only1["second"] == pytest.approx(float((y < 0).double().mean()))
-    only2 = us.channel_ablation_accuracy(_linear_model(w2), x, y, groups)
+    only2 = ux.channel_ablation_accuracy(_linear_model(w2), x, y, groups)
     assert only2["all"] == 1.0 and only2["second"] == 1.0
     assert us.zero_channels(x, [1])[:, 1].abs().max() == 0 and torch.equal(us.zero_channels(x, [1])[:, 0], x[:, 0])
 
@@ -89,13 +94,13 @@ def test_plane_points_have_exact_coordinates():
     e1, e2 = torch.as_tensor(U[0]), torch.as_tensor(U[1])
     anchor = torch.as_tensor(U[2]) * 5 + 0.3 * e1 - 2 * e2
     a, b = np.linspace(-1, 1, 5), np.linspace(-2, 2, 3)
-    pts = us.plane_points(e1, e2, a, b, anchor).double()
+    pts = ux.plane_points(e1, e2, a, b, anchor).double()
     assert pts.shape == (15, 1024)
     A = (pts @ e1.double()).reshape(3, 5)
     B = (pts @ e2.double()).reshape(3, 5)
     assert np.allclose(A.numpy(), a[None, :], atol=1e-5) and np.allclose(B.numpy(), b[:, None], atol=1e-5)
     with pytest.raises(ValueError):
-        us.plane_points(e1, e1, a, b)
+        ux.plane_points(e1, e1, a, b)
 
 
 @pytest.mark.parametrize("alpha,beta,gamma,bias", [(1.0, 0.5, 0.3, 0.2), (0.2, -1.0, -0.7, 0.05),
@@ -112,33 +117,33 @@ def test_cross_section_of_linear_model_is_the_expected_line(alpha, beta, gamma, 
     r[0] = U[2].reshape(32, 32)
     anchor = torch.as_tensor(0.8 * r + 0.4 * e1 - 1.0 * e2)   # in-plane parts are removed
     model = _linear_model(alpha * e1 + beta * e2 + gamma * r, bias)
-    sec = us.decision_cross_section(model, e1, e2, extent=2.0, resolution=31, anchor=anchor)
+    sec = ux.decision_cross_section(model, e1, e2, extent=2.0, resolution=31, anchor=anchor)
     a, b, z = sec["a"], sec["b"], sec["logits"]
     k = gamma * 0.8 + bias
     expected = alpha * a[None, :] + beta * b[:, None] + k
     assert z.shape == (31, 31) and np.allclose(z, expected, atol=1e-5)
-    pts = us.boundary_points(a, b, z)
+    pts = ux.boundary_points(a, b, z)
     assert len(pts) > 10
     residual = np.abs(alpha * pts[:, 0] + beta * pts[:, 1] + k) / math.hypot(alpha, beta)
     assert residual.max() < 1e-4
-    assert us.boundary_angle(a, b, z) == pytest.approx(math.degrees(math.atan2(beta, alpha)), abs=1e-4)
+    assert ux.boundary_angle(a, b, z) == pytest.approx(math.degrees(math.atan2(beta, alpha)), abs=1e-4)
 
 
 def test_boundary_angle_extremes_and_max_margin():
     a = b = np.linspace(-2, 2, 21)
     A, B = np.meshgrid(a, b)  # A varies along columns, like logits[i, j] at (a[j], b[i])
-    assert us.boundary_angle(a, b, 3 * A) == pytest.approx(0.0, abs=1e-9)
-    assert us.boundary_angle(a, b, B - 0.1) == pytest.approx(90.0, abs=1e-9)
-    assert us.boundary_angle(a, b, 1.0 * A + 0.5 * B) == pytest.approx(us.MAX_MARGIN_ANGLE)
-    assert us.MAX_MARGIN_ANGLE == pytest.approx(26.565, abs=1e-3)
+    assert ux.boundary_angle(a, b, 3 * A) == pytest.approx(0.0, abs=1e-9)
+    assert ux.boundary_angle(a, b, B - 0.1) == pytest.approx(90.0, abs=1e-9)
+    assert ux.boundary_angle(a, b, 1.0 * A + 0.5 * B) == pytest.approx(ux.MAX_MARGIN_ANGLE)
+    assert ux.MAX_MARGIN_ANGLE == pytest.approx(26.565, abs=1e-3)
 
 
 def test_phase_transition_index():
-    idx, thr = us.phase_transition_index([0, 3, 10, 30, 100], [1.0, 0.99, 0.98, 0.6, 0.5])
+    idx, thr = ux.phase_transition_index([0, 3, 10, 30, 100], [1.0, 0.99, 0.98, 0.6, 0.5])
     assert idx == 30 and thr == pytest.approx(0.75)
-    assert us.phase_transition_index([0, 10], [0.9, 0.88])[0] is None
+    assert ux.phase_transition_index([0, 10], [0.9, 0.88])[0] is None
     # unsorted input is sorted by index first
-    assert us.phase_transition_index([100, 0, 10], [0.5, 1.0, 0.9])[0] == 100
+    assert ux.phase_transition_index([100, 0, 10], [0.5, 1.0, 0.9])[0] == 100
 
 
 def test_triangular_learning_rate():
@@ -170,8 +175,6 @@ def test_concat_grid_experiment_runs_and_caches(tmp_path):
 
 
 def test_cifar_dv_experiment_runs(tmp_path):
-    from nadcore import cifar
-
     U = _basis(9, 2)
     x = np.random.default_rng(0).integers(0, 255, (8, 32, 32, 3), dtype=np.uint8)
     y = np.arange(8, dtype=np.uint8) % 10
@@ -188,29 +191,30 @@ def test_cifar_dv_experiment_runs(tmp_path):
 
 
 def test_mlp_cifar_architecture():
-    m = us.mlp_cifar(4, 1)
+    m = variants.mlp_cifar(4, 1)
     dims = [l.out_features for l in m.modules() if isinstance(l, nn.Linear)]
     assert dims == [200, 50, 1]
-    assert us.cifar_spec("mlp") == "nadcore.underspec:mlp_cifar" and us.cifar_spec("lenet") == "lenet"
+    assert ux.cifar_spec("mlp") == "nadcore.nets.variants:mlp_cifar" and ux.cifar_spec("lenet") == "lenet"
+    built = build_model(ux.cifar_spec("mlp"), 3, 1)  # the alias resolves to this factory
+    assert [l.out_features for l in built.modules() if isinstance(l, nn.Linear)] == [200, 50, 1]
 
 
 # --------------------------------------------------------------------------------------------
 # Summaries over seeds, tidy tables, executors, data keys, figures, settings (chapter 5)
 # --------------------------------------------------------------------------------------------
 def test_seed_mean_halfwidth_is_the_t_interval_per_cell():
-    from nadcore.evidence import t_interval
 
     a = np.random.default_rng(1).random((3, 2, 4))
-    mean, half = us.seed_mean_halfwidth(a)
+    mean, half = evidence.seed_mean_halfwidth(a)
     assert mean.shape == half.shape == (2, 4)
     for i in range(2):
         for j in range(4):
-            iv = t_interval(a[:, i, j])
+            iv = evidence.t_interval(a[:, i, j])
             assert mean[i, j] == pytest.approx(iv.value) and half[i, j] == pytest.approx(iv.high - iv.value)
     # another axis, and a single seed (no interval)
-    m2, h2 = us.seed_mean_halfwidth(np.moveaxis(a, 0, 2), axis=2)
+    m2, h2 = evidence.seed_mean_halfwidth(np.moveaxis(a, 0, 2), axis=2)
     assert np.allclose(m2, mean) and np.allclose(h2, half)
-    m1, h1 = us.seed_mean_halfwidth(a[:1])
+    m1, h1 = evidence.seed_mean_halfwidth(a[:1])
     assert np.allclose(m1, a[0]) and np.isnan(h1).all()
 
 
@@ -219,16 +223,16 @@ def test_seed_summary_formats_mean_and_halfwidth():
 
     f = pd.DataFrame({"i": [5, 5, 5, 0, 0, 0], "acc": [0.9, 0.92, 0.94, 0.5, 0.5, 0.5],
                       "angle": [20.0, 30.0, 25.0, 90.0, 80.0, 85.0]})
-    t = us.seed_summary(f, ["i"], ["acc"])
+    t = evidence.seed_summary(f, ["i"], ["acc"])
     assert list(t["i"]) == [5, 0]   # order of first appearance, not sorted
     half = 4.303 * 2.0 / math.sqrt(3)   # t_{2, 0.975} * sd(90, 92, 94) / sqrt(3), in points
     assert t["acc"][0] == f"92.0 ± {half:.1f}" and t["acc"][1] == "50.0 ± 0.0"
-    assert us.seed_summary(f, ["i"], ["angle"], scale=1, digits=0)["angle"][0].startswith("25 ± ")
-    assert us.seed_summary(f.iloc[[0, 3]], ["i"], ["acc"])["acc"].tolist() == ["90.0", "50.0"]
+    assert evidence.seed_summary(f, ["i"], ["angle"], scale=1, digits=0)["angle"][0].startswith("25 ± ")
+    assert evidence.seed_summary(f.iloc[[0, 3]], ["i"], ["acc"])["acc"].tolist() == ["90.0", "50.0"]
     # a tiny negative mean prints as 0, never as "-0"
     g = pd.DataFrame({"i": [0, 0, 0], "angle": [-0.3, 0.1, -0.2]})
-    assert us.seed_summary(g, ["i"], ["angle"], scale=1, digits=0)["angle"][0].startswith("0 ± ")
-    assert [us.format_fixed(x, d) for x, d in ((-0.2, 0), (-0.04, 1), (2.36, 1))] == ["0", "0.0", "2.4"]
+    assert evidence.seed_summary(g, ["i"], ["angle"], scale=1, digits=0)["angle"][0].startswith("0 ± ")
+    assert [evidence.format_fixed(x, d) for x, d in ((-0.2, 0), (-0.04, 1), (2.36, 1))] == ["0", "0.0", "2.4"]
 
 
 def _concat_result(tmp_path, **over):
@@ -268,8 +272,6 @@ def test_concat_experiment_same_results_under_an_executor(tmp_path):
 
 def _fixture_subset(root):
     import hashlib
-
-    from nadcore import cifar
 
     x = np.random.default_rng(0).integers(0, 255, (8, 32, 32, 3), dtype=np.uint8)
     y = np.arange(8, dtype=np.uint8) % 10
@@ -311,12 +313,12 @@ def test_figures_show_means_intervals_and_one_seed(tmp_path):
     r = _concat_result(tmp_path)
     fig = up.ablation_heatmaps(r, title="t")
     texts = [t.get_text() for t in fig.axes[0].texts]
-    mean, half = us.seed_mean_halfwidth(r.acc_both)
-    assert texts[0] == f"{us.format_fixed(100 * mean[0, 0], 0)}\n±{us.format_fixed(100 * half[0, 0], 0)}"
+    mean, half = evidence.seed_mean_halfwidth(r.acc_both)
+    assert texts[0] == f"{evidence.format_fixed(100 * mean[0, 0], 0)}\n±{evidence.format_fixed(100 * half[0, 0], 0)}"
     assert np.allclose(fig.axes[0].images[0].get_array(), mean)
     fig2 = up.cross_sections(r, [(2, 1)], seed_index=1)
     title = fig2.axes[0].get_title()
-    assert f"{us.boundary_angle(r.a, r.b, r.sections[1, 1, 0]):.0f}°" in title
+    assert f"{ux.boundary_angle(r.a, r.b, r.sections[1, 1, 0]):.0f}°" in title
     up.angle_heatmaps({"logreg": r})
     one = ux.CifarDVResult("m", [0, 10], [0], np.array([[0.9, 0.6]]), np.array([[0.6, 0.6]]),
                            np.array([[0.9, 0.5]]), np.array([[1.0, 1.0]]))
@@ -325,8 +327,6 @@ def test_figures_show_means_intervals_and_one_seed(tmp_path):
 
 
 def test_chapter_settings():
-    from nadcore.book import profiles
-
     for p in profiles.PROFILES:
         cfg = profiles.resolve("05_underspecification", p)
         grid = set(cfg["concat_indices"])

@@ -24,10 +24,14 @@ import numpy as np
 import torch
 
 import nadcore
-from nadcore import evidence
-from nadcore.book import profiles
-from nadcore.cache import Cache
-from nadcore.utils import resolve_device
+from nadcore import kernels
+from nadcore.book import evidence, profiles
+from nadcore.experiments.cache import Cache
+from nadcore.experiments.nads import cached_nads
+from nadcore.experiments.runner import make_executor
+from nadcore.nads import METHODS
+from nadcore.nads.published import FIG6_COLUMNS, PUBLISHED_NETWORKS, load_published_nads
+from nadcore.runtime import resolve_device
 
 __all__ = ["Chapter", "setup", "output_root"]
 
@@ -86,8 +90,6 @@ class Chapter:
 
     def executor(self):
         """A process pool of ``workers`` one-thread processes on the CPU (None: in-process)."""
-        from nadcore.experiments import make_executor
-
         if self._executor is None and self.device.type == "cpu":
             self._executor = make_executor(self.cfg.get("workers", 1))
         return self._executor
@@ -108,22 +110,19 @@ class Chapter:
         * ``"auto"``: secant NADs if chapter 2 computes them for ``arch`` or ``arch`` is not one of
           the published architectures, else the published ones.
         """
-        from nadcore import nads as N
-        from nadcore import published
-
         ch2 = profiles.resolve("02_nads", self.profile)
         key = arch.strip().lower()
         if source == "auto":
-            published_archs = set(published.FIG6_COLUMNS) | {"logreg"}
+            published_archs = set(FIG6_COLUMNS) | {"logreg"}
             source = "published" if key in published_archs and not ch2["secant_networks"].get(key) else "secant"
         if source == "published":
-            r = published.load_published_nads(key)
-            return r, f"the authors' published NADs of {arch} ({published.PUBLISHED_NETWORKS:,} networks, secant)"
-        if source not in N.METHODS:
+            r = load_published_nads(key)
+            return r, f"the authors' published NADs of {arch} ({PUBLISHED_NETWORKS:,} networks, secant)"
+        if source not in METHODS:
             raise ValueError(f"source must be auto, secant, gradient or published; got {source!r}")
         counts = ch2[f"{source}_networks"]
         n = int(networks or counts.get(key) or counts["lenet"])
-        r = N.cached_nads(arch, source, n, self.seed, device=self.device, cache=self.cache,
+        r = cached_nads(arch, source, n, self.seed, device=self.device, cache=self.cache,
                           progress=progress, points=points, precision=self.nad_precision(arch, source))
         at = f", {points} evaluation points" if points > 1 else ""
         return r, f"{source} NADs of a 1-channel {arch}, {n:,} networks{at}, seed {self.seed}"
@@ -150,7 +149,8 @@ class Chapter:
         c = evidence.Claim.evaluate(id, self.name, paper, criterion, iv,
                                     seeds=iv.n, trained=trained, budget_fraction=budget,
                                     paper_value=paper_value, preconditions=preconditions,
-                                    settings={"profile": self.profile, **(settings or {})})
+                                    settings={"profile": self.profile, **(settings or {})},
+                                    kernel_path=kernels.path())
         self.claims = [x for x in self.claims if x.id != c.id] + [c]
         if show:
             _show_markdown(f"(claim-{c.id})=\n{c.sentence()}")
@@ -169,6 +169,8 @@ class Chapter:
         "data" link to it (under the figure it belongs to)."""
         path = self.out / "data" / self.name / f"{figure}.csv"
         path.parent.mkdir(parents=True, exist_ok=True)
+        if "kernel_path" not in frame.columns:  # which kernels made the numbers (nadcore.kernels.path)
+            frame = frame.assign(kernel_path=kernels.path())
         tmp = path.with_name(f".{path.name}.{os.getpid()}")
         frame.to_csv(tmp, index=False, float_format="%.6g")
         os.replace(tmp, path)
@@ -198,7 +200,8 @@ class Chapter:
                 ("parameters", ", ".join(f"{k}={v!r}" for k, v in self.params.items()) or "-"),
                 ("knobs", json.dumps(self.knobs) if self.knobs else "none"),
                 ("settings", json.dumps(self.cfg, default=str)),
-                ("seeds", ", ".join(map(str, self.seeds))), ("device", dev)]
+                ("seeds", ", ".join(map(str, self.seeds))), ("device", dev),
+                ("kernel path", kernels.path())]
         if data is not None:
             rows.append(("data", data))
         rows += [(str(k), str(v)) for k, v in (extra or {}).items()]

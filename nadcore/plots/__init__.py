@@ -1,5 +1,6 @@
-"""Figure functions of the NAD book, one submodule per chapter (e.g. ``nadcore.plots.pooling``).
+"""Figures of the NAD book, one submodule per chapter (e.g. ``nadcore.plots.pooling``), and the
+interactive explorers of the web book (:mod:`nadcore.plots.explorer`).
 
-Every function returns a :class:`matplotlib.figure.Figure`; none calls ``plt.show`` or selects a
-backend.
+Every figure function returns a :class:`matplotlib.figure.Figure`; none calls ``plt.show`` or
+selects a backend.
 """

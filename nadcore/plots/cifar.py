@@ -7,6 +7,8 @@ from __future__ import annotations
 import numpy as np
 import matplotlib.pyplot as plt
 
+from nadcore.book.evidence import t_interval
+
 __all__ = ["nad_strip", "poisoned_examples", "poison_accuracy_curve", "flip_accuracies", "flipped_examples"]
 
 
@@ -66,8 +68,6 @@ def poisoned_examples(x_clean, versions: dict, labels, class_names, *, amplify: 
 
 def _mean_and_halfwidth(values):
     """Mean and 95% t-interval half-width over seeds (0 for a single seed)."""
-    from nadcore.evidence import t_interval
-
     iv = t_interval(values)
     half = (iv.high - iv.low) / 2 if np.isfinite(iv.high) else 0.0
     return iv.value, half
@@ -77,7 +77,7 @@ def poison_accuracy_curve(runs, *, title=None, chance: float = 0.1):
     """Test accuracy (clean test set) against the NAD index of the carrier (paper Fig. 7): mean
     over seeds with 95% t-interval error bars, the seeds as small dots.
 
-    ``runs``: a tidy DataFrame (``nadcore.poisoning.result_rows``) of one model and one training
+    ``runs``: a tidy DataFrame (``nadcore.experiments.cifar10.result_rows``) of one model and one training
     length with ``experiment`` "clean" (the baseline: a line and its interval as a band) and
     "poison" (by ``index``); ``carrier_test_acc`` (the test set with the same carrier: did the
     network pick the carrier up?) is drawn too.

@@ -4,7 +4,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from nadcore.data import fourier_energy
+from nadcore.data.directions import fourier_energy
 
 
 def nad_grid(results: dict, indices=(0, 1, 2), title: str | None = None):

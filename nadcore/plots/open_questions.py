@@ -6,6 +6,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from nadcore.book.evidence import t_interval
+
 __all__ = ["quadrant_maps", "dynamics_curves", "removal_curves", "overlap_vs_k", "alpha_scatter"]
 
 
@@ -64,8 +66,6 @@ def removal_curves(ks, acc: dict, energy: dict, clean, *, title=None):
     """Test accuracy (left) and the share of the images' squared norm removed (right) against the
     number k of directions removed, one line per direction set (name -> (seeds, len(ks))), with
     the 95% t-interval over seeds; the clean accuracy of each seed is a dotted line."""
-    from nadcore.evidence import t_interval
-
     fig, axes = plt.subplots(1, 2, figsize=(8.4, 3.2))
     for name in acc:
         for ax, a in ((axes[0], acc[name]), (axes[1], energy[name])):

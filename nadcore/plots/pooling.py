@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import matplotlib.pyplot as plt
 
-from nadcore import theory
+from nadcore.theory import pooling as theory
 
 __all__ = ["plot_bayes_accuracy_after_pooling", "plot_linear_pooling_training"]
 

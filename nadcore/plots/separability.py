@@ -5,6 +5,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
+from nadcore.book.evidence import t_interval
+
 
 def _extent(grid):
     t = np.asarray(grid.ticks)
@@ -57,8 +59,6 @@ def map_on_grid(values, frequencies, grid) -> np.ndarray:
 
 
 def _mean_and_halfwidth(acc):
-    from nadcore.evidence import t_interval
-
     a = np.atleast_2d(np.asarray(acc, dtype=float))
     ivs = [t_interval(a[:, j]) for j in range(a.shape[1])]
     mean = np.array([iv.value for iv in ivs])

@@ -11,7 +11,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from nadcore.underspec import MAX_MARGIN_ANGLE, boundary_angle, format_fixed, seed_mean_halfwidth
+from nadcore.book.evidence import format_fixed, seed_mean_halfwidth
+from nadcore.experiments.underspecification import MAX_MARGIN_ANGLE, boundary_angle
 
 PANELS = (("acc_both", "both channels"),
           ("acc_first", "channel 1 only\n(channel 2 zeroed)"),
@@ -88,7 +89,7 @@ def angle_heatmaps(results: dict, *, title: str | None = None):
 def cross_sections(result, pairs, *, seed_index: int = 0, title: str | None = None):
     """Paper Fig. 2b: the network's decision regions in the plane spanned by ``v1 (+) 0``
     (horizontal) and ``0 (+) v2`` (vertical) for each ``(i1, i2)`` of ``pairs``, for the seed
-    ``result.seeds[seed_index]``, as computed by :func:`nadcore.underspec.decision_cross_section`.
+    ``result.seeds[seed_index]``, as computed by :func:`nadcore.experiments.underspecification.decision_cross_section`.
     Black line: the decision boundary (zero level set of the output); markers: the two class
     centres +-(eps1, eps2); dashed: the maximum-margin separator, for reference."""
     e1 = result.settings.get("eps1", 1.0)
@@ -124,7 +125,7 @@ def cifar_dv_curves(results: dict, *, transitions: dict | None = None, chance: f
     panel per model (``name -> CifarDVResult``): all channels, CIFAR channels only (D(v) zeroed),
     D(v) channel only (CIFAR zeroed); mean over seeds with 95% t-interval error bars, each seed a
     small dot. ``transitions``: name -> (index, threshold) from
-    :func:`nadcore.underspec.phase_transition_index`, drawn as a vertical line."""
+    :func:`nadcore.experiments.underspecification.phase_transition_index`, drawn as a vertical line."""
     names = list(results)
     fig, axes = plt.subplots(1, len(names), figsize=(4.3 * len(names), 3.4), squeeze=False,
                              sharey=True, layout="constrained")

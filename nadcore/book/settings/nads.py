@@ -5,7 +5,7 @@ uses the authors' published NADs in the gallery); ``convergence``: network count
 running estimates are recorded; ``architectures``: the gallery of Fig. 5; ``gradient_points``: evaluation points averaged by the gradient
 estimator in the "several points" comparison. LogReg gets the same networks for both
 estimators: for a linear model they must agree. ``secant_precision``: the arithmetic of an
-architecture's secant (:func:`nadcore.estimators.precision_mode`; "tf32" and "bf16" are for a GPU,
+architecture's secant (:func:`nadcore.kernels.precision.precision_mode`; "tf32" and "bf16" are for a GPU,
 where they run on the tensor cores; "bf16" is slower than float32 on a CPU); chapter 2 checks any
 other than float32 against float32 on the first ``precision_check_networks`` networks. On the
 paper profile: bf16 for ResNet-18 (its NADs keep a top-16 overlap of 0.9998 with float32's),

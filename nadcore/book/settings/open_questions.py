@@ -20,9 +20,9 @@ sigma_theta, sigma_phi; ``linear_draws`` Monte Carlo draws); the mixed-Hessian G
 ``hessian_networks`` networks per seed against its gradient NADs (``nad_networks``).
 ``seeds``: independent repetitions; ``workers``: processes for the jobs (1 = in-process).
 """
-_VARIANTS = {"max-pool": "lenet", "average pool": "nadcore.downsampling:lenet_avgpool",
-             "strided conv": "nadcore.downsampling:lenet_strided",
-             "blur-pool": "nadcore.downsampling:lenet_blurpool"}
+_VARIANTS = {"max-pool": "lenet", "average pool": "nadcore.nets.variants:lenet_avgpool",
+             "strided conv": "nadcore.nets.variants:lenet_strided",
+             "blur-pool": "nadcore.nets.variants:lenet_blurpool"}
 PAPER = dict(variants=_VARIANTS, grid_ticks=list(range(0, 17, 2)),
              dv=dict(sigma=3.0, epsilon=1.0, signal="paper", n_train=10000, n_test=10000),
              dv_train=dict(epochs=20, max_lr=0.5, momentum=0.0, weight_decay=0.0, batch_size=128),
@@ -30,8 +30,8 @@ PAPER = dict(variants=_VARIANTS, grid_ticks=list(range(0, 17, 2)),
              dynamics_direction=[0, 4], eval_points=1024, overlap_ks=[1, 4, 16],
              cifar_train=dict(epochs=30, max_lr=0.1, momentum=0.9, weight_decay=5e-4, batch_size=128),
              max_train=None, max_test=None, removal_ks=[1, 4, 16, 64, 256], reference_nads="published",
-             resnets={"with skip": "nadcore.downsampling:resnet_skip",
-                      "without skip": "nadcore.downsampling:resnet_noskip"}, skip_nad_networks=20000,
+             resnets={"with skip": "nadcore.nets.variants:resnet_skip",
+                      "without skip": "nadcore.nets.variants:resnet_noskip"}, skip_nad_networks=20000,
              linear_D=32, linear_S=4, linear_sigmas=[0.7, 1.3], linear_draws=20000,
              hessian_networks=256, seeds=3, workers=1)
 # cpu: a quadrant grid with stride 4, an easier D(v) (sigma 1, fewer samples and epochs) and batches

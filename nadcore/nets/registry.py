@@ -1,0 +1,193 @@
+"""The model registry: names and ``"package.module:factory"`` specs to seeded networks.
+
+A model factory has the signature ``factory(in_channels: int, num_outputs: int) -> nn.Module``.
+:func:`build_model` builds any spec from a seed: registry models (and any model class declaring
+``default_init = True``) draw their parameters from numpy generators seeded with it
+(:mod:`nadcore.nets.init`); other factories run under :func:`nadcore.nets.init.seeded_global_rng`
+(a lock and a seeded, restored torch RNG), so they keep their own initialisation and stay
+reproducible under threads.
+"""
+from __future__ import annotations
+
+import importlib
+import inspect
+from typing import Callable
+
+import torch
+import torch.nn as nn
+
+from nadcore.nets import init
+from nadcore.nets.architectures import MLP, VGG11, DenseNet121, LeNet, LogReg, ResNet18
+from nadcore.runtime import derived_seed, source_digest
+
+__all__ = [
+    "REGISTRY", "build_model", "resolve_factory", "check_model_output", "model_names",
+    "spec_key", "spec_name", "ModelSpecError", "PUBLISHED_NAMES", "forward_flops",
+]
+
+
+class ModelSpecError(ValueError):
+    """A model specification could not be resolved or the model it builds is unusable."""
+
+
+# --------------------------------------------------------------------------------------------
+# Registry and resolution
+# --------------------------------------------------------------------------------------------
+REGISTRY: dict[str, Callable[..., nn.Module]] = {
+    "logreg": lambda c, k, s=32: LogReg(c, k, s),
+    "mlp": lambda c, k, s=32: MLP(c, k, s),
+    "lenet": lambda c, k, s=32: LeNet(c, k, s),
+    "lenet_nopool": lambda c, k, s=32: LeNet(c, k, s, pooling=False),
+    "vgg11": lambda c, k, s=32: VGG11(c, k),
+    "resnet18": lambda c, k, s=32: ResNet18(c, k),
+    "resnet18_nopool": lambda c, k, s=32: ResNet18(c, k, pooling=False),
+    "resnet18_narrow": lambda c, k, s=32: ResNet18(c, k, width=16),
+    "densenet121": lambda c, k, s=32: DenseNet121(c, k),
+}
+
+#: Registry names and the file prefix of the authors' published NADs for the same architecture.
+PUBLISHED_NAMES = {"logreg": "LogReg", "lenet": "LeNet", "vgg11": "VGG11",
+                   "resnet18": "ResNet18", "densenet121": "DenseNet121"}
+
+
+def model_names() -> list[str]:
+    return sorted(REGISTRY)
+
+
+def resolve_factory(spec) -> Callable[[int, int], nn.Module]:
+    """Turn a registry name, a ``"package.module:factory"`` string or a callable into a factory."""
+    if callable(spec):
+        return spec
+    if not isinstance(spec, str) or not spec.strip():
+        raise ModelSpecError(f"model must be a registry name or 'package.module:factory', got {spec!r}")
+    spec = spec.strip()
+    if spec.lower() in REGISTRY:
+        return REGISTRY[spec.lower()]
+    if ":" not in spec:
+        raise ModelSpecError(
+            f"unknown model {spec!r}. Use one of {', '.join(model_names())}, or "
+            "'package.module:factory' where factory(in_channels, num_outputs) returns an nn.Module.")
+    mod_name, _, attr = spec.partition(":")
+    try:
+        module = importlib.import_module(mod_name)
+    except Exception as e:  # ImportError and errors raised while importing the user's module
+        raise ModelSpecError(
+            f"cannot import module {mod_name!r} from model spec {spec!r}: {type(e).__name__}: {e}. "
+            "Is the package installed or on PYTHONPATH?") from e
+    obj = module
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ModelSpecError(f"module {mod_name!r} has no attribute {attr!r} (model spec {spec!r})")
+        obj = getattr(obj, part)
+    if not callable(obj):
+        raise ModelSpecError(f"{spec!r} is not callable; expected factory(in_channels, num_outputs)")
+    return obj
+
+
+def _network_seed(seed) -> int:
+    return derived_seed(*seed) if isinstance(seed, (tuple, list)) else int(seed)
+
+
+def build_model(spec, in_channels: int = 1, num_outputs: int = 1, input_size: int = 32, *,
+                seed=0, check: bool = True) -> nn.Module:
+    """Build a model from ``spec``, initialised from ``seed`` (an int, or a tuple of ints combined
+    with :func:`nadcore.runtime.derived_seed`), and by default check it maps (B, C, H, W) to
+    (B, num_outputs). See the module docstring for how each kind of model is initialised."""
+    factory = resolve_factory(spec)
+    in_registry = isinstance(spec, str) and spec.strip().lower() in REGISTRY
+    s = _network_seed(seed)
+
+    def make():
+        try:
+            return factory(in_channels, num_outputs, input_size) if in_registry else factory(in_channels, num_outputs)
+        except Exception as e:
+            raise ModelSpecError(
+                f"model factory {spec!r} failed when called as factory(in_channels={in_channels}, "
+                f"num_outputs={num_outputs}): {type(e).__name__}: {e}") from e
+
+    if in_registry:
+        with torch.device("meta"):  # no throw-away initialisation, no global RNG
+            model = make()
+        # to_empty(device="cpu") without empty_like on meta tensors, whose first call imports
+        # torch's Python decompositions (half a second per process)
+        model = model._apply(lambda t: torch.empty(t.shape, dtype=t.dtype))
+        init.initialise(model, s)
+    else:
+        with init.seeded_global_rng(s):
+            model = make()
+        if not isinstance(model, nn.Module):
+            raise ModelSpecError(f"model factory {spec!r} returned {type(model).__name__}, not a torch.nn.Module")
+        plan = init.init_plan(model)
+        if plan is not None:  # the class declares default_init: draw it like a registry model
+            init.initialise(model, s, plan)
+    if check:
+        check_model_output(model, (in_channels, input_size, input_size), num_outputs, spec)
+    return model
+
+
+def spec_name(spec) -> str:
+    """The name a model spec goes by in tables and cache keys (registry names in lower case)."""
+    if isinstance(spec, str):
+        return spec.strip().lower() if spec.strip().lower() in REGISTRY else spec.strip()
+    return getattr(spec, "__qualname__", type(spec).__name__)
+
+
+def spec_key(spec) -> dict:
+    """What identifies a model spec in a cache key: its name, and for anything outside the
+    registry the digest of the source file of the module that defines the factory (so editing a
+    user's model recomputes; registry models are covered by nadcore's own code fingerprint)."""
+    name = spec_name(spec)
+    if isinstance(spec, str) and name in REGISTRY:
+        return {"model": name}
+    fn = resolve_factory(spec)
+    try:
+        path = inspect.getsourcefile(inspect.getmodule(fn) or fn)
+    except TypeError:
+        path = None
+    if not path:
+        raise ModelSpecError(f"cannot find the source file of model {name!r}; define the factory in "
+                             "a module file so that cached results can track its code")
+    return {"model": name, "source": source_digest([path])}
+
+
+def check_model_output(model: nn.Module, input_shape, num_outputs: int = 1, spec=None) -> None:
+    """Raise ModelSpecError unless ``model`` maps a (2, *input_shape) batch to shape (2, num_outputs)."""
+    name = spec if spec is not None else type(model).__name__
+    was_training = model.training
+    model.eval()
+    try:
+        p = next(model.parameters(), None)
+        dev = p.device if p is not None else torch.device("cpu")
+        with torch.no_grad():
+            out = model(torch.zeros((2, *input_shape), device=dev))
+    except Exception as e:
+        raise ModelSpecError(
+            f"model {name!r} failed on an input of shape (2, {', '.join(map(str, input_shape))}): "
+            f"{type(e).__name__}: {e}") from e
+    finally:
+        model.train(was_training)
+    if not isinstance(out, torch.Tensor) or tuple(out.shape) != (2, num_outputs):
+        shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
+        raise ModelSpecError(
+            f"model {name!r} returned {shape} for a batch of 2 inputs of shape {tuple(input_shape)}; "
+            f"expected (2, {num_outputs}): one value per example"
+            + (" (NADs need a scalar output: build the model with num_outputs=1)" if num_outputs == 1 else ""))
+
+
+def forward_flops(model: torch.nn.Module, input_shape) -> float:
+    """Multiply-add FLOPs (x2) of one forward pass of one input, from Conv/Linear layers."""
+    total = [0.0]
+
+    def hook(mod, inp, out):
+        total[0] += 2.0 * out.numel() * mod.weight[0].numel()
+
+    hs = [m.register_forward_hook(hook) for m in model.modules()
+          if isinstance(m, (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d, torch.nn.Linear))]
+    try:
+        with torch.no_grad():
+            p = next(model.parameters(), None)
+            model.eval()(torch.zeros((1, *input_shape), device=p.device if p is not None else "cpu"))
+    finally:
+        for h in hs:
+            h.remove()
+    return total[0]

@@ -1,0 +1,7 @@
+"""The paper's theory of pooling, as pure functions, one per equation (chapter 1).
+
+* :mod:`nadcore.theory.pooling`: linear pooling as an anisotropic channel, Theorem 1 (the
+  Bayes-optimal accuracy after pooling, gamma(l)) and its Monte Carlo check;
+* :mod:`nadcore.theory.linear_pooling`: the deep linear model of pooling, Lemma 1 (zeta) and its
+  SGD training, the gradient covariance of eq. (4).
+"""

@@ -1,0 +1,147 @@
+"""The package layout: subpackages in layers, imports that only point down, no cycles, no imports
+of another module's private names, nothing compiled or computed at import time."""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PKG = ROOT / "nadcore"
+
+#: top to bottom: a module may import from its own subpackage and from the layers below it
+LAYERS = ["__main__", "plots", "book", "experiments", "train", "nads", "kernels", "nets", "data",
+          "theory", "runtime"]
+
+
+def _modules() -> dict[str, Path]:
+    out = {}
+    for p in sorted(PKG.rglob("*.py")):
+        parts = p.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = p
+    return out
+
+
+def _imports(path: Path, name: str):
+    """``(imported module, names, line, top_level)`` for every nadcore import in ``path``."""
+    tree = ast.parse(path.read_text())
+    top = {id(n) for n in tree.body}
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name.startswith("nadcore"):
+                    yield a.name, [], node.lineno, id(node) in top
+        elif isinstance(node, ast.ImportFrom):
+            mod = node.module or ""
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                mod = ".".join(base + ([mod] if mod else []))
+            if mod.startswith("nadcore"):
+                yield mod, [a.name for a in node.names], node.lineno, id(node) in top
+
+
+def _layer(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else None
+
+
+def _resolve(module: str, names: list[str], known: set[str]) -> list[str]:
+    """The modules an import statement loads: ``from nadcore.x import y`` is module nadcore.x.y
+    when that is a module, else an attribute of nadcore.x."""
+    subs = [f"{module}.{n}" for n in names if f"{module}.{n}" in known]
+    return subs + ([module] if len(subs) < len(names) or not names else [])
+
+
+def test_top_level_is_small():
+    entries = [p.name for p in PKG.iterdir() if p.name != "__pycache__"]
+    assert len(entries) <= 12, sorted(entries)
+    assert {p.name for p in PKG.iterdir() if p.is_dir() and p.name != "__pycache__"} == set(LAYERS) - {"__main__", "runtime"}
+
+
+def test_imports_point_down():
+    mods = _modules()
+    rank = {layer: i for i, layer in enumerate(LAYERS)}
+    bad = []
+    for name, path in mods.items():
+        mine = _layer(name)
+        for mod, names, line, _ in _imports(path, name):
+            for target in _resolve(mod, names, set(mods)):
+                theirs = _layer(target)
+                if mine is None or theirs is None or theirs == mine:
+                    continue
+                if rank[theirs] <= rank[mine]:
+                    bad.append(f"{path.relative_to(ROOT)}:{line}: {name} ({mine}) imports {target} ({theirs})")
+    assert not bad, "imports that point up or sideways:\n" + "\n".join(bad)
+
+
+def test_no_import_cycles():
+    mods = _modules()
+    graph = {name: set() for name in mods}
+    for name, path in mods.items():
+        for mod, names, _, top in _imports(path, name):
+            if top:
+                graph[name] |= {t for t in _resolve(mod, names, set(mods)) if t in mods and t != name}
+    # a package's __init__ importing its own submodules is not a cycle of the submodules'
+    state, stack, cycles = {}, [], []
+
+    def visit(n):
+        state[n] = 1
+        stack.append(n)
+        for m in graph[n]:
+            if state.get(m) == 1:
+                cyc = stack[stack.index(m):] + [m]
+                if not any(a.startswith(b + ".") or b.startswith(a + ".") for a, b in zip(cyc, cyc[1:])):
+                    cycles.append(" -> ".join(cyc))
+            elif m not in state:
+                visit(m)
+        stack.pop()
+        state[n] = 2
+
+    for n in graph:
+        if n not in state:
+            visit(n)
+    assert not cycles, "import cycles:\n" + "\n".join(cycles)
+
+
+def test_no_private_names_across_modules():
+    mods = _modules()
+    bad = [f"{p.relative_to(ROOT)}:{line}: from {mod} import {n}"
+           for name, p in mods.items() for mod, names, line, _ in _imports(p, name)
+           for n in names if n.startswith("_") and mod != name]
+    assert not bad, "\n".join(bad)
+
+
+#: function-level imports of nadcore modules that load an optional heavy package, and why
+DEFERRED = {("nadcore.__main__", "nadcore.plots.nads"): "matplotlib, needed by the `show` command only"}
+
+
+def test_nadcore_imports_at_module_level():
+    """Function-level imports hide the dependency graph: nadcore modules are imported at the top
+    (function-level imports are kept for optional heavy third-party packages only)."""
+    mods = _modules()
+    bad = [f"{p.relative_to(ROOT)}:{line}: {mod}" for name, p in mods.items()
+           for mod, _, line, top in _imports(p, name) if not top and (name, mod) not in DEFERRED]
+    assert not bad, "\n".join(bad)
+
+
+def test_import_compiles_and_computes_nothing(tmp_path):
+    """``import nadcore`` and its subpackages run no compiler: the native library's folder stays
+    empty until a kernel is asked for."""
+    code = ("import nadcore, nadcore.book, nadcore.plots, nadcore.experiments, nadcore.kernels, "
+            "nadcore.nads, nadcore.train")
+    env = {"NADCORE_NATIVE_DIR": str(tmp_path / "native"), "PATH": "/nonexistent", "HOME": str(tmp_path),
+           "PYTHONPATH": str(ROOT)}
+    r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert not (tmp_path / "native").exists() or not any((tmp_path / "native").iterdir())
+
+
+@pytest.mark.parametrize("layer", [x for x in LAYERS if x not in ("__main__", "runtime")])
+def test_every_subpackage_says_what_it_holds(layer):
+    doc = ast.get_docstring(ast.parse((PKG / layer / "__init__.py").read_text()))
+    assert doc and len(doc) > 40, f"nadcore/{layer}/__init__.py needs a docstring saying what it holds"
