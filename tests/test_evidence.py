@@ -4,7 +4,9 @@ import math
 import numpy as np
 import pytest
 
-from nadcore.book.evidence import CLAIM_KEYS, Claim, Criterion, exact_value, read_claims, t_interval, write_claims
+from nadcore.book.evidence import (CLAIM_KEYS, Claim, ClaimSpec, Criterion, accuracy_interval, exact_value,
+                                   fisher_interval, jackknife_interval, number, read_claims, t_interval,
+                                   write_claims)
 
 
 def test_t_interval_matches_the_textbook():
@@ -41,17 +43,63 @@ def test_failed_precondition_is_inconclusive_and_winners_need_separated_interval
 
 def test_claim_schema_roundtrip(tmp_path):
     c = Claim.evaluate("x-1", "03_linear_separability", "Fig. 1: ...", Criterion("gap", ">=", 0.05),
-                       t_interval([0.2, 0.3, 0.25]), seeds=3, trained=True, budget_fraction=0.5,
+                       t_interval([0.2, 0.3, 0.25]), trained=True, budget_fraction=0.5,
                        paper_value=0.4, settings={"grid": "8x8"})
     d = c.to_json()
     assert list(d) == list(CLAIM_KEYS) and d["verdict"] == "reproduced" and d["seeds"] == 3
     assert d["kernel_path"] == ""  # not given: unknown
     k = Claim.evaluate("x-3", "02_nads", "Fig. 6", Criterion("overlap", ">=", 0.5), exact_value(0.7),
-                       seeds=1, trained=False, kernel_path="native")
+                       trained=False, kernel_path="native")
     assert k.to_json()["kernel_path"] == "native"
     e = Claim.evaluate("x-2", "01_pooling", "Thm 1", Criterion("max |z|", "<=", 3.0), exact_value(1.2),
-                       seeds=1, trained=False)
+                       trained=False)
     assert e.to_json()["budget_fraction"] is None and e.verdict == "reproduced"  # an exact value decides
     write_claims(tmp_path / "claims" / "a.json", "a", [c, e])
     merged = read_claims(sorted((tmp_path / "claims").glob("*.json")))
     assert [x["id"] for x in merged["claims"]] == ["x-1", "x-2"]
+
+
+def test_intervals_stay_in_their_range():
+    acc = t_interval([0.99, 1.0, 0.97], bounds=(0.0, 1.0))
+    assert acc.high <= 1.0 and acc.low >= 0.0
+    spread = t_interval([0.001, 0.03, 0.0], bounds=(0.0, math.inf))
+    assert spread.low == 0.0
+    rho = fisher_interval([0.95, 0.7, 0.99])
+    assert -1 < rho.low < rho.value < rho.high < 1
+    assert fisher_interval([0.3, 0.4]).value == pytest.approx(math.tanh(np.mean(np.arctanh([0.3, 0.4]))))
+    jk = jackknife_interval(0.98, 0.9, 1.07, 8, bounds=(0, 1))
+    assert jk.high == 1.0 and jk.unit == "groups" and jk.n == 8
+
+
+def test_accuracy_interval_adds_the_test_sets_binomial_noise():
+    seeds = [0.80, 0.80, 0.80]                      # no spread over seeds at all
+    iv = accuracy_interval(seeds, n_test=1000)
+    half = 4.302652729911275 * math.sqrt(0.8 * 0.2 / 1000 / 3)
+    assert iv.high - iv.value == pytest.approx(half)
+    assert accuracy_interval(seeds, n_test=10 ** 9).high - 0.8 < 1e-3
+    d = accuracy_interval([0.1, 0.12, 0.11], n_test=500, difference=True)
+    assert d.low > -1 and "binomial" in d.method
+
+
+def test_claim_spec_fills_its_placeholders_and_checks_its_kind():
+    s = ClaimSpec("fig1-gap", "paper", "Sec. 2, Fig. 1", "{model} generalises on low frequencies.",
+                  "gap of {model} at k <= {low}", ">=", "{threshold}", bounds=(-1, 1),
+                  paper_value=0.227, paper_value_source="the published map")
+    vals = {"model": "lenet", "low": np.int64(4), "threshold": 0.1135}
+    c = s.criterion(vals)
+    assert str(c) == "gap of lenet at k <= 4 >= 0.114" and c.threshold == 0.1135
+    assert "np.int64" not in str(c) and number(np.int64(32)) == "32"
+    with pytest.raises(ValueError, match="kind"):
+        ClaimSpec("x", "rumour", "s", "t", "q", ">=", 0)
+    with pytest.raises(ValueError, match="source"):
+        ClaimSpec("x", "paper", "", "t", "q", ">=", 0)
+    with pytest.raises(KeyError, match="threshold"):
+        s.criterion({"model": "lenet", "low": 4})
+
+
+def test_seeds_and_groups_are_told_apart():
+    c = Claim.evaluate("j", "02_nads", "overlap", Criterion("o", ">=", 0.5),
+                       jackknife_interval(0.7, 0.6, 0.8, 8), trained=False, mc_fraction=0.4)
+    d = c.to_json()
+    assert d["seeds"] == 0 and d["groups"] == 8 and d["mc_fraction"] == 0.4
+    assert "8 groups" in c.sentence() and "0.4 of the paper's random networks" in c.sentence()

@@ -77,7 +77,7 @@ def test_scorecard_page_links_every_claim_and_refuses_duplicates(tmp_path):
     from nadcore.book.evidence import Claim, Criterion, exact_value, write_claims
 
     c = Claim.evaluate("a-claim", "01_demo", "Fig. 9: a | b.", Criterion("x", ">=", 0), exact_value(1.0),
-                       seeds=1, trained=False)
+                       trained=False)
     write_claims(tmp_path / "claims" / "01_demo.json", "01_demo", [c])
     card = bb.write_scorecard(tmp_path, ["01_demo", "02_never_run"])
     assert [x["id"] for x in card["claims"]] == ["a-claim"]

@@ -1,11 +1,20 @@
-"""Evidence: intervals over seeds, criteria stated before a run, verdicts computed from them.
+"""Evidence: intervals, criteria stated before a run, verdicts computed from them.
 
-A *claim* is one statement of the papers that the book tests, e.g. "LeNet's mean accuracy on
-|k| <= 4 exceeds its mean on |k| >= 8 by at least 0.05" (Fig. 1). Its :class:`Criterion` is
-written in code before the experiment runs: a quantity, a comparison and a threshold. After the
-run, the quantity is measured once per seed; :func:`t_interval` gives its mean and a 95%
-t-interval over the seeds (or another :class:`Interval` where the quantity is not a mean over
-seeds: a jackknife over Monte Carlo groups, an exact value). :meth:`Criterion.verdict` then says
+A *claim* is one statement that the book tests, e.g. "LeNet's test accuracy on the low
+frequencies exceeds its accuracy on the high ones by at least ..." (Fig. 1). Every claim is
+registered before any experiment runs (:class:`ClaimSpec`, one file per chapter in
+:mod:`nadcore.book.claims`): what is claimed and where, its *kind*, the quantity that tests it,
+a comparison and a threshold, the range the quantity lives in, and the papers' own number where
+they state one. After the run the quantity comes with a 95% :class:`Interval`:
+
+* :func:`t_interval`: the mean of independent per-seed values and its Student-t interval, kept
+  inside the quantity's range; :func:`accuracy_interval` adds the binomial uncertainty of a fixed
+  finite test set, which the spread over seeds does not contain;
+* :func:`fisher_interval`: correlations averaged in Fisher's z, so the interval stays in (-1, 1);
+* :func:`jackknife_interval`: a delete-one-group jackknife over Monte Carlo groups of networks;
+* :func:`exact_value`: a closed form, or a statistic that already holds its own noise.
+
+:meth:`Criterion.verdict` then says
 
 * ``"reproduced"``: the whole interval satisfies the criterion;
 * ``"not reproduced"``: the whole interval violates it;
@@ -30,61 +39,130 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
-__all__ = ["VERDICTS", "Interval", "t_interval", "jackknife_interval", "exact_value", "Criterion",
-           "Claim", "CLAIM_KEYS", "write_claims", "read_claims", "seed_mean_halfwidth", "format_fixed",
-           "seed_summary"]
+__all__ = ["VERDICTS", "KINDS", "Interval", "t_interval", "accuracy_interval", "fisher_interval",
+           "jackknife_interval", "exact_value", "Criterion", "ClaimSpec", "Claim", "CLAIM_KEYS",
+           "write_claims", "read_claims", "seed_mean_halfwidth", "format_fixed", "seed_summary",
+           "number", "fill_placeholders", "UNBOUNDED"]
 
 VERDICTS = ("reproduced", "not reproduced", "inconclusive")
+#: what a claim is: a statement of the NAD paper, of its follow-up, a question a reviewer asked,
+#: a prediction this book makes beyond the papers, or a check of the book's own machinery
+KINDS = ("paper", "follow-up", "reviewer question", "extension", "sanity check")
 #: the keys of a scorecard claim, in order (the schema of book/executed/scorecard.json)
-CLAIM_KEYS = ("id", "chapter", "paper", "paper_value", "value", "ci_low", "ci_high", "seeds",
-              "trained", "budget_fraction", "verdict", "settings", "criterion", "interval",
-              "note", "kernel_path")
+CLAIM_KEYS = ("id", "chapter", "kind", "source", "paper", "paper_value", "paper_value_source",
+              "value", "ci_low", "ci_high", "seeds", "groups", "trained", "budget_fraction",
+              "mc_fraction", "verdict", "settings", "criterion", "interval", "note", "kernel_path",
+              "profile")
+UNBOUNDED = (-math.inf, math.inf)
 
 
+def number(v) -> str:
+    """A number as a reader writes it: 3 significant digits, integers as integers (no numpy
+    reprs such as ``np.int64(32)``)."""
+    if isinstance(v, (bool, np.bool_)):
+        return str(bool(v))
+    if isinstance(v, (int, np.integer)):
+        return str(int(v))
+    v = float(v)
+    return f"{v:.0f}" if v.is_integer() and abs(v) < 1e6 else f"{v:.3g}"
+
+
+# --------------------------------------------------------------------------------------------
+# Intervals
+# --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class Interval:
     """A value with a 95% interval: ``method`` says how it was obtained, ``n`` from how many
-    independent values (seeds, jackknife groups, 1 for an exact value)."""
+    independent values, and ``unit`` what they are: "seeds" (independent training runs),
+    "groups" (Monte Carlo groups of random networks, for a jackknife) or "values" (1 for an
+    exact value)."""
 
     value: float
     low: float
     high: float
     n: int
     method: str
+    unit: str = "seeds"
 
     def __str__(self) -> str:
         if self.low == self.high or not (math.isfinite(self.low) and math.isfinite(self.high)):
-            return f"{self.value:.3g}"
-        return f"{self.value:.3g} [{self.low:.3g}, {self.high:.3g}]"
+            return number(self.value)
+        return f"{number(self.value)} [{number(self.low)}, {number(self.high)}]"
+
+    def clipped(self, bounds) -> "Interval":
+        """The interval intersected with the quantity's range ``bounds = (lo, hi)``."""
+        lo, hi = bounds
+        if not (math.isfinite(self.low) and math.isfinite(self.high)):
+            return self
+        return Interval(self.value, min(max(self.low, lo), hi), max(min(self.high, hi), lo), self.n,
+                        self.method, self.unit)
 
 
-def t_interval(values, level: float = 0.95) -> Interval:
-    """Mean of independent per-seed values and its Student-t interval,
-    ``mean +- t_{n-1, (1+level)/2} * sd / sqrt(n)``; NaN bounds for fewer than 2 values."""
+def _finite(values) -> np.ndarray:
     a = np.asarray(values, dtype=float).ravel()
-    a = a[np.isfinite(a)]
+    return a[np.isfinite(a)]
+
+
+def t_interval(values, level: float = 0.95, bounds=UNBOUNDED, extra_variance: float = 0.0) -> Interval:
+    """Mean of independent per-seed values and its Student-t interval,
+    ``mean +- t_{n-1, (1+level)/2} * sqrt(sd^2 / n + extra_variance)``, intersected with the
+    quantity's range ``bounds``; NaN bounds for fewer than 2 values."""
+    a = _finite(values)
     n = a.size
     if n == 0:
         return Interval(float("nan"), float("nan"), float("nan"), 0, "t-interval over seeds")
     m = float(a.mean())
     if n < 2:
         return Interval(m, float("nan"), float("nan"), 1, "t-interval over seeds")
-    half = float(student_t.ppf(0.5 + level / 2, n - 1)) * float(a.std(ddof=1)) / math.sqrt(n)
-    return Interval(m, m - half, m + half, n, "t-interval over seeds")
+    se = math.sqrt(float(a.var(ddof=1)) / n + float(extra_variance))
+    half = float(student_t.ppf(0.5 + level / 2, n - 1)) * se
+    return Interval(m, m - half, m + half, n, "t-interval over seeds").clipped(bounds)
 
 
-def jackknife_interval(value: float, low: float, high: float, groups: int) -> Interval:
+def accuracy_interval(accuracies, n_test: int, level: float = 0.95, difference: bool = False) -> Interval:
+    """:func:`t_interval` of per-seed accuracies (or, with ``difference``, of per-seed
+    differences of two accuracies on the same test set) measured on one fixed test set of
+    ``n_test`` examples: the spread over seeds does not contain the test set's own binomial
+    sampling noise, ``p (1 - p) / n_test`` per accuracy (twice that for a difference, an upper
+    bound for paired accuracies), which is added to the variance of the mean. Kept in [0, 1]
+    (or [-1, 1] for a difference)."""
+    a = _finite(accuracies)
+    if a.size == 0:
+        return t_interval(a)
+    p = 0.5 if difference else float(np.clip(a.mean(), 0, 1))  # p(1-p) <= 1/4 for a difference
+    extra = (2 if difference else 1) * p * (1 - p) / max(int(n_test), 1) / a.size
+    iv = t_interval(a, level, (-1.0, 1.0) if difference else (0.0, 1.0), extra)
+    return Interval(iv.value, iv.low, iv.high, iv.n, f"t-interval over seeds + test-set binomial "
+                    f"(n_test={int(n_test)})", "seeds")
+
+
+def fisher_interval(correlations, level: float = 0.95) -> Interval:
+    """Per-seed correlations averaged in Fisher's z = atanh(r): the mean of z with its
+    Student-t interval over the seeds, mapped back with tanh, so value and interval stay in
+    (-1, 1)."""
+    r = np.clip(_finite(correlations), -0.999999, 0.999999)
+    if r.size == 0:
+        return Interval(float("nan"), float("nan"), float("nan"), 0, "Fisher z over seeds")
+    z = t_interval(np.arctanh(r), level)
+    lo, hi = (math.tanh(z.low), math.tanh(z.high)) if r.size > 1 else (float("nan"), float("nan"))
+    return Interval(math.tanh(z.value), lo, hi, int(r.size), "t-interval of Fisher's z over seeds")
+
+
+def jackknife_interval(value: float, low: float, high: float, groups: int, bounds=UNBOUNDED) -> Interval:
     """An interval from a delete-one-group jackknife (e.g. :func:`nadcore.nads.overlap_interval`)."""
     return Interval(float(value), float(low), float(high), int(groups),
-                    f"jackknife over {groups} Monte Carlo groups")
+                    f"jackknife over {groups} Monte Carlo groups", "groups").clipped(bounds)
 
 
 def exact_value(value: float, method: str = "exact") -> Interval:
     """A value without sampling noise (a closed form, or a test statistic that already includes
     its noise, such as a largest z-score)."""
-    return Interval(float(value), float(value), float(value), 1, method)
+    return Interval(float(value), float(value), float(value), 1, method, "values")
 
 
+# --------------------------------------------------------------------------------------------
+# Criteria and claims
+# --------------------------------------------------------------------------------------------
 _OPS = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b,
         "<=": lambda a, b: a <= b, "<": lambda a, b: a < b}
 
@@ -103,7 +181,7 @@ class Criterion:
             raise ValueError(f"op must be one of {sorted(_OPS)}, got {self.op!r}")
 
     def __str__(self) -> str:
-        return f"{self.quantity} {self.op} {self.threshold:g}"
+        return f"{self.quantity} {self.op} {number(self.threshold)}"
 
     def verdict(self, iv: Interval, preconditions: dict[str, bool] | None = None) -> tuple[str, str]:
         """``(verdict, reason)`` for the interval ``iv`` (see the module docstring)."""
@@ -120,6 +198,63 @@ class Criterion:
         if not holds(lo, self.threshold) and not holds(hi, self.threshold):
             return "not reproduced", f"{what} violates the criterion"
         return "inconclusive", "the interval straddles the threshold"
+
+
+def fill_placeholders(text, values: dict):
+    """``text`` with ``{name}`` placeholders filled from ``values`` (numbers as :func:`number`
+    writes them); non-strings pass through."""
+    if not isinstance(text, str):
+        return text
+    return text.format_map({k: number(v) if isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
+                            else v for k, v in values.items()})
+
+
+@dataclass(frozen=True)
+class ClaimSpec:
+    """A claim as registered before the run (see the module docstring).
+
+    ``statement``, ``quantity`` and ``paper_value_source`` may hold ``{name}`` placeholders
+    (the chapter's settings and parameters, or values the chapter passes); ``threshold`` and
+    ``paper_value`` may be a number or the name of such a value (``"{name}"``). ``bounds``: the
+    range of the quantity (an accuracy (0, 1), a difference of accuracies (-1, 1), a
+    correlation (-1, 1), an overlap (0, 1), a spread (0, inf)); intervals are kept inside it.
+    ``tolerance``: for a criterion "within the paper's value", how far from it still counts, and
+    why (stated, not computed)."""
+
+    id: str
+    kind: str
+    source: str
+    statement: str
+    quantity: str
+    op: str
+    threshold: float | str
+    bounds: tuple = UNBOUNDED
+    paper_value: float | str | None = None
+    paper_value_source: str = ""
+    tolerance: str = ""
+    trained: bool = True
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ValueError(f"claim {self.id}: kind must be one of {KINDS}, got {self.kind!r}")
+        if self.op not in _OPS:
+            raise ValueError(f"claim {self.id}: op must be one of {sorted(_OPS)}, got {self.op!r}")
+        if self.kind in ("paper", "follow-up") and not self.source:
+            raise ValueError(f"claim {self.id}: a {self.kind} claim names where the papers state it (source)")
+
+    def _number(self, v, values: dict):
+        if v is None or isinstance(v, (int, float)):
+            return None if v is None else float(v)
+        key = v.strip("{}")
+        if key not in values:
+            raise KeyError(f"claim {self.id}: {v!r} needs the value {key!r} (pass {key}=... to ch.claim)")
+        return None if values[key] is None else float(values[key])
+
+    def criterion(self, values: dict) -> Criterion:
+        return Criterion(fill_placeholders(self.quantity, values), self.op, self._number(self.threshold, values))
+
+    def resolved_paper_value(self, values: dict) -> float | None:
+        return self._number(self.paper_value, values)
 
 
 @dataclass
@@ -142,36 +277,53 @@ class Claim:
     interval: str = ""
     note: str = ""
     kernel_path: str = ""
+    kind: str = "paper"
+    source: str = ""
+    paper_value_source: str = ""
+    groups: int | None = None
+    mc_fraction: float | None = None
+    profile: str = ""
 
     @classmethod
     def evaluate(cls, id: str, chapter: str, paper: str, criterion: Criterion, interval: Interval,
-                 *, seeds: int, trained: bool, budget_fraction: float | None = None,
-                 paper_value: float | None = None, preconditions: dict | None = None,
-                 settings: dict | None = None, kernel_path: str = "") -> "Claim":
-        """The claim's verdict computed from ``criterion`` and ``interval``."""
+                 *, trained: bool, budget_fraction: float | None = None, paper_value: float | None = None,
+                 preconditions: dict | None = None, settings: dict | None = None, kernel_path: str = "",
+                 kind: str = "paper", source: str = "", paper_value_source: str = "",
+                 mc_fraction: float | None = None, profile: str = "", bounds=UNBOUNDED) -> "Claim":
+        """The claim's verdict computed from ``criterion`` and ``interval`` (kept in ``bounds``)."""
+        interval = interval.clipped(bounds)
         verdict, reason = criterion.verdict(interval, preconditions)
         return cls(id=id, chapter=chapter, paper=paper, paper_value=paper_value,
-                   value=interval.value, ci_low=interval.low, ci_high=interval.high, seeds=int(seeds),
+                   value=interval.value, ci_low=interval.low, ci_high=interval.high,
+                   seeds=int(interval.n) if interval.unit == "seeds" else 0,
+                   groups=int(interval.n) if interval.unit == "groups" else None,
                    trained=bool(trained),
                    budget_fraction=None if budget_fraction is None else float(budget_fraction),
+                   mc_fraction=None if mc_fraction is None else float(mc_fraction),
                    verdict=verdict, settings=dict(settings or {}), criterion=str(criterion),
-                   interval=interval.method, note=reason, kernel_path=kernel_path)
+                   interval=interval.method, note=reason, kernel_path=kernel_path, kind=kind,
+                   source=source, paper_value_source=paper_value_source, profile=profile)
 
     def measured(self) -> Interval:
         """The measured value and its interval."""
         nan = float("nan")
+        unit, n = ("groups", self.groups) if self.groups else ("seeds", self.seeds) if self.seeds else ("values", 1)
         return Interval(self.value, nan if self.ci_low is None else self.ci_low,
-                        nan if self.ci_high is None else self.ci_high, self.seeds, self.interval)
+                        nan if self.ci_high is None else self.ci_high, n, self.interval, unit)
 
     def sentence(self) -> str:
         """One line for the page: the claim, the criterion, what was measured, the verdict."""
         iv = self.measured()
-        how = self.interval if iv.low == iv.high or self.seeds < 2 else \
-            f"{self.interval}, {self.seeds} {'seeds' if self.trained else 'values'}"
-        budget = "" if self.budget_fraction is None else f"; budget {self.budget_fraction:.2g} of the paper's SGD steps"
-        paper = "" if self.paper_value is None else f" (paper: {self.paper_value:.3g})"
-        return (f"**{self.verdict}** - {self.paper} Criterion: {self.criterion}. Measured {iv}{paper} "
-                f"({how}{budget}); {self.note}.")
+        how = self.interval if iv.low == iv.high or iv.n < 2 else f"{self.interval}, {iv.n} {iv.unit}"
+        extra = []
+        if self.budget_fraction is not None:
+            extra.append(f"budget {self.budget_fraction:.2g} of the paper's SGD steps")
+        if self.mc_fraction is not None:
+            extra.append(f"{self.mc_fraction:.2g} of the paper's random networks")
+        paper = "" if self.paper_value is None else f" (paper: {number(self.paper_value)})"
+        where = f"{self.source}: " if self.source else ""
+        return (f"**{self.verdict}** - {where}{self.paper} Criterion: {self.criterion}. Measured {iv}{paper} "
+                f"({'; '.join([how] + extra)}); {self.note}.")
 
     def to_json(self) -> dict:
         d = asdict(self)

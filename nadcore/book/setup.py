@@ -25,6 +25,7 @@ import torch
 
 import nadcore
 from nadcore import kernels
+from nadcore.book import claims as claim_specs
 from nadcore.book import evidence, profiles
 from nadcore.experiments.cache import Cache
 from nadcore.experiments.nads import cached_nads
@@ -134,23 +135,40 @@ class Chapter:
         return ch2["secant_precision"].get(arch.strip().lower(), "float32") if method == "secant" else "float32"
 
     # ------------------------------------------------------------------ evidence
-    def claim(self, id: str, paper: str, criterion: evidence.Criterion, *, values=None,
-              interval: evidence.Interval | None = None, trained: bool = True,
-              steps: int | None = None, paper_steps: int | None = None,
-              paper_value: float | None = None, preconditions: dict | None = None,
-              settings: dict | None = None, show: bool = True) -> None:
-        """Record a scorecard claim. ``values``: the quantity once per seed (a t-interval is
-        taken), or ``interval``; ``steps``/``paper_steps``: SGD steps of one run here and in the
-        paper (their ratio is the claim's ``budget_fraction``). Shows the verdict under a label
-        the scorecard page links to; the claim is kept in ``self.claims`` (returns nothing, so a
-        cell that ends with a claim prints only its verdict)."""
-        iv = interval if interval is not None else evidence.t_interval(values)
+    def claim(self, id: str, paper: str | None = None, criterion: evidence.Criterion | None = None, *,
+              values=None, interval: evidence.Interval | None = None, steps: int | None = None,
+              paper_steps: int | None = None, networks: int | None = None,
+              paper_networks: int = PUBLISHED_NETWORKS, preconditions: dict | None = None,
+              settings: dict | None = None, show: bool = True, trained: bool = True,
+              paper_value: float | None = None, **fill) -> None:
+        """Record the scorecard claim ``id`` registered in :mod:`nadcore.book.claims` (its
+        statement, kind, criterion and the paper's number come from there; ``fill`` gives the
+        values its ``{placeholders}`` name, beside the chapter's settings and parameters).
+        ``values``: the quantity once per seed (a t-interval is taken, kept in the quantity's
+        range), or ``interval``; ``steps``/``paper_steps``: SGD steps of one run here and in the
+        paper (their ratio is the claim's ``budget_fraction``); ``networks``: random networks
+        behind a NAD estimate (over ``paper_networks``: its ``mc_fraction``). Shows the verdict
+        under a label the scorecard page links to; returns nothing, so a cell that ends with a
+        claim prints only its verdict. (``paper`` and ``criterion`` given here instead of
+        registered: an unregistered claim of kind "paper".)"""
+        values_for_text = {**self.cfg, **self.params, "profile": self.profile, **fill}
+        if paper is None:
+            s = claim_specs.spec(self.name, id)
+            statement = evidence.fill_placeholders(s.statement, values_for_text)
+            crit = s.criterion(values_for_text)
+            kind, source, bounds, trained = s.kind, s.source, s.bounds, s.trained
+            paper_value = s.resolved_paper_value(values_for_text)
+            pv_source = evidence.fill_placeholders(s.paper_value_source, values_for_text)
+        else:
+            statement, crit, kind, source, bounds, pv_source = paper, criterion, "paper", "", evidence.UNBOUNDED, ""
+        iv = interval if interval is not None else evidence.t_interval(values, bounds=bounds)
         budget = steps / paper_steps if (trained and steps and paper_steps) else None
-        c = evidence.Claim.evaluate(id, self.name, paper, criterion, iv,
-                                    seeds=iv.n, trained=trained, budget_fraction=budget,
+        c = evidence.Claim.evaluate(id, self.name, statement, crit, iv, trained=trained, budget_fraction=budget,
                                     paper_value=paper_value, preconditions=preconditions,
                                     settings={"profile": self.profile, **(settings or {})},
-                                    kernel_path=kernels.path())
+                                    kernel_path=kernels.path(), kind=kind, source=source,
+                                    paper_value_source=pv_source, profile=self.profile, bounds=bounds,
+                                    mc_fraction=None if networks is None else networks / paper_networks)
         self.claims = [x for x in self.claims if x.id != c.id] + [c]
         if show:
             _show_markdown(f"(claim-{c.id})=\n{c.sentence()}")
