@@ -40,11 +40,12 @@ knobs = None             # settings to override, e.g. {"mc_samples": 10000} (a d
 # %%
 import numpy as np
 import pandas as pd
+from IPython.display import Markdown
 
 from nadcore.theory import linear_pooling
 from nadcore.theory import pooling as theory
 from nadcore.book import setup
-from nadcore.book.evidence import Criterion, exact_value
+from nadcore.book.evidence import exact_value
 from nadcore.plots import pooling as plots
 from nadcore.runtime import generator
 
@@ -171,14 +172,9 @@ for l in ells[differ]:
 assert np.abs(exact - real_cf).max() < 1e-9 and np.abs(exact - closed)[~differ].max() < 1e-9
 assert set(ells[differ]) <= {l for l in ells if (2 * l) % M == 0}
 blind = [l for l in ells if l % M == 0 and l > 0]
-ch.claim("thm1-anisotropic", "Sec. 2.1, Theorem 1: after average pooling the best achievable accuracy "
-         "depends on the discriminative frequency (an anisotropic lossy channel).",
-         Criterion(f"max - min over l of the Bayes accuracy (sigma={sig})", ">=", 0.2),
-         interval=exact_value(closed.max() - closed.min(), "closed form"), trained=False)
-ch.claim("thm1-blind", "Sec. 2.1: where the pooling prefilter vanishes (l a nonzero multiple of M) "
-         "even the Bayes-optimal classifier is at chance.",
-         Criterion(f"largest Bayes accuracy at l in {blind}", "<=", 0.5 + 1e-9),
-         interval=exact_value(exact[blind].max(), "exact optimum for any linear layer"), trained=False)
+ch.claim("thm1-anisotropic", interval=exact_value(closed.max() - closed.min(), "closed form"))
+ch.claim("thm1-blind", interval=exact_value(exact[blind].max(), "exact optimum for any linear layer"),
+         blind=[int(l) for l in blind])
 
 # %% [markdown]
 # ## Checking Theorem 1 by simulation
@@ -188,7 +184,9 @@ ch.claim("thm1-blind", "Sec. 2.1: where the pooling prefilter vanishes (l a nonz
 # average-pooling matrix ($z_j = \frac1S \sum_{i<S} x_{jS+i}$) and classifies with the optimal
 # linear rule for the known class covariance (LDA with $w = \Sigma^+ \mu$). The measured accuracy
 # must match the exact optimum within sampling error. The $z$-score below is
-# $|\text{MC} - \text{exact}| / \sqrt{p(1-p)/n}$ with $p$ the exact value.
+# $|\text{MC} - \text{exact}| / \sqrt{p(1-p)/n}$ with $p$ the exact value; the claim asks for
+# $|z| \le 4$ at every (frequency, $\sigma$) pair, which a pair exceeds with probability $6 \cdot
+# 10^{-5}$ when the theorem holds.
 
 # %%
 mc_sigmas = list(dict.fromkeys(list(cfg["sigmas"]) + [cfg["table_sigma"]]))
@@ -203,14 +201,11 @@ print(f"n = {cfg['mc_samples']} samples per frequency, eps = {eps}, sigma = {sig
 print(mc[mc.sigma == sig][["ell", "closed_form", "exact", "mc", "stderr", "z"]]
       .to_string(index=False, float_format=lambda v: f"{v:.4f}"))
 print(mc.groupby("sigma")["z"].agg(["count", "max"]).round(2).to_string())
-ch.claim("thm1-monte-carlo", "Sec. 2.1, Theorem 1 (Fig. 4a): the closed form is the accuracy the "
-         "best classifier reaches after pooling, checked by simulation in pixel space.",
-         Criterion(f"largest |z| of simulation vs exact optimum over {len(mc)} (frequency, sigma) pairs",
-                   "<=", 4.0), interval=exact_value(mc.z.max(), "largest z-score"), trained=False,
+ch.claim("thm1-monte-carlo", interval=exact_value(mc.z.max(), "largest z-score"), pairs=len(mc),
          settings={"mc_samples": cfg["mc_samples"]})
 
 # %% [markdown]
-# The figure reproduces the paper's Fig. 4a. The lines are Theorem 1 for three noise levels, the
+# The figure redraws the paper's Fig. 4a with this run's numbers. The lines are Theorem 1 for three noise levels, the
 # crosses the simulation ($\pm 2$ standard errors) and the open circles the exact optimum for the
 # real cosine where it departs from the closed form. The grey verticals mark multiples of $M$.
 
@@ -232,8 +227,8 @@ ch.figure_data("fig4a", mc[["sigma", "ell", "closed_form", "exact", "mc", "stder
 #
 # A note on the formula: the extracted text of the paper shows an extra factor $S$ in the
 # denominator of $\gamma^2$. With $\mathcal{D}(v)$ normalised as above ($\|v\| = 1$, noise
-# $\sigma^2(I - vv^T)$), the exact computation and the simulation agree with the form used here,
-# without that factor.
+# $\sigma^2(I - vv^T)$), the exact computation for a linear layer (asserted above to equal the
+# closed form) has no such factor, and the simulation tests that form (claim `thm1-monte-carlo`).
 
 # %% [markdown]
 # ## Lemma 1: pooling also conditions the optimisation
@@ -272,7 +267,7 @@ ch.figure_data("fig4a", mc[["sigma", "ell", "closed_form", "exact", "mc", "stder
 # discriminative coordinate. When $\zeta(\ell) \ll 1$ it crawls. First, a check of the lemma: the
 # empirical average of $2gg^T$ over random $\theta$ and data against the formula. The entries of
 # $gg^T$ are products of four Gaussians and heavy-tailed, so the tolerance is a few times
-# $1/\sqrt{n}$.
+# $1/\sqrt{n}$: $12/\sqrt{n}$ for $n$ draws.
 
 # %% tags=["nbval-check-output"]
 m = np.abs(m_hat)
@@ -285,11 +280,8 @@ rel = np.abs(H_emp - H).max() / np.abs(H).max()
 print(f"l = {ell_h}: max |E_emp - Lemma 1| / max |Lemma 1| = {rel:.3f} "
       f"({cfg['hessian_samples']} draws of theta and x)")
 print(f"signal + noise curvature at l: Lemma 1 {H[ell_h, ell_h]:.5f}, empirical {H_emp[ell_h, ell_h]:.5f}")
-ch.claim("lemma1-hessian", "Sec. 2.2, Lemma 1: the expected Hessian of the loss of the deep linear "
-         "model of pooling is the sum of a signal and a noise curvature term.",
-         Criterion("max |sampled - Lemma 1| / max |Lemma 1|", "<=",
-                   round(12 / np.sqrt(cfg["hessian_samples"]), 4)),
-         interval=exact_value(rel, "Monte Carlo average"), trained=False,
+ch.claim("lemma1-hessian", interval=exact_value(rel, "Monte Carlo average"),
+         hessian_tolerance=round(12 / np.sqrt(cfg["hessian_samples"]), 4),
          settings={"hessian_samples": cfg["hessian_samples"]})
 
 # %% [markdown]
@@ -324,23 +316,36 @@ table = pd.DataFrame({"l": [r["ell"] for r in runs], "m[l]": m[[r["ell"] for r i
 print(f"iterations until the loss < {level:.2f}, over {len(ch.seeds)} seeds")
 print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
 best, worst = int(np.argmax(table.zeta)), int(np.argmin(table.zeta))
-ch.claim("fig4b-zeta-speed", "Sec. 2.2, Fig. 4b: SGD on the linear model of pooling converges much "
-         "more slowly at frequencies with a small curvature ratio zeta.",
-         Criterion(f"log10(iterations at l={runs[worst]['ell']} / iterations at l={runs[best]['ell']})",
-                   ">=", round(np.log10(3), 3)),
-         values=np.log10(t_conv[worst] / t_conv[best]), steps=cfg["lemma_iters"],
-         paper_steps=ch.paper_cfg["lemma_iters"], settings={"lemma_lr": cfg["lemma_lr"]})
+ch.claim("fig4b-zeta-speed", values=np.log10(t_conv[worst] / t_conv[best]), steps=cfg["lemma_iters"],
+         paper_steps=ch.paper_cfg["lemma_iters"], settings={"lemma_lr": cfg["lemma_lr"]},
+         slow_ell=runs[worst]["ell"], fast_ell=runs[best]["ell"])
 
 # %% [markdown]
-# This is the picture of the paper's Fig. 4b. Every frequency eventually reaches the same loss,
-# because nothing is lost here. The time it takes, though, grows by more than an order of
-# magnitude from the low frequencies ($\zeta \approx 4$) to those near the prefilter's zero at
-# $\ell = M$ ($\zeta \ll 1$). The ordering follows $\zeta(\ell)$. The times are not proportional
-# to $1/\zeta$: the product $\theta_{\ell \bmod M}\,\phi_\ell$ grows multiplicatively from a small
-# initialisation, so the escape time depends on $m[\ell]$ roughly like $1/m[\ell]$ rather than
-# $1/m^2[\ell]$. Lemma 1 describes curvature at initialisation, not the whole trajectory. The
-# same slowdown shows up for real CNNs in the paper's Fig. 2 (chapter 3): the directions the
-# architecture attenuates are the ones it learns last, or not at all.
+# Lemma 1 is a statement about curvature at initialisation, not about the whole trajectory. The
+# product $\theta_{\ell \bmod M}\,\phi_\ell$ grows multiplicatively from a small initialisation,
+# which suggests escape times that depend on $m[\ell]$ more like $1/m[\ell]$ than like
+# $1/m^2[\ell] \propto 1/\zeta$. What this run measured (every number below is computed from the
+# table above):
+
+# %%
+med = table["median iterations"].to_numpy()
+reached = (t_conv < censored).all(1)  # frequencies that every seed got to within the budget
+slope = (np.polyfit(np.log(table["m[l]"][reached]), np.log(med[reached]), 1)[0] if reached.sum() > 1
+         else float("nan"))
+Markdown(f"The median number of iterations goes from {med[best]:.0f} at $\\ell = {runs[best]['ell']}$ "
+         f"($\\zeta = {table.zeta[best]:.2g}$) to {med[worst]:.0f} at $\\ell = {runs[worst]['ell']}$ "
+         f"($\\zeta = {table.zeta[worst]:.2g}$; seeds that did not get there within {cfg['lemma_iters']} "
+         f"iterations: {table['never (of seeds)'][worst]} of {len(ch.seeds)}), a factor of {med[worst] / med[best]:.1f}. The Spearman "
+         f"correlation of $\\zeta$ with the median iterations over the {len(runs)} frequencies is "
+         f"{pd.Series(table.zeta).corr(pd.Series(med), method='spearman'):.2f} (-1: the order follows $\\zeta$). "
+         f"Over the {reached.sum()} frequencies every seed reached, log(iterations) against log $m[\\ell]$ has "
+         f"slope {slope:.2f} (-1 for $1/m[\\ell]$, -2 for $1/\\zeta$). The final losses lie between "
+         f"{table['final loss'].min():.3f} and {table['final loss'].max():.3f} (best linear loss "
+         f"{runs[0]['bayes_loss']:.3f}).")
+
+# %% [markdown]
+# The paper points to the same slowdown for real CNNs in its Fig. 2 (chapter 3): there, directions
+# the architecture attenuates are predicted to be learned last, or not at all.
 
 # %% [markdown]
 # ## Reproducibility

@@ -96,7 +96,7 @@ from nadcore import nads
 from nadcore.experiments.nads import cached_nads
 from nadcore.data import low_frequency_fraction
 from nadcore.book import setup
-from nadcore.book.evidence import Criterion, exact_value, jackknife_interval
+from nadcore.book.evidence import exact_value, jackknife_interval
 from nadcore.plots import nads as nadplots
 from nadcore.nads.published import PUBLISHED_NETWORKS, load_published_nads
 from nadcore.nets import PUBLISHED_NAMES
@@ -151,6 +151,12 @@ ch.figure_data("fig5_model", nadplots.nads_table(views, (0, 1, 2, 3, 4)))
 # random ones ($D = 1024$). An estimate from $N$ networks has rank at most $N$, so overlaps with
 # $k > N$ are not identifiable and shown as NaN. The brackets are 95% jackknife intervals over our
 # estimate's Monte Carlo noise (the published set is taken as fixed).
+#
+# The two claims below ask for a top-16 overlap of at least 0.8 with the published NADs. The paper
+# gives no overlap; an independent re-implementation of the authors' procedure with their 10,000
+# networks reaches 0.93 (the notes beside the published files), unrelated subspaces give
+# $16/1024 = 0.016$, and 0.8 leaves room for the Monte Carlo noise of the fewer networks a profile
+# may use (each claim reports its `mc_fraction`, networks used over the paper's 10,000).
 
 # %% tags=["nbval-check-output"]
 def overlap_row(r, other):
@@ -169,16 +175,12 @@ print(pd.DataFrame(rows).T.to_string())
 
 # %%
 if published is not None:
-    iv = jackknife_interval(*nads.overlap_interval(secant, published.nads, 16), nads.GROUPS)
-    ch.claim("fig5-secant-published", f"Sec. 3, Fig. 5: the NADs of {model} are the published ones "
-             "(our secant estimator, the authors' procedure, against their 10,000-network NADs).",
-             Criterion("top-16 subspace overlap with the published NADs", ">=", 0.8), interval=iv,
-             trained=False, settings={"networks": counts["secant"]})
-    iv = jackknife_interval(*nads.overlap_interval(gradient_pts, published.nads, 16), nads.GROUPS)
-    ch.claim("sec3-gradient-published", f"Sec. 3 as written: the eigenvectors of the exact input-gradient "
-             f"covariance of {model} (several evaluation points) are the published NADs.",
-             Criterion("top-16 subspace overlap with the published NADs", ">=", 0.8), interval=iv,
-             trained=False, settings={"networks": counts["gradient"], "points": cfg["gradient_points"]})
+    iv = jackknife_interval(*nads.overlap_interval(secant, published.nads, 16), nads.GROUPS, bounds=(0, 1))
+    ch.claim("fig5-secant-published", interval=iv, networks=counts["secant"],
+             settings={"networks": counts["secant"]})
+    iv = jackknife_interval(*nads.overlap_interval(gradient_pts, published.nads, 16), nads.GROUPS, bounds=(0, 1))
+    ch.claim("sec3-gradient-published", interval=iv, networks=counts["gradient"],
+             settings={"networks": counts["gradient"], "points": cfg["gradient_points"]})
 
 # %% [markdown]
 # ### Convergence with the number of networks
@@ -299,11 +301,8 @@ if "logreg" in gallery_gradient:
     lo_edge, hi_edge = max(0, 1 - ratio) ** 2, (1 + ratio) ** 2
     print(f"LogReg, {lr.meta['networks']} networks: eigenvalues / (1/3D) span [{lam.min():.2f}, {lam.max():.2f}]; "
           f"Marchenko-Pastur edges [{lo_edge:.2f}, {hi_edge:.2f}]")
-    ch.claim("logreg-isotropic", "Sec. 3: logistic regression has no directional bias: its gradient "
-             "covariance is isotropic (all directions are NADs).",
-             Criterion("largest eigenvalue / Marchenko-Pastur upper edge (10% slack)", "<=", 1.1),
-             interval=exact_value(lam.max() / hi_edge, "spectrum edge"), trained=False,
-             settings={"networks": lr.meta["networks"]})
+    ch.claim("logreg-isotropic", interval=exact_value(lam.max() / hi_edge, "spectrum edge"),
+             networks=lr.meta["networks"], settings={"networks": lr.meta["networks"]})
 
 # %% [markdown]
 # ## Secant or gradient?
@@ -328,12 +327,9 @@ print(comparison.to_string(float_format=lambda v: f"{v:.3f}"))
 
 # %%
 if "logreg" in gallery_secant:
-    ch.claim("logreg-secant-equals-gradient", "For a linear model the secant of step 100 is its gradient: "
-             "both estimators give the same NADs (a check of the estimators).",
-             Criterion("top-16 overlap of secant and gradient NADs of LogReg", ">=", 0.99),
+    ch.claim("logreg-secant-equals-gradient", networks=gallery_secant["logreg"].meta["networks"],
              interval=exact_value(nads.subspace_overlap(gallery_secant["logreg"].nads,
-                                                        gallery_gradient["logreg"].nads, 16), "same networks"),
-             trained=False)
+                                                        gallery_gradient["logreg"].nads, 16), "same networks"))
 
 # %% [markdown]
 # The secant NADs of the step-100 procedure are what the published figures show. Exact gradients
