@@ -173,6 +173,15 @@ class Chapter:
         if show:
             _show_markdown(f"(claim-{c.id})=\n{c.sentence()}")
 
+    def criteria(self, ids=None, **fill) -> str:
+        """The registered criteria of this chapter's claims ``ids`` (all if None), one line each,
+        with ``fill`` for their placeholders: printed before the runs they will judge."""
+        values = {**self.cfg, **self.params, "profile": self.profile, **fill}
+        found = claim_specs.specs(self.name)
+        ids = list(ids or found)
+        width = max(map(len, ids), default=0)
+        return "\n".join(f"{i:<{width}}  {found[i].criterion(values)}" for i in ids)
+
     def verdict_summary(self, prefixes=None) -> str:
         """Markdown list of this run's claims so far (those whose id starts with one of
         ``prefixes``, in that order; all if None): verdict, measured interval, link to the claim.

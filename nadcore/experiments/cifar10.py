@@ -20,7 +20,11 @@ from nadcore.nets import build_model, spec_key
 from nadcore.runtime import digest, generator
 from nadcore.train import evaluate, train_many
 
-__all__ = ["cifar_data_key", "cifar_jobs", "unique_jobs", "cifar_job", "result_rows"]
+__all__ = ["cifar_data_key", "cifar_jobs", "unique_jobs", "cifar_job", "result_rows", "CHANCE",
+           "share_lost", "share_test_variance", "reading"]
+
+#: chance accuracy on CIFAR-10's ten classes
+CHANCE = 0.1
 
 
 def cifar_data_key(data) -> dict:
@@ -111,3 +115,38 @@ def result_rows(jobs, results) -> list[dict]:
                              carrier_test_acc=float("nan") if carrier is None else float(carrier[k]),
                              l2_change=float(meta.get("l2_change", float("nan")))))
     return rows
+
+
+def share_lost(baseline, poisoned, chance: float = CHANCE):
+    """Per seed, the share of what the clean network learned above chance that the poisoned one
+    lost: ``(baseline - poisoned) / (baseline - chance)``; 1 at chance, 0 as good as the baseline."""
+    return (baseline - poisoned) / (baseline - chance)  # arrays, or pandas Series aligned by seed
+
+
+def share_test_variance(baseline, n_test: int, seeds: int, chance: float = CHANCE) -> float:
+    """The finite test set's binomial contribution to the variance of the mean of
+    :func:`share_lost` over ``seeds``: a difference of two accuracies on ``n_test`` images has
+    variance at most ``2 p (1 - p) / n_test <= 1 / (2 n_test)``, divided by the squared denominator."""
+    return 0.5 / int(n_test) / (float(np.mean(baseline)) - chance) ** 2 / int(seeds)
+
+
+def reading(*, name: str, early, late, base, acc_early, acc_late, gain_early, gain_late, flip: dict,
+            flipped_fit: float, fit: float) -> str:
+    """The chapter's closing paragraph, every number from this run: the per-seed values (arrays over
+    seeds) are averaged here. ``flip``: model -> per-seed test accuracy, original minus flipped."""
+    def pts(v):
+        return 100 * float(np.mean(v))
+
+    b = float(np.mean(base))
+    lost_e, lost_l = (float(np.mean(share_lost(base, a))) for a in (acc_early, acc_late))
+    out = (f"The clean baseline of {name} reaches {b:.1%} test accuracy. With the carrier on NADs {early} "
+           f"the network reaches {float(np.mean(acc_early)):.1%}, {pts(np.subtract(base, acc_early)):.1f} points "
+           f"below the baseline, or {lost_e:.0%} of what it learned above chance; test images carrying "
+           f"that carrier are classified {pts(gain_early):.1f} points better than clean ones. With the carrier "
+           f"on NADs {late} it reaches {float(np.mean(acc_late)):.1%}, {pts(np.subtract(base, acc_late)):.1f} "
+           f"points below the baseline ({lost_l:.0%} of the accuracy above chance), with a carrier gain of "
+           f"{pts(gain_late):.1f} points. ")
+    out += "Test accuracy on the original minus on the NAD-flipped representation, mean over seeds: " + "; ".join(
+        f"{m} {pts(d):+.1f} points" for m, d in flip.items())
+    return out + (f". The lowest final training accuracy among {name}'s original and "
+                  f"flipped networks is {flipped_fit:.1%}, against the `fit` threshold of {fit:.0%}.")
