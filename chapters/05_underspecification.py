@@ -172,7 +172,7 @@ print(f"seeds: {len(ch.seeds)} (paper: {paper['seeds']}); test samples per run: 
 # For every pair of NAD indices $(i_1, i_2)$ on a grid and every seed, we train a fresh
 # two-channel network on $\mathcal{D}(u_{i_1}) \oplus \mathcal{D}(u_{i_2})$ with $\epsilon_1 = 1$,
 # $\epsilon_2 = 0.5$ and $\sigma = 1$. Each network is then tested on fresh samples in three ways,
-# as in the paper's Fig. 2a: with both channels, with channel 2 zeroed (only channel 1 on), and
+# following the paper's Fig. 2a: with both channels, with channel 2 zeroed (only channel 1 on), and
 # with channel 1 zeroed (only channel 2 on). A network that uses only one channel keeps its
 # accuracy when the other channel is switched off and drops to chance when that channel itself is
 # switched off.
@@ -271,7 +271,8 @@ ch.figure_data("fig2-tilt", concat_frame[["model", "seed", *grid, "angle", "trai
 # ### The claims of Sec. 3
 #
 # Each claim takes one value per seed and its 95% t-interval. The MLP has no preferred directions,
-# so its accuracies and boundary should look the same at every NAD pair. A CNN should use channel 1
+# so its accuracies and boundary should look the same at every NAD pair, and with both channels on
+# it should classify every test sample (the appendix's 100%). A CNN should use channel 1
 # when $v_1$ is early, ignore it when $v_1$ is late and switch to channel 2 (half the margin) when
 # $v_2$ is early, lean towards the maximum-margin boundary when both are early, and swing from a
 # boundary parallel to one axis to one parallel to the other across the grid.
@@ -387,8 +388,10 @@ ch.figure_data("fig3", cifar_frame)
 #
 # The MLP should lean on the linear channel at every NAD index (simplicity bias): its
 # $\mathcal{D}(v)$-only accuracy should beat its CIFAR-only accuracy everywhere. A CNN should use
-# the $\mathcal{D}(v)$ channel for its first NADs and ignore it for its last ones, even after
-# fitting its training set, which it then does through the CIFAR channels.
+# only the $\mathcal{D}(v)$ channel for its first NADs (its CIFAR channels alone then at chance)
+# and ignore it for its last ones, even after fitting its training set, which it then does through
+# the CIFAR channels alone (switching the $\mathcal{D}(v)$ channel off costs nothing). Each of these
+# two sentences of the paper is tested in both of its halves.
 
 # %% tags=["nbval-check-output"]
 for m, r in cifar_runs.items():

@@ -85,3 +85,13 @@ def test_no_module_over_450_lines():
     long = {str(f.relative_to(root)): n for f in root.rglob("*.py")
             if (n := len(f.read_text().splitlines())) > 450}
     assert not long, f"split these modules along their seams: {long}"
+
+
+def test_registered_claims_print_their_criteria_and_carry_the_papers_numbers(tmp_path, monkeypatch):
+    monkeypatch.setenv("NADBOOK_OUTPUT", str(tmp_path))
+    ch = setup("04_cifar10", profile="smoke", device="cpu")
+    text = ch.criteria(model="lenet")
+    assert "fig7-early-carriers-hurt" in text and "NADs [0, 1]" in text and ">= 0.5" in text
+    ch.claim("fig7-early-carriers-hurt", values=[0.6, 0.7, 0.8], show=False)
+    c = ch.claims[-1]
+    assert (c.kind, c.paper_value, c.verdict) == ("paper", 1.0, "reproduced") and c.paper_value_source

@@ -140,12 +140,12 @@ def reading(*, name: str, early, late, base, acc_early, acc_late, gain_early, ga
     b = float(np.mean(base))
     lost_e, lost_l = (float(np.mean(share_lost(base, a))) for a in (acc_early, acc_late))
     out = (f"The clean baseline of {name} reaches {b:.1%} test accuracy. With the carrier on NADs {early} "
-           f"the network reaches {float(np.mean(acc_early)):.1%}, {pts(np.subtract(base, acc_early)):.1f} points "
-           f"below the baseline, or {lost_e:.0%} of what it learned above chance; test images carrying "
-           f"that carrier are classified {pts(gain_early):.1f} points better than clean ones. With the carrier "
-           f"on NADs {late} it reaches {float(np.mean(acc_late)):.1%}, {pts(np.subtract(base, acc_late)):.1f} "
-           f"points below the baseline ({lost_l:.0%} of the accuracy above chance), with a carrier gain of "
-           f"{pts(gain_late):.1f} points. ")
+           f"the network reaches {float(np.mean(acc_early)):.1%} ({pts(np.subtract(acc_early, base)):+.1f} points "
+           f"against the baseline: {lost_e:.0%} of what it learned above chance lost); its accuracy on test "
+           f"images carrying that carrier minus on clean ones is {pts(gain_early):+.1f} points. With the "
+           f"carrier on NADs {late} it reaches {float(np.mean(acc_late)):.1%} "
+           f"({pts(np.subtract(acc_late, base)):+.1f} points: {lost_l:.0%} of the accuracy above chance lost), "
+           f"and the same difference is {pts(gain_late):+.1f} points. ")
     out += "Test accuracy on the original minus on the NAD-flipped representation, mean over seeds: " + "; ".join(
         f"{m} {pts(d):+.1f} points" for m, d in flip.items())
     return out + (f". The lowest final training accuracy among {name}'s original and "
