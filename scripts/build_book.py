@@ -8,7 +8,8 @@
 
 Data flow: chapters/<stem>.py --(jupytext, papermill)--> book/executed/<stem>.ipynb, with the
 chapters' claims (book/executed/claims/) and figure data (book/executed/data/) beside it
---(this script)--> book/executed/scorecard.{json,md} --(jupyter-book build -W)--> _build/html/.
+--(this script)--> book/executed/scorecard.{json,md} (+ scorecard_files/: forest plots)
+--(jupyter-book build -W)--> _build/html/.
 
 * ``-p NAME VALUE`` goes to every selected chapter whose parameters cell defines NAME (VALUE is a
   Python literal when it parses as one, else a string); a NAME no selected chapter defines is an

@@ -341,8 +341,9 @@ def _limits(row) -> tuple[float, float]:
     if not xs:
         return 0.0, 1.0
     lo, hi = min(xs), max(xs)
-    span = hi - lo
-    pad = 0.15 * span if span > 0 else max(0.1 * abs(lo), 0.05)
+    scale = max(abs(lo), abs(hi))
+    # at least 10% of the numbers' size wide, so that a value on its threshold still shows a scale
+    pad = max(0.15 * (hi - lo), 0.05 * scale if scale > 0 else 0.05)
     return lo - pad, hi + pad
 
 
@@ -353,7 +354,7 @@ def forest_plot(claims, png: Path, csv_path: Path | None = None, title: str = ""
     ``csv_path``)."""
     from matplotlib.figure import Figure
     from matplotlib.lines import Line2D
-    from matplotlib.ticker import MaxNLocator
+    from matplotlib.ticker import FuncFormatter, MaxNLocator
 
     rows = forest_rows(claims)
     png = Path(png)
@@ -379,6 +380,7 @@ def forest_plot(claims, png: Path, csv_path: Path | None = None, title: str = ""
             ax.spines[side].set_visible(False)
         ax.tick_params(axis="x", labelsize=7.5, length=2, pad=1)
         ax.xaxis.set_major_locator(MaxNLocator(4))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: number(x)))  # no offset text
         if r["threshold"] is not None:
             t = r["threshold"]
             if r["op"] in (">=", ">"):
@@ -387,7 +389,7 @@ def forest_plot(claims, png: Path, csv_path: Path | None = None, title: str = ""
                 ax.axvspan(min(lo, t), t, color="#1a7f37", alpha=0.08, lw=0)
             ax.axvline(t, color="0.3", ls="--", lw=1)
         colour = VERDICT_COLOURS.get(r["verdict"], "0.4")
-        if r["ci_low"] is not None and r["ci_high"] is not None:
+        if r["ci_low"] is not None and r["ci_high"] is not None and r["ci_low"] != r["ci_high"]:
             ax.plot([r["ci_low"], r["ci_high"]], [0, 0], color=colour, lw=2.2, solid_capstyle="butt")
             ax.plot([r["ci_low"], r["ci_high"]], [0, 0], ls="", marker="|", ms=8, color=colour)
         if r["value"] is not None:
