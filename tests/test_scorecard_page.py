@@ -95,7 +95,7 @@ def test_one_line_per_claim_badge_first_grouped_by_chapter_and_kind(card, page):
         assert f"{{ref}}`{c['id']} <claim-{c['id']}>`" in line
         assert sc.measured_text(c) in line
         if c["paper_value"] is not None:
-            assert f"paper {sc.number(c['paper_value'])}" in line
+            assert f"paper\u00a0{sc.number(c['paper_value'])}" in line
         assert len(re.sub(r"<[^>]+>|\{ref\}`[^<]*<[^>]+>`", "", line)) < 160, "the line stays short"
     # chapters in order, each once; within a chapter, kinds in KINDS order
     chapters = list(dict.fromkeys(c["chapter"] for c in card["claims"]))
@@ -183,7 +183,7 @@ def test_missing_values_and_markup_in_text(tmp_path):
                        exact_value(float("nan")), trained=True, kind="extension").to_json()
     text = sc.write_page({"claims": [c]}, tmp_path).read_text()
     line = next(l for l in text.splitlines() if l.startswith("::::{dropdown}"))
-    assert "no value" in line and "needs \u2265 0.5" in line
+    assert "no value" in line and "needs\u00a0\u2265\u00a00.5" in line
     assert r"a \$b\$ \*c\* \<d\> \| e" in text  # escaped: no math, emphasis or HTML from a criterion
     assert "Paper claims reproduced" not in text  # no paper claims, no headline about them
     assert "| Extensions | 0 | 0 | 1 | 1 |" in text

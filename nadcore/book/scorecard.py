@@ -166,12 +166,12 @@ def claim_title(c: dict) -> str:
     _, op, thr = parse_criterion(c.get("criterion", ""))
     parts = [measured_text(c)]
     if op is not None and thr is not None:
-        parts.append(f"needs {_OPS_TEXT[op]} {number(thr)}")
+        parts.append(f"needs\u00a0{_OPS_TEXT[op]}\u00a0{number(thr)}")  # no break inside
     pv = _num(c.get("paper_value"))
     if pv is not None:
-        parts.append(f"paper {number(pv)}")
+        parts.append(f"paper\u00a0{number(pv)}")
     if profile_of(c) == "paper":
-        parts.append("paper scale")
+        parts.append("paper\u00a0scale")
     return f"{badge(c.get('verdict', 'inconclusive'))} {{ref}}`{c['id']} <claim-{c['id']}>` \u00b7 " + \
         " \u00b7 ".join(parts)
 
