@@ -77,10 +77,19 @@ _CRITERION = re.compile(r"^(?P<quantity>.*\S)\s+(?P<op>>=|<=|>|<)\s+(?P<threshol
                         re.IGNORECASE)
 
 
+_WITHIN = re.compile(r"^(?P<quantity>.*\S)\s+within\s+(?P<center>[-+]?\d[\d.]*(?:e[-+]?\d+)?)\s+\+-\s+"
+                     r"(?P<threshold>\d[\d.]*(?:e[-+]?\d+)?)\s*$", re.IGNORECASE)
+
+
 def parse_criterion(text) -> tuple[str, str | None, float | None]:
     """``(quantity, op, threshold)`` of a criterion written as ``quantity op threshold``
-    (:class:`nadcore.book.evidence.Criterion`); ``(text, None, None)`` when it is not."""
+    (:class:`nadcore.book.evidence.Criterion`); ``(text, None, None)`` when it is not. For a
+    ``quantity within center +- tolerance`` criterion: ``(quantity, "within", tolerance)`` (the
+    center is the claim's ``paper_value``; its ``band`` holds both ends)."""
     text = clean_text(text)
+    w = _WITHIN.match(text)
+    if w:
+        return w["quantity"], "within", float(w["threshold"])
     m = _CRITERION.match(text)
     if not m:
         return text, None, None
@@ -165,7 +174,10 @@ def claim_title(c: dict) -> str:
     paper's number."""
     _, op, thr = parse_criterion(c.get("criterion", ""))
     parts = [measured_text(c)]
-    if op is not None and thr is not None:
+    band = c.get("band") or [None, None]
+    if op == "within" and None not in band:
+        parts.append(f"needs\u00a0{number(band[0])}\u2013{number(band[1])}")
+    elif op is not None and thr is not None:
         parts.append(f"needs\u00a0{_OPS_TEXT[op]}\u00a0{number(thr)}")  # no break inside
     pv = _num(c.get("paper_value"))
     if pv is not None:
@@ -319,7 +331,7 @@ def chapter_title(executed: Path | None, stem: str) -> str:
 # Forest plots
 # --------------------------------------------------------------------------------------------
 FOREST_COLUMNS = ("id", "kind", "verdict", "value", "ci_low", "ci_high", "op", "threshold",
-                  "paper_value", "quantity", "profile")
+                  "band_low", "band_high", "paper_value", "quantity", "profile")
 
 
 def forest_rows(claims) -> list[dict]:
@@ -327,17 +339,23 @@ def forest_rows(claims) -> list[dict]:
     rows = []
     for c in claims:
         quantity, op, thr = parse_criterion(c.get("criterion", ""))
+        band = c.get("band") or [None, None]
+        if op == "within" and None in band and _num(c.get("paper_value")) is not None and thr is not None:
+            band = [_num(c.get("paper_value")) - thr, _num(c.get("paper_value")) + thr]
         rows.append({"id": c["id"], "kind": kind_of(c), "verdict": c.get("verdict", "inconclusive"),
                      "value": _num(c.get("value")), "ci_low": _num(c.get("ci_low")),
                      "ci_high": _num(c.get("ci_high")), "op": op or "", "threshold": thr,
+                     "band_low": _num(band[0]) if op == "within" else None,
+                     "band_high": _num(band[1]) if op == "within" else None,
                      "paper_value": _num(c.get("paper_value")), "quantity": quantity,
                      "profile": profile_of(c)})
     return rows
 
 
 def _limits(row) -> tuple[float, float]:
-    xs = [x for x in (row["value"], row["ci_low"], row["ci_high"], row["threshold"], row["paper_value"])
-          if x is not None]
+    thr = None if row["op"] == "within" else row["threshold"]
+    xs = [x for x in (row["value"], row["ci_low"], row["ci_high"], thr, row["paper_value"],
+                      row.get("band_low"), row.get("band_high")) if x is not None]
     if not xs:
         return 0.0, 1.0
     lo, hi = min(xs), max(xs)
@@ -381,7 +399,11 @@ def forest_plot(claims, png: Path, csv_path: Path | None = None, title: str = ""
         ax.tick_params(axis="x", labelsize=7.5, length=2, pad=1)
         ax.xaxis.set_major_locator(MaxNLocator(4))
         ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: number(x)))  # no offset text
-        if r["threshold"] is not None:
+        if r["op"] == "within" and r["band_low"] is not None:
+            ax.axvspan(r["band_low"], r["band_high"], color="#1a7f37", alpha=0.08, lw=0)
+            for t in (r["band_low"], r["band_high"]):
+                ax.axvline(t, color="0.3", ls="--", lw=1)
+        elif r["threshold"] is not None:
             t = r["threshold"]
             if r["op"] in (">=", ">"):
                 ax.axvspan(t, max(hi, t), color="#1a7f37", alpha=0.08, lw=0)
