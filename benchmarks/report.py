@@ -15,8 +15,8 @@ results of the benchmarks this script does not run) is kept as it is; a missing 
 
 Every ratio is measured within one run (both sides back to back, medians over repetitions);
 timings on a shared machine are inflated and noisy, so run it on an idle one. ``--quick`` scales
-the work down: a smoke test of the script, not numbers to publish (write those with
-``--out`` elsewhere).
+the work down: a smoke test of the script, not numbers to publish (it writes no page unless
+``--out`` names one).
 """
 from __future__ import annotations
 
@@ -66,7 +66,7 @@ Each script's docstring says what exactly it times; `--help` lists its options.
 
 ```bash
 python benchmarks/report.py --reps 5          # the CPU table below (rewrites this file above the marker)
-python benchmarks/report.py --quick --out /tmp/bench.md   # a smoke test of the script, not numbers to publish
+python benchmarks/report.py --quick           # a smoke test of the script (prints, writes no page)
 python benchmarks/bench_convpool.py           # per-kernel times of a LeNet training step
 python benchmarks/bench_gradient_steps.py     # per-step times of LeNet's gradient NADs
 python benchmarks/bench_gpu.py --json run.json && python benchmarks/bench_gpu.py --table run.json
@@ -164,7 +164,8 @@ def main(argv=None):
     ap.add_argument("--json-dir", default=None, help="keep the benchmarks' JSON files (and report.json) here")
     ap.add_argument("--from-json", default=None, metavar="REPORT_JSON",
                     help="write the page from an earlier run's report.json instead of running the benchmarks")
-    ap.add_argument("--out", default=str(README), help="the page to write (default benchmarks/README.md)")
+    ap.add_argument("--out", default=None,
+                    help="the page to write (default benchmarks/README.md; with --quick, none unless given)")
     a = ap.parse_args(argv)
     if a.from_json:
         results = json.loads(Path(a.from_json).read_text())
@@ -174,8 +175,10 @@ def main(argv=None):
         print(f"results: {d / 'report.json'}")
     lines = table(results)
     print("\n".join(lines))
-    write_readme(results, Path(a.out))
-    print(f"wrote {a.out}")
+    out = a.out or (None if a.quick else README)
+    if out:
+        write_readme(results, Path(out))
+        print(f"wrote {out}")
     return lines
 
 
