@@ -1,8 +1,8 @@
-"""GPU timings of the paper profile (issue 11): NADs of the five architectures and Fig. 1 training.
+"""GPU timings of the paper profile: NADs of the five architectures and Fig. 1 training.
 
 Run on a machine with a GPU:  python benchmarks/bench_gpu.py [--quick] [--json out.json]
     [--budget 540] [--full resnet18:bf16,densenet121:tf32]
-README's GPU tables from the JSON files of one or more runs (later files win):
+The GPU tables of benchmarks/README.md from the JSON files of one or more runs (later files win):
     python benchmarks/bench_gpu.py --table run1.json run2.json ...
 
 Sections, each written to the JSON file as soon as it is done, each skipped once ``--budget``
@@ -332,7 +332,7 @@ def main(argv=None):
     ap.add_argument("--full", default="", help="e.g. resnet18:bf16,densenet121:tf32 (10,000 networks each)")
     ap.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test of the script")
     ap.add_argument("--json", default=None)
-    ap.add_argument("--table", nargs="+", default=None, help="print README's tables from these JSON files")
+    ap.add_argument("--table", nargs="+", default=None, help="print benchmarks/README.md's tables from these JSON files")
     a = ap.parse_args(argv)
     if a.table:
         print(table(a.table))
