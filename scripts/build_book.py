@@ -274,19 +274,37 @@ def write_scorecard(executed: Path, stems: list[str]) -> dict:
              "the paper's. The same table as JSON: {download}`scorecard.json <scorecard.json>`.", "",
              f"**{len(card['claims'])} claims**: " + ", ".join(f"{n} {v}" for v, n in counts.items())
              + (f" (profile: {executed_profile(executed / (stems[0] + '.ipynb'))})" if stems else ""), "",
-             "| claim | chapter | paper | criterion | value [95% interval] | seeds | budget | verdict |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| claim | chapter | profile | paper | criterion | value [95% interval] | seeds | budget | verdict |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for c in card["claims"]:
         iv = num(c["value"]) + (f" [{num(c['ci_low'])}, {num(c['ci_high'])}]"
                                 if c["ci_low"] is not None and c["ci_low"] != c["ci_high"] else "")
         paper = c["paper"].replace("|", "\\|")
-        lines.append(f"| {{ref}}`{c['id']} <claim-{c['id']}>` | {c['chapter'][:2]} | {paper} | "
+        lines.append(f"| {{ref}}`{c['id']} <claim-{c['id']}>` | {c['chapter'][:2]} | {c.get('profile') or ''} | {paper} | "
                      f"{c['criterion'].replace('|', chr(92) + '|')} | {iv} | {c['seeds']} | "
                      f"{num(c['budget_fraction']) or '-'} | **{c['verdict']}** |")
     if not card["claims"]:
-        lines.append("| (no chapter has been executed yet) | | | | | | | |")
+        lines.append("| (no chapter has been executed yet) | | | | | | | | |")
+    lines += paper_scale_section()
     (executed / f"{SCORECARD}.md").write_text("\n".join(lines) + "\n")
     return card
+
+
+def paper_scale_section(root=None) -> list[str]:
+    """The scorecard page's list of the figures "not yet run at paper scale" (the GPU campaign
+    of ``scripts/run_paper.py``, whose bundles in ``results/paper`` give the rows of profile
+    ``paper``)."""
+    from nadcore.book.paper_results import not_yet_run
+
+    missing = not_yet_run(root)
+    if not missing:
+        return ["", "## Paper scale", "", "Every figure of the paper-scale campaign has been run "
+                "(`results/paper`, rows of profile `paper`)."]
+    return ["", "## Not yet run at paper scale", "",
+            "The rows of profile `paper` come from results computed at the papers' scale on a GPU "
+            "(`scripts/run_paper.py`, committed in `results/paper` with their provenance). These "
+            "are not run at that scale yet, so their claims for the big networks stay untested:", ""] + \
+        [f"- {line}" for line in missing]
 
 
 def toc_text(stems: list[str]) -> str:

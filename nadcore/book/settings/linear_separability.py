@@ -32,8 +32,11 @@ PAPER = dict(grid=16, sigma=3.0, epsilon=1.0, signal="authors", outputs=2, n_tes
              train={"logreg": _LENET, "lenet": _LENET, "lenet_nopool": _LENET,
                     # not given in the NAD paper: the follow-up's ResNet-18 recipe (max_lr 0.1,
                     # momentum 0.9, wd 1e-5, 30 epochs) for the big networks
+                    # trained side by side (BatchNorm and Dropout nets included) with bf16
+                    # autocast on a GPU (nadcore.train.train_side_by_side)
                     "default": dict(n_train=10000, epochs=30, max_lr=0.1, momentum=0.9,
-                                    weight_decay=1e-5, batch_size=128)})
+                                    weight_decay=1e-5, batch_size=128, trainer="side_by_side",
+                                    autocast="bf16")})
 # cpu: every LeNet (and LogReg) run gets the paper's 10,000 samples for 8 epochs (632 SGD steps,
 # 0.4 of the paper's 1,580; with 4 epochs LeNet's training accuracy stayed near 55% on every
 # direction); the grids are coarsened instead of the seeds.
