@@ -262,6 +262,10 @@ if "logreg" in fig1:
                             bool((lr_acc >= 0.6).all())})
     ch.claim("fig1-logreg-train", values=per_seed1.loc["logreg", "train acc"], **budget("logreg"))
 
+# %%
+from nadcore.plots import paper_scale  # results/paper (GPU runs): drawn with their claims when present
+fig = paper_scale.show(ch, "fig1")
+
 # %% [markdown]
 # ## Fig. 2: the bias also shows in optimisation
 #
@@ -290,6 +294,9 @@ fig = plots.direction_heatmaps({a: plots.map_on_grid(seed_mean(it), cells2, grid
 fig2_data = sep.fourier_table(fig2, ch.seeds, keys=("iters_to_loss", "test_acc", "train_acc"))
 fig2_data["budget"] = fig2_data["model"].map(steps2)
 ch.figure_data("fig2", fig2_data)
+
+# %%
+fig = paper_scale.show(ch, "fig2")
 
 # %% tags=["nbval-check-output"]
 for arch, it in its.items():
@@ -354,6 +361,9 @@ if "lenet_nopool" in fig3 and model in fig3:
              preconditions={"lenet_nopool learned: mean test accuracy >= 0.6 on every seed":
                             bool((nopool["all cells"] >= 0.6).all())},
              settings={"cells": len(cells3)})
+
+# %%
+fig = paper_scale.show(ch, "fig3")
 
 # %% [markdown]
 # Pooling is not the only source of the bias (the convolutions and their finite support shape it
@@ -500,6 +510,9 @@ ch.claim("fig6-secant-vs-gradient", values=secant_on_shared - summary6.loc["grad
                         f"gradient NADs converged (split-half overlap {ck} >= {cfg['converged_overlap']})":
                         converged[f"gradient, {points} points"]},
          settings={"indices": gidx.tolist(), "networks": n_nets, "gradient_points": points, "sigma": sigma6})
+
+# %%
+fig = paper_scale.show(ch, "fig6")
 
 # %% [markdown]
 # Read the comparison of the two estimators through its verdict only. A positive difference whose

@@ -26,7 +26,7 @@ from nadcore.nets import build_model, spec_key
 from nadcore.nads.published import load_published_fig1
 from nadcore.runtime import derived_seed, digest, generator, resolve_device
 from nadcore.theory.pooling import bayes_accuracy_linear, pooling_operator
-from nadcore.train import train_many
+from nadcore.train import train_many, train_side_by_side
 
 __all__ = ["directional_job", "direction_jobs", "directions_sweep", "fourier_sweep", "grid_sweep",
            "select_cells", "covering_subgrid", "RESULT_KEYS", "steps_per_run", "iterations_to_loss",
@@ -57,7 +57,12 @@ def directional_job(config: dict, vectors, device: str = "auto"):
     ``iters_to_loss`` (R,; -1 = never reached; threshold ``config["train"]["loss_threshold"]``,
     default 0.1, averaged over ``loss_window`` = 20 iterations), and meta (seconds, device).
     ``config["outputs"]``: 1 (one logit, logistic loss) or 2 (two logits and cross-entropy, as
-    the authors trained).
+    the authors trained). ``config["train"]["trainer"]``: ``"many"`` (the default:
+    :func:`nadcore.train.train_many`, which trains networks with BatchNorm or Dropout one at a
+    time) or ``"side_by_side"`` (:func:`nadcore.train.train_side_by_side`: any architecture, all
+    runs of the job at once, dropout masks from per-run generators; the paper profile's big
+    networks on a GPU), with ``autocast`` ("bf16" or None; applied on CUDA only, recorded in the
+    meta).
     """
     t0 = time.perf_counter()
     dev = resolve_device(device)
@@ -65,8 +70,13 @@ def directional_job(config: dict, vectors, device: str = "auto"):
     tr = dict(config["train"])
     thr = float(tr.pop("loss_threshold", 0.1))
     window = int(tr.pop("loss_window", 20))
+    trainer = tr.pop("trainer", "many")
+    autocast = tr.pop("autocast", None)
+    autocast = autocast if dev.type == "cuda" else None  # bf16 autocast is for the GPU
+    if trainer not in ("many", "side_by_side"):
+        raise ValueError(f"trainer must be 'many' or 'side_by_side', got {trainer!r}")
     d, K = config["data"], int(config.get("outputs", 1))
-    models, xs, ys, xts, yts, gens = [], [], [], [], [], []
+    models, xs, ys, xts, yts, gens, dgens = [], [], [], [], [], [], []
     for v, (label, seed) in zip(vectors, config["runs"]):
         s = _run_seed(int(seed), config.get("tag", ""), label)
         x, y, xt, yt = directional_train_test(v, int(d["n_train"]), int(d["n_test"]), float(d["sigma"]),
@@ -77,7 +87,12 @@ def directional_job(config: dict, vectors, device: str = "auto"):
         models.append(build_model(config["model"], v.shape[0], K, v.shape[-1], seed=(s, 1), check=False))
         xs.append(x), ys.append(y), xts.append(xt), yts.append(yt)
         gens.append(generator(s, 2))
-    res = train_many(models, xs, ys, generators=gens, device=dev, xs_test=xts, ys_test=yts, **tr)
+        dgens.append(generator(s, 3, device=dev))
+    if trainer == "side_by_side":
+        res = train_side_by_side(models, xs, ys, generators=gens, dropout_generators=dgens, device=dev,
+                                 xs_test=xts, ys_test=yts, autocast=autocast, **tr)
+    else:
+        res = train_many(models, xs, ys, generators=gens, device=dev, xs_test=xts, ys_test=yts, **tr)
     il = np.stack([r.iter_loss for r in res]).astype(np.float32)
     arrays = {
         "test_acc": np.array([r.test_acc for r in res], dtype=np.float64),
@@ -86,7 +101,10 @@ def directional_job(config: dict, vectors, device: str = "auto"):
         "iter_loss": il,
         "iters_to_loss": iterations_to_loss(il, thr, window),
     }
-    meta = {"seconds": time.perf_counter() - t0, "device": str(dev), "threads": torch.get_num_threads()}
+    meta = {"seconds": time.perf_counter() - t0, "device": str(dev), "threads": torch.get_num_threads(),
+            "trainer": trainer, "autocast": autocast}
+    if dev.type == "cuda":
+        meta["gpu"] = torch.cuda.get_device_name(dev)
     return arrays, meta
 
 

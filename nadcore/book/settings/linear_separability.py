@@ -41,8 +41,11 @@ PAPER = dict(grid=16, sigma=3.0, epsilon=1.0, signal="paper", outputs=2, n_test=
              train={"logreg": _LENET, "lenet": _LENET, "lenet_nopool": _LENET,
                     # not given in the NAD paper: the follow-up's ResNet-18 recipe (max_lr 0.1,
                     # momentum 0.9, wd 1e-5, 30 epochs) for the big networks
+                    # trained side by side (BatchNorm and Dropout nets included) with bf16
+                    # autocast on a GPU (nadcore.train.train_side_by_side)
                     "default": dict(n_train=10000, epochs=30, max_lr=0.1, momentum=0.9,
-                                    weight_decay=1e-5, batch_size=128)})
+                                    weight_decay=1e-5, batch_size=128, trainer="side_by_side",
+                                    autocast="bf16")})
 # cpu: LeNet and logistic regression get the paper's budget (10,000 samples, 20 epochs, 1,580 SGD
 # steps) and three seeds on every second frequency of the paper's grid (8x8); Figs. 2 and 3 take a
 # few cells, Fig. 6 sixteen NAD indices for the secant NADs and eight for the gradient ones.
