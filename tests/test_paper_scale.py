@@ -24,7 +24,7 @@ TINY = ["--device", "cpu", "--tiny", "--seeds", "1", "--cells", "5"]
 def test_distinct_cells_cover_the_grid_once_under_the_symmetry():
     grid = fourier_grid(32, 16)
     cells = paper_runs.distinct_cells(grid)
-    assert len(cells) == len(set(cells)) == 130  # (256 - 4) / 2 + 4 self-mirrored cells
+    assert len(cells) == len(set(cells)) == 136  # 16 * 17 / 2: the diagonal and one triangle
     covered = set(cells) | {paper_runs.mirror(*c) for c in cells}
     assert covered == set(grid.frequencies)
     assert set(cells[:len(grid.subgrid(8).frequencies)]) <= set(grid.subgrid(4).frequencies)  # coarse first

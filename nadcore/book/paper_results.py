@@ -146,7 +146,7 @@ def _spearman_interval(rho: float, n: int) -> evidence.Interval:
 
 def fig1_maps(frame: pd.DataFrame, grid, key: str = "test_acc") -> dict:
     """Per architecture, the seed-mean ``key`` over ``grid`` (g, g), each trained cell also
-    filling its mirror (-k1, -k2) (the same problem, see :mod:`nadcore.book.paper_runs`); NaN
+    filling its mirror (k2, k1) (the same problem in distribution, see :mod:`nadcore.book.paper_runs`); NaN
     where neither was run."""
     out = {}
     for arch, g in frame.groupby("model", sort=False):

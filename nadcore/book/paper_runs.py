@@ -9,8 +9,13 @@ the cache, exported as committed result bundles with their provenance.
   in a sensible order: figure by figure, architecture by architecture, seed by seed, and within a
   seed the Fourier cells coarse to fine (every 8th frequency first, then every 4th, 2nd, 1st), so
   a partly done map already covers the grid. Fig. 1 (and Figs. 2, 3) train every cell of the
-  16 x 16 grid that is distinct under (k1, k2) -> (-k1, -k2) (frequencies modulo 32): 130 cells;
-  the book draws a cell's mirror from it.
+  16 x 16 grid that is distinct under the transposition (k1, k2) -> (k2, k1): 136 cells; the
+  book draws a cell's mirror from it. Transposing the images maps D(v(k1, k2)) to D(v(k2, k1))
+  and each of the paper's networks (square kernels and pooling windows, i.i.d. initialisation)
+  to an equally likely one, so the two cells are the same problem in distribution
+  (:func:`nadcore.experiments.separability.grid_sweep`). (k1, k2) -> (-k1, -k2) is not a
+  symmetry here: with the real directions cos + sin those two cells are orthogonal directions,
+  not v and -v.
 * :func:`run` runs them one job at a time through :func:`nadcore.experiments.run_jobs` (each
   finished job is in the cache at once), and after every job rewrites the bundle: so a kill loses
   at most the job in flight, and a ``budget`` in seconds stops before a job that would not fit.
@@ -96,14 +101,13 @@ def tiny_knobs(figure: str) -> dict:
 # The grid's distinct cells
 # --------------------------------------------------------------------------------------------
 def distinct_cells(grid) -> list[tuple[int, int]]:
-    """One representative of every class of cells of ``grid`` under (k1, k2) -> (-k1, -k2)
-    (frequencies modulo the image size), coarse to fine: the cells of ``grid.subgrid(8)``,
+    """One representative of every class of cells of ``grid`` under (k1, k2) -> (k2, k1), coarse
+    to fine: the cells of ``grid.subgrid(8)``,
     then ``subgrid(4)``, ``subgrid(2)``, then the rest, each in row-major order. The
     representative is the first cell of its class in row-major order."""
-    size = grid.size
     seen, reps = set(), []
     for k1, k2 in grid.frequencies:
-        key = frozenset({(k1 % size, k2 % size), (-k1 % size, -k2 % size)})
+        key = frozenset({(k1, k2), (k2, k1)})
         if key not in seen:
             seen.add(key)
             reps.append((k1, k2))
@@ -117,9 +121,9 @@ def distinct_cells(grid) -> list[tuple[int, int]]:
 
 
 def mirror(k1: int, k2: int, size: int = 32) -> tuple[int, int]:
-    """The cell (-k1, -k2), written in the grid's range [-size/2, size/2)."""
-    h = size // 2
-    return ((-k1 + h) % size - h, (-k2 + h) % size - h)
+    """The cell (k2, k1): the transposed direction, the same problem in distribution (``size``
+    is kept for callers; a transposed cell of the grid is always on the grid)."""
+    return (int(k2), int(k1))
 
 
 # --------------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ def show(ch, figure: str, root=None):
         grid = fourier_grid(32, 16)
         fig = plots.direction_heatmaps(paper_results.fig1_maps(frame, grid), grid,
                                        title=f"{_NAMES[figure]} at the paper's scale: test accuracy on D(v) "
-                                             f"(a cell's mirror (-k1, -k2) drawn from it)\n{title}")
+                                             f"(a cell's transpose (k2, k1) drawn from it)\n{title}")
     elif figure == "fig2":
         grid = fourier_grid(32, 16)
         its = frame.assign(iters=np.where(frame["iters_to_loss"] >= 0, frame["iters_to_loss"], frame["budget"]))
