@@ -82,6 +82,7 @@ from nadcore.book import setup
 from nadcore.data import fourier_basis_vector, fourier_grid
 from nadcore.book.evidence import accuracy_interval, fisher_interval
 from nadcore.plots.explorer import direction_explorer
+from nadcore.plots import paper_scale  # results/paper (GPU runs): drawn with their claims when present
 from nadcore.plots import separability as plots
 
 ch = setup("03_linear_separability", profile=profile, seed=seed, device=device, knobs=knobs, model=model)
@@ -263,7 +264,6 @@ if "logreg" in fig1:
     ch.claim("fig1-logreg-train", values=per_seed1.loc["logreg", "train acc"], **budget("logreg"))
 
 # %%
-from nadcore.plots import paper_scale  # results/paper (GPU runs): drawn with their claims when present
 fig = paper_scale.show(ch, "fig1")
 
 # %% [markdown]

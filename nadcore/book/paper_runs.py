@@ -34,8 +34,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
-import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +41,6 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
-import torch
 
 from nadcore import kernels
 from nadcore.book import profiles
@@ -55,7 +52,8 @@ from nadcore.experiments.runner import Job, run_jobs
 from nadcore.nads.covariance import NADResult
 from nadcore.nets import REGISTRY
 from nadcore.nets.variants import TINY
-from nadcore.runtime import canonical, digest, resolve_device
+from nadcore.runtime import (canonical, commit_info, digest, machine_info, resolve_device, utc_now,
+                             write_json_atomic)
 
 __all__ = ["FIGURES", "NOT_WIRED", "CHAPTERS", "distinct_cells", "mirror", "Task", "plan", "run", "export",
            "PROVENANCE", "figure_columns", "tiny_knobs", "default_archs"]
@@ -270,39 +268,6 @@ def plan(figures, archs=None, *, seeds: int | None = None, seed: int = 0, tiny: 
 # --------------------------------------------------------------------------------------------
 # Provenance
 # --------------------------------------------------------------------------------------------
-def _commit(root: Path) -> dict:
-    env = os.environ.get("NADBOOK_COMMIT")
-    try:
-        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
-                             timeout=10).stdout.strip()
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                                    capture_output=True, text=True, timeout=10).stdout.strip())
-    except (OSError, subprocess.SubprocessError):
-        sha, dirty = "", None
-    return {"commit": sha or env or "unknown", "dirty": dirty if sha else None}
-
-
-def machine(device: torch.device) -> dict:
-    """GPU, driver, CUDA, cuDNN, torch and Python versions (what the provenance records)."""
-    out = {"device": str(device), "torch": torch.__version__, "python": platform.python_version(),
-           "platform": f"{platform.system()} {platform.machine()}", "cpu_threads": torch.get_num_threads()}
-    if device.type == "cuda":
-        out.update(gpu=torch.cuda.get_device_name(device), cuda=torch.version.cuda,
-                   cudnn=torch.backends.cudnn.version())
-        try:
-            out["driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                           capture_output=True, text=True, timeout=20).stdout.strip().splitlines()[0]
-        except (OSError, subprocess.SubprocessError, IndexError):
-            out["driver"] = "unknown"
-    else:
-        out["gpu"] = None
-    return out
-
-
-def _now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
-
-
 def load_provenance(out: Path) -> dict:
     p = Path(out) / PROVENANCE
     return json.loads(p.read_text()) if p.is_file() else {"sessions": [], "jobs": {}, "figures": {}}
@@ -311,12 +276,6 @@ def load_provenance(out: Path) -> dict:
 def _bundle_id(task: Task, job: Job) -> str:
     """A job's identity across code versions: its figure, architecture and config."""
     return digest({"figure": task.figure, "arch": task.arch, "name": task.name, "config": canonical(job.config)}, 20)
-
-
-def _write_json(path: Path, obj) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(json.dumps(obj, indent=1, sort_keys=False, default=str))
-    os.replace(tmp, path)
 
 
 # --------------------------------------------------------------------------------------------
@@ -381,9 +340,9 @@ def export(tasks: list[Task], cache: Cache, out, prov: dict, settings: dict, tin
     prov["settings"] = {**prov.get("settings", {}), **canonical(settings)}
     prov["tiny"] = bool(tiny)
     prov["not_wired"] = sorted(NOT_WIRED)
-    prov["updated"] = _now()
+    prov["updated"] = utc_now()
     out.mkdir(parents=True, exist_ok=True)
-    _write_json(out / PROVENANCE, prov)
+    write_json_atomic(out / PROVENANCE, prov)
     return prov
 
 
@@ -426,8 +385,8 @@ def run(tasks: list[Task], settings: dict, *, cache: Cache, out, device: str = "
     if prov.get("tiny") is not None and bool(prov.get("tiny")) != bool(tiny) and prov.get("jobs"):
         raise ValueError(f"{out} holds a {'tiny' if prov['tiny'] else 'paper-scale'} bundle; "
                          f"write {'tiny' if tiny else 'paper-scale'} runs elsewhere (--out)")
-    session = {**_commit(root or Path(__file__).resolve().parents[2]), **machine(dev),
-               "argv": list(argv or []), "started": _now(), "jobs_computed": 0}
+    session = {**commit_info(root or Path(__file__).resolve().parents[2]), **machine_info(dev),
+               "argv": list(argv or []), "started": utc_now(), "jobs_computed": 0}
     prov["sessions"].append(session)
     sid = len(prov["sessions"]) - 1
     export(tasks, cache, out, prov, settings, tiny)
@@ -456,15 +415,15 @@ def run(tasks: list[Task], settings: dict, *, cache: Cache, out, device: str = "
                                  "cache_key": cache.key(t.name, job.config)[0],
                                  "runs": len(job.config.get("runs", [])) or None,
                                  "labels": [r[0] for r in job.config.get("runs", [])] or None,
-                                 "seconds": round(secs, 3), "date": _now(), "session": sid,
+                                 "seconds": round(secs, 3), "date": utc_now(), "session": sid,
                                  "trainer": meta.get("trainer"), "autocast": meta.get("autocast")}
             session["jobs_computed"] += 1
-            session["finished"] = _now()
+            session["finished"] = utc_now()
             export(tasks, cache, out, prov, settings, tiny)
             log(f"{t.figure} {t.arch} {t.name} job {i + 1}/{len(jobs)}: {secs:.1f} s")
         if stopped:
             break
-    session["finished"] = _now()
+    session["finished"] = utc_now()
     session["stopped"] = stopped
     session["seconds"] = round(time.perf_counter() - t_start, 1)
     prov = export(tasks, cache, out, prov, settings, tiny)

@@ -22,122 +22,18 @@ page writer needs no book build; ``scripts/preview_scorecard.py`` renders it alo
 """
 from __future__ import annotations
 
-import csv
 import json
-import math
 import re
 from collections import Counter
 from pathlib import Path
 
-from nadcore.book.evidence import KINDS, VERDICTS, number
+from nadcore.book.claim_rows import (FILES_DIR, KIND_TITLES, OPS_TEXT, VERDICT_SIGNS, clean_text, counts, kind_of,
+                                     measured_text, num_or_none, parse_criterion, profile_of)
+from nadcore.book.evidence import VERDICTS, number
+from nadcore.book.forest import FOREST_COLUMNS, forest_plot
 
-__all__ = ["write_page", "page_text", "not_yet_at_paper_scale", "forest_plot", "clean_text",
+__all__ = ["write_page", "page_text", "not_yet_at_paper_scale", "forest_plot", "FOREST_COLUMNS", "clean_text",
            "parse_criterion", "kind_of", "profile_of", "counts", "FILES_DIR"]
-
-#: folder (beside scorecard.md) for the forest plots and their data
-FILES_DIR = "scorecard_files"
-#: what each kind is called in the summary (plural)
-KIND_TITLES = {"paper": "Paper claims", "follow-up": "Follow-up claims",
-               "reviewer question": "Reviewer questions", "extension": "Extensions",
-               "sanity check": "Sanity checks"}
-#: a sign beside the verdict's word, so that the badge reads in grey scale too
-VERDICT_SIGNS = {"reproduced": "\u2713", "not reproduced": "\u2717", "inconclusive": "?"}
-VERDICT_COLOURS = {"reproduced": "#1a7f37", "not reproduced": "#cf222e", "inconclusive": "#9a6700"}
-VERDICT_MARKERS = {"reproduced": "o", "not reproduced": "X", "inconclusive": "s"}
-_OPS_TEXT = {">=": "\u2265", "<=": "\u2264", ">": ">", "<": "<"}
-
-
-# --------------------------------------------------------------------------------------------
-# Reading rows
-# --------------------------------------------------------------------------------------------
-_NP_SCALAR = re.compile(r"np\.(?:u?int|float|complex)(?:8|16|32|64|128)?\(\s*([^()]*?)\s*\)")
-_NP_BOOL = re.compile(r"np\.(True|False)_")
-_NP_STR = re.compile(r"np\.str_\(\s*(['\"])(.*?)\1\s*\)")
-
-
-def clean_text(text) -> str:
-    """``text`` with numpy scalar reprs written as numbers (``np.int64(32)`` -> ``32``,
-    ``np.float64(0.12345)`` -> ``0.123``, ``np.True_`` -> ``True``)."""
-    if text is None:
-        return ""
-    text = str(text)
-
-    def scalar(m):
-        try:
-            return number(float(m.group(1)))
-        except ValueError:
-            return m.group(1)
-
-    text = _NP_SCALAR.sub(scalar, text)
-    text = _NP_BOOL.sub(r"\1", text)
-    return _NP_STR.sub(r"\2", text)
-
-
-_CRITERION = re.compile(r"^(?P<quantity>.*\S)\s+(?P<op>>=|<=|>|<)\s+(?P<threshold>[-+]?(?:\d[\d.]*(?:e[-+]?\d+)?|inf|nan))\s*$",
-                        re.IGNORECASE)
-
-
-_WITHIN = re.compile(r"^(?P<quantity>.*\S)\s+within\s+(?P<center>[-+]?\d[\d.]*(?:e[-+]?\d+)?)\s+\+-\s+"
-                     r"(?P<threshold>\d[\d.]*(?:e[-+]?\d+)?)\s*$", re.IGNORECASE)
-
-
-def parse_criterion(text) -> tuple[str, str | None, float | None]:
-    """``(quantity, op, threshold)`` of a criterion written as ``quantity op threshold``
-    (:class:`nadcore.book.evidence.Criterion`); ``(text, None, None)`` when it is not. For a
-    ``quantity within center +- tolerance`` criterion: ``(quantity, "within", tolerance)`` (the
-    center is the claim's ``paper_value``; its ``band`` holds both ends)."""
-    text = clean_text(text)
-    w = _WITHIN.match(text)
-    if w:
-        return w["quantity"], "within", float(w["threshold"])
-    m = _CRITERION.match(text)
-    if not m:
-        return text, None, None
-    return m["quantity"], m["op"], float(m["threshold"])
-
-
-def kind_of(c: dict) -> str:
-    """The claim's kind (rows written before kinds existed are the papers' claims, as
-    :class:`nadcore.book.evidence.Claim` defaults)."""
-    return c.get("kind") or "paper"
-
-
-def profile_of(c: dict) -> str:
-    """The profile a claim was computed with ("" when the row does not say)."""
-    return c.get("profile") or (c.get("settings") or {}).get("profile") or ""
-
-
-def _num(v) -> float | None:
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
-
-
-def _has_interval(c: dict) -> bool:
-    lo, hi = _num(c.get("ci_low")), _num(c.get("ci_high"))
-    return lo is not None and hi is not None and lo != hi
-
-
-def measured_text(c: dict) -> str:
-    """``value [low, high]`` (just the value when it is exact; "no value" when missing)."""
-    v = _num(c.get("value"))
-    if v is None:
-        return "no value"
-    if not _has_interval(c):
-        return number(v)
-    return f"{number(v)} [{number(c['ci_low'])}, {number(c['ci_high'])}]"
-
-
-def counts(claims, key=kind_of) -> dict:
-    """``{group: Counter(verdict)}`` with groups as ``key`` gives them, kinds in KINDS order."""
-    out: dict = {}
-    for c in claims:
-        out.setdefault(key(c), Counter())[c.get("verdict", "inconclusive")] += 1
-    order = {k: i for i, k in enumerate(KINDS)}
-    return dict(sorted(out.items(), key=lambda kv: (order.get(kv[0], len(order)), str(kv[0]))))
-
 
 # --------------------------------------------------------------------------------------------
 # Markdown pieces
@@ -165,7 +61,7 @@ def badge(verdict: str, text: str | None = None) -> str:
 
 
 def _fraction(v) -> str:
-    v = _num(v)
+    v = num_or_none(v)
     return "" if v is None else number(v)
 
 
@@ -178,8 +74,8 @@ def claim_title(c: dict) -> str:
     if op == "within" and None not in band:
         parts.append(f"needs\u00a0{number(band[0])}\u2013{number(band[1])}")
     elif op is not None and thr is not None:
-        parts.append(f"needs\u00a0{_OPS_TEXT[op]}\u00a0{number(thr)}")  # no break inside
-    pv = _num(c.get("paper_value"))
+        parts.append(f"needs\u00a0{OPS_TEXT[op]}\u00a0{number(thr)}")  # no break inside
+    pv = num_or_none(c.get("paper_value"))
     if pv is not None:
         parts.append(f"paper\u00a0{number(pv)}")
     if profile_of(c) == "paper":
@@ -210,7 +106,7 @@ def claim_details(c: dict) -> list[str]:
     elif seeds == 1:
         how.append("1 value")
     lines.append(f"- **Measured**: {md_escape(measured_text(c))}" + (f" ({'; '.join(how)})" if how else ""))
-    pv = _num(c.get("paper_value"))
+    pv = num_or_none(c.get("paper_value"))
     if pv is not None:
         src = c.get("paper_value_source")
         lines.append(f"- **The paper's value**: {number(pv)}" + (f" ({md_escape(src)})" if src else ""))
@@ -325,115 +221,6 @@ def chapter_title(executed: Path | None, stem: str) -> str:
             pass
     num, _, rest = stem.partition("_")
     return f"{int(num)}. {rest.replace('_', ' ').capitalize()}" if num.isdigit() and rest else stem
-
-
-# --------------------------------------------------------------------------------------------
-# Forest plots
-# --------------------------------------------------------------------------------------------
-FOREST_COLUMNS = ("id", "kind", "verdict", "value", "ci_low", "ci_high", "op", "threshold",
-                  "band_low", "band_high", "paper_value", "quantity", "profile")
-
-
-def forest_rows(claims) -> list[dict]:
-    """The data of a forest plot: one row per claim (numbers as floats, missing as None)."""
-    rows = []
-    for c in claims:
-        quantity, op, thr = parse_criterion(c.get("criterion", ""))
-        band = c.get("band") or [None, None]
-        if op == "within" and None in band and _num(c.get("paper_value")) is not None and thr is not None:
-            band = [_num(c.get("paper_value")) - thr, _num(c.get("paper_value")) + thr]
-        rows.append({"id": c["id"], "kind": kind_of(c), "verdict": c.get("verdict", "inconclusive"),
-                     "value": _num(c.get("value")), "ci_low": _num(c.get("ci_low")),
-                     "ci_high": _num(c.get("ci_high")), "op": op or "", "threshold": thr,
-                     "band_low": _num(band[0]) if op == "within" else None,
-                     "band_high": _num(band[1]) if op == "within" else None,
-                     "paper_value": _num(c.get("paper_value")), "quantity": quantity,
-                     "profile": profile_of(c)})
-    return rows
-
-
-def _limits(row) -> tuple[float, float]:
-    thr = None if row["op"] == "within" else row["threshold"]
-    xs = [x for x in (row["value"], row["ci_low"], row["ci_high"], thr, row["paper_value"],
-                      row.get("band_low"), row.get("band_high")) if x is not None]
-    if not xs:
-        return 0.0, 1.0
-    lo, hi = min(xs), max(xs)
-    scale = max(abs(lo), abs(hi))
-    # at least 10% of the numbers' size wide, so that a value on its threshold still shows a scale
-    pad = max(0.15 * (hi - lo), 0.05 * scale if scale > 0 else 0.05)
-    return lo - pad, hi + pad
-
-
-def forest_plot(claims, png: Path, csv_path: Path | None = None, title: str = "") -> Path:
-    """One small panel per claim, each on its own scale: the measured value (marker by verdict)
-    with its 95% interval, the criterion's threshold (dashed line; the side where the criterion
-    holds shaded) and the paper's number (hollow diamond). Writes ``png`` (and the rows as
-    ``csv_path``)."""
-    from matplotlib.figure import Figure
-    from matplotlib.lines import Line2D
-    from matplotlib.ticker import FuncFormatter, MaxNLocator
-
-    rows = forest_rows(claims)
-    png = Path(png)
-    png.parent.mkdir(parents=True, exist_ok=True)
-    if csv_path is not None:
-        with open(csv_path, "w", newline="") as fh:
-            w = csv.DictWriter(fh, fieldnames=FOREST_COLUMNS)
-            w.writeheader()
-            for r in rows:
-                w.writerow({k: ("" if r[k] is None else (f"{r[k]:.6g}" if isinstance(r[k], float) else r[k]))
-                            for k in FOREST_COLUMNS})
-    n = max(len(rows), 1)
-    fig = Figure(figsize=(6.4, 0.55 * n + 0.9), dpi=110)
-    gs = fig.add_gridspec(n, 1, hspace=0.9, left=0.36, right=0.8, top=1 - 0.45 / (0.55 * n + 0.9),
-                          bottom=0.45 / (0.55 * n + 0.9))
-    for i, r in enumerate(rows):
-        ax = fig.add_subplot(gs[i, 0])
-        lo, hi = _limits(r)
-        ax.set_xlim(lo, hi)
-        ax.set_ylim(-1, 1)
-        ax.set_yticks([])
-        for side in ("left", "right", "top"):
-            ax.spines[side].set_visible(False)
-        ax.tick_params(axis="x", labelsize=7.5, length=2, pad=1)
-        ax.xaxis.set_major_locator(MaxNLocator(4))
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: number(x)))  # no offset text
-        if r["op"] == "within" and r["band_low"] is not None:
-            ax.axvspan(r["band_low"], r["band_high"], color="#1a7f37", alpha=0.08, lw=0)
-            for t in (r["band_low"], r["band_high"]):
-                ax.axvline(t, color="0.3", ls="--", lw=1)
-        elif r["threshold"] is not None:
-            t = r["threshold"]
-            if r["op"] in (">=", ">"):
-                ax.axvspan(t, max(hi, t), color="#1a7f37", alpha=0.08, lw=0)
-            else:
-                ax.axvspan(min(lo, t), t, color="#1a7f37", alpha=0.08, lw=0)
-            ax.axvline(t, color="0.3", ls="--", lw=1)
-        colour = VERDICT_COLOURS.get(r["verdict"], "0.4")
-        if r["ci_low"] is not None and r["ci_high"] is not None and r["ci_low"] != r["ci_high"]:
-            ax.plot([r["ci_low"], r["ci_high"]], [0, 0], color=colour, lw=2.2, solid_capstyle="butt")
-            ax.plot([r["ci_low"], r["ci_high"]], [0, 0], ls="", marker="|", ms=8, color=colour)
-        if r["value"] is not None:
-            ax.plot([r["value"]], [0], marker=VERDICT_MARKERS.get(r["verdict"], "o"), ms=6.5,
-                    color=colour, mec="white", mew=0.6, ls="")
-        else:
-            ax.text(0.5, 0, "no value", transform=ax.get_yaxis_transform(), ha="center", va="center", fontsize=7)
-        if r["paper_value"] is not None:
-            ax.plot([r["paper_value"]], [0.55], marker="D", ms=5.5, mfc="none", mec="black", mew=1.1, ls="")
-        ax.text(-0.02, 0.1, r["id"], transform=ax.transAxes, ha="right", va="center", fontsize=8)
-        ax.text(1.02, 0.1, r["verdict"], transform=ax.transAxes, ha="left", va="center", fontsize=8,
-                color=colour, fontweight="bold")
-    handles = [Line2D([], [], ls="", marker=VERDICT_MARKERS[v], color=VERDICT_COLOURS[v], label=v)
-               for v in VERDICTS]
-    handles += [Line2D([], [], ls="--", color="0.3", label="criterion's threshold"),
-                Line2D([], [], ls="", marker="D", mfc="none", mec="black", label="paper's value")]
-    fig.legend(handles=handles, loc="upper center", ncol=5, fontsize=7, frameon=False,
-               bbox_to_anchor=(0.5, 1.0), handletextpad=0.3, columnspacing=1.0)
-    if title:
-        fig.text(0.01, 0.0, title, fontsize=6.5, color="0.4", va="bottom")
-    fig.savefig(png)
-    return png
 
 
 # --------------------------------------------------------------------------------------------
