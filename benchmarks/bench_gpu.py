@@ -1,8 +1,8 @@
-"""GPU timings of the paper profile (issue 11): NADs of the five architectures and Fig. 1 training.
+"""GPU timings of the paper profile: NADs of the five architectures and Fig. 1 training.
 
 Run on a machine with a GPU:  python benchmarks/bench_gpu.py [--quick] [--json out.json]
     [--budget 540] [--full resnet18:bf16,densenet121:tf32]
-README's GPU tables from the JSON files of one or more runs (later files win):
+The GPU tables of benchmarks/README.md from the JSON files of one or more runs (later files win):
     python benchmarks/bench_gpu.py --table run1.json run2.json ...
 
 Sections, each written to the JSON file as soon as it is done, each skipped once ``--budget``
@@ -25,6 +25,13 @@ seconds have passed (so that a time-limited lease still returns what was measure
   (256 cells x 3 seeds x its epochs). The extrapolation counts the data and evaluation time of a
   run with its epochs, so it errs high. ``--fig1-workers W``: W processes share the device, one
   job each (what ``workers`` does in chapter 3).
+* ``train``: training throughput of :func:`nadcore.train.train_side_by_side` (the paper-scale
+  trainer: R runs side by side, bf16 autocast and channels-last on CUDA) per architecture, in
+  training images per second (forward + backward + SGD step, all runs together), and the fraction
+  of the GPU's bf16 matrix-product peak (``peak``) that 3x the forward FLOPs per image make
+  (``nadcore.nets.forward_flops``); ``--train-runs R`` runs together (default 16), and on CUDA
+  also without channels-last and with ``torch.compile`` (``--train-compile``), each checked
+  against the first configuration's losses. On the CPU (``--device cpu --quick``) a smoke test.
 * ``full`` (``--full``): ``compute_nads`` of the paper's 10,000 networks for the given
   architectures and precisions, timed whole.
 """
@@ -52,7 +59,9 @@ from nadcore.kernels.precision import PRECISIONS  # noqa: E402
 from nadcore.nads.estimators import evaluation_point  # noqa: E402
 from nadcore.nads.published import load_published_nads  # noqa: E402
 from nadcore.nads.sampling import Sampler, network_seeds  # noqa: E402
-from nadcore.nets import build_model, initialise  # noqa: E402
+from nadcore.nets import build_model, forward_flops, initialise  # noqa: E402
+from nadcore.nets.variants import TINY  # noqa: E402
+from nadcore.train import train_side_by_side  # noqa: E402
 
 ARCHS = ["logreg", "lenet", "vgg11", "resnet18", "densenet121"]
 SHAPE = (1, 32, 32)
@@ -246,6 +255,51 @@ def fig1(run: Run, archs) -> None:
         run.save()
 
 
+def train(run: Run, archs) -> None:
+    """Images/s of train_side_by_side per architecture and its fraction of the bf16 peak."""
+    res = run.out.setdefault("train", {})
+    cuda = run.dev.type == "cuda"
+    R = 2 if run.a.quick else run.a.train_runs
+    B, steps = (32, 3) if run.a.quick else (128, 30)
+    peak = run.out.get("bf16_matmul_tflops")
+    variants = [("bf16, channels-last" if cuda else "float32", dict(autocast="bf16" if cuda else None))]
+    if cuda:
+        variants.append(("bf16, NCHW", dict(autocast="bf16", channels_last=False)))
+        if run.a.train_compile:
+            variants.append(("bf16, channels-last, compiled", dict(autocast="bf16", compile=True)))
+    for arch in archs:
+        spec = TINY.get(arch, arch) if run.a.quick else arch
+        flops = 3 * forward_flops(build_model(spec, 1, 2, seed=0, check=False), SHAPE)
+        g = torch.Generator().manual_seed(0)
+        xs = torch.randn(R, B * steps, *SHAPE, generator=g)
+        ys = torch.randint(0, 2, (R, B * steps), generator=g)
+        out, ref = {}, None
+        for name, kw in variants:
+            if run.left() <= 0:
+                break
+            timings = []
+            for rep in range(2):  # the first is a warm-up (cuDNN autotuning, compilation)
+                models = [build_model(spec, 1, 2, seed=r, check=False) for r in range(R)]
+                run.sync()
+                t = time.perf_counter()
+                r = train_side_by_side(models, xs, ys, epochs=1, batch_size=B, max_lr=0.1, momentum=0.9,
+                                       weight_decay=1e-5, generators=[torch.Generator().manual_seed(i) for i in range(R)],
+                                       dropout_generators=[torch.Generator(device=run.dev).manual_seed(i) for i in range(R)],
+                                       device=run.dev, **kw)
+                run.sync()
+                timings.append(time.perf_counter() - t)
+            losses = np.stack([x.iter_loss for x in r])
+            ref = losses if ref is None else ref
+            ips = R * B * steps / timings[-1]
+            out[name] = {"runs": R, "batch": B, "steps": steps, "images_per_s": round(ips, 1),
+                         "tflops": round(ips * flops / 1e12, 2),
+                         "fraction_of_bf16_peak": round(ips * flops / (peak * 1e12), 4) if peak else None,
+                         "max_loss_difference_vs_first": float(np.abs(losses - ref).max())}
+            print(f"train {arch} [{name}]: {out[name]}", flush=True)
+        res[arch] = {"spec": spec, "train_flops_per_image": flops, **out}
+        run.save()
+
+
 def full(run: Run, spec: str) -> None:
     res = run.out.setdefault("full", {})
     for item in spec.split(","):
@@ -323,16 +377,18 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     ap.add_argument("--archs", default=",".join(ARCHS))
-    ap.add_argument("--sections", default="accuracy,secant,gradient,fig1",
+    ap.add_argument("--sections", default="accuracy,secant,gradient,fig1,train",
                     help="in this order; 'full' runs --full")
     ap.add_argument("--seconds", type=float, default=12.0, help="target seconds per timed measurement")
     ap.add_argument("--budget", type=float, default=540.0, help="seconds after which sections are skipped")
     ap.add_argument("--fig1-workers", type=int, default=1,
                     help="processes sharing the device for the Fig. 1 jobs (one job of runs each)")
+    ap.add_argument("--train-runs", type=int, default=16, help="runs trained side by side in 'train'")
+    ap.add_argument("--train-compile", action="store_true", help="also time torch.compile in 'train'")
     ap.add_argument("--full", default="", help="e.g. resnet18:bf16,densenet121:tf32 (10,000 networks each)")
     ap.add_argument("--quick", action="store_true", help="tiny sizes: a smoke test of the script")
     ap.add_argument("--json", default=None)
-    ap.add_argument("--table", nargs="+", default=None, help="print README's tables from these JSON files")
+    ap.add_argument("--table", nargs="+", default=None, help="print benchmarks/README.md's tables from these JSON files")
     a = ap.parse_args(argv)
     if a.table:
         print(table(a.table))
@@ -345,13 +401,14 @@ def main(argv=None):
     run.section("peak", bf16_peak, run)
     sections = {"accuracy": lambda: accuracy(run, archs), "secant": lambda: secant(run, archs),
                 "gradient": lambda: gradient(run, archs), "fig1": lambda: fig1(run, archs),
+                "train": lambda: train(run, archs),
                 "full": lambda: full(run, a.full)}
     for name in a.sections.split(","):
         if name:
             run.section(name, sections[name])
     run.out["seconds"] = time.perf_counter() - run.t0
     run.save()
-    print(json.dumps({k: run.out.get(k) for k in ("secant", "gradient", "fig1", "full", "errors")},
+    print(json.dumps({k: run.out.get(k) for k in ("secant", "gradient", "fig1", "train", "full", "errors")},
                      indent=1, default=float))
 
 

@@ -22,7 +22,7 @@ All sides run in one process under nadcore's allocator setting (``nadcore.kernel
 which also speeds up the authors' procedure: measuring them without it would flatter nadcore).
 Each repetition times all sides back to back, so every ratio compares runs under the same load;
 the table reports the medians over repetitions of the rates and of the per-repetition ratios,
-and the 1-minute load average seen. Targets (issue 11): secant >= 5x the authors' procedure for
+and the 1-minute load average seen. Targets: secant >= 5x the authors' procedure for
 LeNet and ResNet-18, LeNet gradient >= 200x at 8,192 networks.
 """
 from __future__ import annotations

@@ -28,7 +28,7 @@ torch's two fp32 2048x2048 matrix products (BLAS's and oneDNN's, ``common.matmul
 threads, measured in the same run; ``peak_fraction`` their ratio. (Until 2026-11-23 the peak was
 BLAS's product alone, which on AMD CPUs runs MKL's AVX2 path at less than half of oneDNN's rate:
 the fractions reported before then were about twice too high.) Below 50%, a torch.profiler table of one ``train_many`` call shows which operations hold it
-back. Targets (issue 11): ratio_vs_loop >= 4 for LeNet, peak_fraction >= 0.5.
+back. Targets: ratio_vs_loop >= 4 for LeNet, peak_fraction >= 0.5.
 """
 from __future__ import annotations
 

@@ -37,12 +37,17 @@
 # finite sample. If the architecture's inductive bias points the right way it will; otherwise it
 # fits the noise of the training set and does not generalise.
 #
-# The authors' code draws the data a little differently from the text, and we follow the code
-# (`signal="authors"`, the default of every figure below): the two classes are exactly balanced
-# (the first half of the samples has $y = +1$) and the signal is $\pm(\epsilon/2)\, v$, a margin
-# half as large, so the problem is harder than the formula above. The setting `signal="paper"`
-# gives the formula instead. Training and test sets are independent draws of the sizes asked for
-# (in the original code the test set silently had the training set's size). This is the generator:
+# The authors' released code draws the data a little differently from this formula: it balances
+# the classes exactly and puts a signal of $\pm(\epsilon/2)\, v$ in each sample, half the margin.
+# Which of the two made the published figures? We decided by training LeNet both ways on a few
+# cells and comparing with the authors' published Fig. 1 data (shipped with `nadcore`:
+# `nadcore.nads.published.load_published_fig1`): the formula gave the published accuracies, the half
+# margin did not. The book therefore defaults to the formula (`signal="paper"`) and keeps the code's
+# convention as a knob
+# (`signal="authors"`). This build measures the comparison again: the contrast table under Fig. 1
+# and the claim `fig1-matches-published`. Training and test sets
+# are independent draws of the sizes asked for (in the original code the test set silently had the
+# training set's size). This is the generator:
 #
 # ```{literalinclude} ../../nadcore/data/directions.py
 # :pyobject: directional_dataset
@@ -75,8 +80,9 @@ from nadcore import book
 from nadcore.experiments import separability as sep
 from nadcore.book import setup
 from nadcore.data import fourier_basis_vector, fourier_grid
-from nadcore.book.evidence import Criterion
+from nadcore.book.evidence import accuracy_interval, fisher_interval
 from nadcore.plots.explorer import direction_explorer
+from nadcore.plots import paper_scale  # results/paper (GPU runs): drawn with their claims when present
 from nadcore.plots import separability as plots
 
 ch = setup("03_linear_separability", profile=profile, seed=seed, device=device, knobs=knobs, model=model)
@@ -125,27 +131,31 @@ fig = plots.direction_images({f"$k=({a},{b})$": fourier_basis_vector(a, b) for a
 # plain SGD on mini-batches of 128, a learning rate that decays linearly from its maximum to zero
 # over all iterations (updated every batch), and the global gradient norm clipped to 0.5 before
 # every step. For LeNet the maximum learning rate is 0.5 without momentum or weight decay, on
-# 10,000 training samples for 20 epochs: 1,580 SGD steps (we use the same for logistic
-# regression and the no-pooling LeNet). (The setting
-# `outputs=1` trains one logit with the logistic loss instead.) Figs. 1, 2, 3 and 6 all use the
-# authors' conventions for the data and the outputs; each figure's title names the conventions
-# in force, since the `signal` and `outputs` knobs change them. The paper does not give the
-# recipe of the larger networks in the main text; on the `paper` profile they use the follow-up
-# paper's ResNet-18 recipe (maximum learning rate 0.1, momentum 0.9, weight decay $10^{-5}$,
-# 30 epochs).
+# 10,000 training samples for 20 epochs: 1,580 SGD steps (the same for logistic regression and
+# the no-pooling LeNet). (The setting `outputs=1` trains one logit with the logistic loss
+# instead.) The paper does not give the recipe of the larger networks in the main text; on the
+# `paper` profile they use the follow-up paper's ResNet-18 recipe (maximum learning rate 0.1,
+# momentum 0.9, weight decay $10^{-5}$, 30 epochs).
 #
 # Each number a claim uses comes from `seeds` independent runs per direction (three on the `cpu`
 # and `paper` profiles): each seed draws its own training and test sets, initialisation and batch
-# order. The default `cpu` profile has to finish in minutes on two cores, so **something has to
-# give**, and the seeds do not. Every run keeps the paper's 10,000 training samples, but trains
-# for fewer epochs than the paper's 20 (the table below gives the SGD steps per run and their
-# fraction of the paper's), and the grids are coarser:
-# an $8 \times 8$ Fourier grid (every second frequency of the paper's $16 \times 16$) for Fig. 1,
-# and a few cells of it for Figs. 2 and 3. Every claim below records its budget fraction (SGD
-# steps per run here over the paper's). Runs are grouped into jobs of `chunk` networks trained
-# together (`nadcore.train.train_many`, the same results as one network at a time) and the jobs
-# run through the book's one job runner (`nadcore.experiments.run_jobs`: cached, resumable, here on
-# `workers` one-thread processes).
+# order. On the `cpu` profile LeNet and logistic regression keep the paper's full budget; what
+# gives is the grid: every second frequency of the paper's $16 \times 16$ map for Fig. 1, and a
+# few cells of it for Figs. 2 and 3. The table gives the SGD steps per run and their fraction of
+# the paper's. Runs are grouped into jobs of `chunk` networks trained together
+# (`nadcore.train.train_many`, the same results as one network at a time) and the jobs run through
+# the book's one job runner (`nadcore.experiments.run_jobs`: cached, resumable, here on `workers`
+# one-thread processes).
+#
+# One symmetry halves Fig. 1. Transposing an image maps the Fourier direction $v(k_1, k_2)$ to
+# $v(k_2, k_1)$, and it maps every LeNet (or logistic regression) to another one exactly as likely
+# under the random initialisation (square kernels and pooling windows, i.i.d. weights). So the
+# runs on $\mathcal{D}(v(k_2, k_1))$ have the same distribution as those on
+# $\mathcal{D}(v(k_1, k_2))$, and with `fig1_transpose` we train only the cells with
+# $k_1 \le k_2$ and mirror them (`nadcore.experiments.separability.grid_sweep`). Note that
+# $(k_1, k_2) \to (-k_1, -k_2)$ is *not* such a symmetry here: with the real directions
+# $\cos\theta + \sin\theta$ the two cells are orthogonal directions, not $v$ and $-v$. The
+# published maps, trained cell by cell, bear the transposition out (printed below).
 
 # %% tags=["nbval-check-output"]
 table = pd.DataFrame.from_dict({a: settings(a) for a in dict.fromkeys(
@@ -158,17 +168,61 @@ print(table.drop(columns=["momentum", "weight_decay", "batch_size"]).to_string()
 # ## Fig. 1: accuracy over the Fourier grid
 #
 # One dataset $\mathcal{D}(v)$ per grid cell and seed, one freshly initialised network per
-# dataset. The maps show the test accuracy averaged over the seeds (authors' convention for the
-# data, $\sigma = 3$, $\epsilon = 1$).
+# dataset. The maps show the test accuracy averaged over the seeds ($\sigma = 3$,
+# $\epsilon = 1$), next to the authors' published map on the same cells and to what chapter 1's
+# theory predicts for LeNet's two $2 \times 2$ poolings (Theorem 1 for two stacked average
+# poolings: the Bayes accuracy after pooling, `sep.pooling_bayes_map`).
 
 # %%
 grid1 = grid.subgrid(cfg["fig1_every"]) if cfg["fig1_every"] > 1 else grid
-fig1 = {arch: sep.grid_sweep(arch, grid1, settings(arch), **run) for arch in with_model(cfg["fig1_models"])}
-fig = plots.direction_heatmaps({a: seed_mean(r["test_acc"]) for a, r in fig1.items()}, grid1,
+fig1 = {arch: sep.grid_sweep(arch, grid1, settings(arch), transpose_symmetric=cfg["fig1_transpose"], **run)
+        for arch in with_model(cfg["fig1_models"])}
+published1 = {a: sep.published_fig1_map(a, grid1).reshape(grid1.shape) for a in fig1 if a in ("lenet", "logreg")}
+theory1 = sep.pooling_bayes_map(grid1, epsilon=cfg["epsilon"], sigma=cfg["sigma"]).reshape(grid1.shape)
+fig = plots.direction_heatmaps({a: seed_mean(r["test_acc"]) for a, r in fig1.items()}
+                               | {f"{a}, published": m for a, m in published1.items()}
+                               | {"theory: 2 average pools": theory1}, grid1,
                                title=f"Fig. 1: test accuracy on D(v), v a Fourier direction\n"
                                      f"(mean of {len(ch.seeds)} seeds; {CONVENTION}; {profile} profile)")
 fig1_data = sep.fourier_table(fig1, ch.seeds)
 ch.figure_data("fig1", fig1_data)
+
+# %% [markdown]
+# Where the structure sits, in numbers: the mean accuracy over the *core*
+# ($\max(|k_1|, |k_2|) \le 4$), the *blind lines* ($|k_1| = 8$ or $|k_2| = 8$), the *islands*
+# on the axes at $|k| = 12$, and the rest of the high frequencies; ours (seed mean), the
+# published map on the same cells, and the theory. The last line checks the transposition
+# symmetry on the published 16x16 maps, which were trained cell by cell.
+
+# %% tags=["nbval-check-output"]
+regions = sep.fig1_regions(grid1)
+rows = {a: seed_mean(r["test_acc"]) for a, r in fig1.items()} | {f"{a}, published": m for a, m in published1.items()}
+print(pd.DataFrame({name: [np.asarray(m).ravel()[mask].mean() for mask in regions.values()]
+                    for name, m in (rows | {"theory": theory1}).items()}, index=list(regions)).round(3).to_string())
+print("published maps, mean |A - A^T| over the 16x16 grid:",
+      ", ".join(f"{a} {sep.transpose_asymmetry(sep.published_fig1_map(a, grid).reshape(grid.shape)):.3f}"
+                for a in ("logreg", "lenet", "resnet18", "densenet121", "vgg11")))
+
+# %% [markdown]
+# Chapter 1's theory explains the blind lines exactly: a $2 \times 2$ average pooling cancels
+# its input's highest frequency, and LeNet's second pooling sits after the first, so it cancels
+# $|k| = 8$ of the input; every cell on those lines has a Bayes accuracy of exactly 0.5 after the
+# two poolings, whatever the classifier after them (the theory column). The islands are aliases:
+# after the first pooling, an input frequency $k = 12$ lands on $12 - 16 = -4$, a low frequency
+# that the second pooling lets through. Max pooling is not linear, so the theory predicts *where*
+# the map can be above chance, not how high it gets.
+#
+# Finally the data convention. The same model on a few cells of the map, with the released
+# code's half margin (`signal="authors"`) instead of the paper's formula, everything else equal:
+
+# %% tags=["nbval-check-output"]
+other = "authors" if cfg["signal"] == "paper" else "paper"
+contrast = sep.fourier_sweep(model, cfg["contrast_cells"], settings(model, signal=other), **run)
+here = sep.select_cells(fig1[model], cfg["contrast_cells"]) if model in fig1 else None
+print(pd.DataFrame({f"signal={other!r}": seed_mean(contrast["test_acc"]),
+                    **({f"signal={cfg['signal']!r} (Fig. 1)": seed_mean(here["test_acc"])} if here else {}),
+                    **({"published": sep.published_fig1_map(model, cfg["contrast_cells"])} if model in published1 else {})},
+                   index=[str(tuple(c)) for c in cfg["contrast_cells"]]).round(3).to_string())
 
 # %% [markdown]
 # Hover over (or click, or tab to) a cell of the maps below to see its direction $v$ in pixel
@@ -192,32 +246,27 @@ per_seed1 = pd.concat({a: pd.DataFrame({**sep.band_means(r["test_acc"], grid1, L
 print(per_seed1.round(3).to_string())
 
 # %%
-if model in fig1:
-    ch.claim("fig1-frequency-gap", f"Sec. 2, Fig. 1: {model} generalises on low-frequency directions and "
-             "not on high-frequency ones, although every D(v) is linearly separable.",
-             Criterion(f"mean test accuracy of {model} on max(|k1|,|k2|) <= {LOW} minus on >= {HIGH}", ">=", 0.05),
-             values=per_seed1.loc[model, "gap"], **budget(model), settings={"fig1_every": cfg["fig1_every"]})
+fill1 = dict(cells=grid1.frequencies.__len__(), **budget(model))
+if model == "lenet" and "lenet" in fig1:
+    gap_pub = float(sep.band_means(published1["lenet"][None], grid1, LOW, HIGH)["gap"][0])
+    ch.claim("fig1-frequency-gap", values=per_seed1.loc["lenet", "gap"], published_gap=gap_pub, **fill1)
+    ch.claim("fig1-matches-published", values=np.abs(fig1["lenet"]["test_acc"] - published1["lenet"]).mean((1, 2)),
+             **fill1)
+elif model in fig1:
+    ch.claim("fig1-low-beats-high", values=per_seed1.loc[model, "gap"], **fill1)
 if "logreg" in fig1:
     lr_acc = per_seed1.loc["logreg", "all cells"]
-    ch.claim("fig1-logreg-flat", "Sec. 2, Fig. 1: logistic regression generalises equally well in every "
-             "direction (no frequency dependence).",
-             Criterion(f"|mean test accuracy of logreg on max(|k1|,|k2|) <= {LOW} minus on >= {HIGH}|", "<=", 0.02),
-             values=per_seed1.loc["logreg", "gap"].abs(), **budget("logreg"),
+    lr_pub = abs(float(sep.band_means(published1["logreg"][None], grid1, LOW, HIGH)["gap"][0]))
+    ch.claim("fig1-logreg-flat", values=per_seed1.loc["logreg", "gap"].abs(), published_logreg_gap=lr_pub,
+             cells=fill1["cells"], **budget("logreg"),
              preconditions={"logistic regression learned: mean test accuracy >= 0.6 on every seed":
                             bool((lr_acc >= 0.6).all())})
+    ch.claim("fig1-logreg-train", values=per_seed1.loc["logreg", "train acc"], **budget("logreg"))
+
+# %%
+fig = paper_scale.show(ch, "fig1")
 
 # %% [markdown]
-# Logistic regression learns every direction alike: for a linear model all directions are the
-# same problem, and its accuracy only measures how far its optimisation got. LeNet's map is a
-# different matter. In the paper (10,000 samples, 20 epochs) LeNet generalises on part of the
-# low frequencies and stays near chance on the high ones. The authors' data (margin
-# $\epsilon/2$) are hard: in trial runs (one seed each, outside this chapter) LeNet stayed below
-# 65% test accuracy on every Fourier direction we tried, with up to the paper's full budget (61% on
-# $k = (0, 2)$ after 1,580 steps), and at a fifth of that budget it was within a few points of
-# chance on the cells of the $8 \times 8$ grid. So the low-frequency advantage may be too small to
-# show on the `cpu` profile; the verdict above says whether it does. Fig. 6 asks the sharper question:
-# does the same network, with the same budget, learn the directions its NADs single out?
-#
 # ## Fig. 2: the bias also shows in optimisation
 #
 # With little noise ($\sigma = 0.5$) every direction is easy to fit, yet the paper found that the
@@ -225,9 +274,9 @@ if "logreg" in fig1:
 # direction. We count the iterations until the training loss (averaged over 20 consecutive
 # mini-batches) falls below `fig2_threshold` (on the `cpu` profile 0.2, with 2,560 training samples
 # for 16 epochs on six cells). A run that never gets there is *censored*: it counts
-# as the whole budget, so the averages below are lower bounds. The claim tests the direction of the
-# effect (fewer iterations at low frequencies); the table shows its size, as a high/low ratio that
-# censoring can only shrink.
+# as the whole budget, so the averages below are lower bounds. The paper says some directions take
+# "much longer"; the claim reads that as at least twice as many iterations on the high frequencies
+# as on the low ones, a ratio that censoring can only shrink.
 
 # %%
 cells2 = grid1.frequencies if cfg["fig2_cells"] is None else [tuple(c) for c in cfg["fig2_cells"]]
@@ -246,6 +295,9 @@ fig2_data = sep.fourier_table(fig2, ch.seeds, keys=("iters_to_loss", "test_acc",
 fig2_data["budget"] = fig2_data["model"].map(steps2)
 ch.figure_data("fig2", fig2_data)
 
+# %%
+fig = paper_scale.show(ch, "fig2")
+
 # %% tags=["nbval-check-output"]
 for arch, it in its.items():
     b = sep.band_means(it, cells2, LOW, HIGH)
@@ -259,12 +311,7 @@ for arch, it in its.items():
 if model in fig2:
     b = sep.band_means(its[model], cells2, LOW, HIGH)
     low_reached = (fig2[model]["iters_to_loss"][:, sep.cell_radius(cells2) <= LOW] >= 0).any()
-    ch.claim("fig2-low-frequencies-fit-faster", f"Sec. 2, Fig. 2: with little noise (sigma = "
-             f"{cfg['fig2_sigma']:g}) {model} needs fewer SGD iterations to fit low-frequency directions than "
-             "high-frequency ones.",
-             Criterion(f"mean iterations to loss < {cfg['fig2_threshold']:g} on max(|k1|,|k2|) >= {HIGH} minus the "
-                       f"mean on <= {LOW} (censored = budget)", ">", 0.0),
-             values=b["high"] - b["low"], **budget(model, "fig2_train"),
+    ch.claim("fig2-low-frequencies-fit-faster", values=b["high"] / b["low"], **budget(model, "fig2_train"),
              preconditions={"some low-frequency run reached the loss threshold": bool(low_reached)},
              settings={"fig2_threshold": cfg["fig2_threshold"], "cells": len(cells2)})
 
@@ -273,14 +320,15 @@ if model in fig2:
 #
 # The paper attributes much of the pattern to pooling, which aliases frequencies (chapter 1). If
 # the two max-pooling layers of LeNet are removed (and the first fully connected layer widened to
-# take the larger feature map), the network should generalise on every frequency alike. The
-# no-pooling network costs about six times more per step, so on the `cpu` profile it gets only a
-# few cells (low and high frequencies), next to LeNet's Fig. 1 runs on the same cells (the same
-# settings, the same runs).
+# take the larger feature map), the paper reports that the accuracy is equalised over the
+# frequencies and that it *improves*, although the network has more capacity. The no-pooling
+# network costs about six times more per step, so on the `cpu` profile it gets a few cells: one low
+# frequency and three where LeNet's pooling blinds or aliases the direction, next to LeNet's Fig. 1
+# runs on the same cells (the same settings, the same runs).
 #
-# "Uniform" alone proves nothing: a network at chance everywhere is perfectly uniform. So there are
-# two claims: the accuracy is *high*, and it is *uniform*, the second tested only if the network
-# learned at all.
+# "Equalised" alone proves nothing: a network at chance everywhere is perfectly uniform. So there
+# are two claims: the accuracy *improves* over the pooled network on the same cells (paired per
+# seed), and it is *uniform*, the second tested only if the network learned at all.
 
 # %%
 cells3 = grid1.frequencies if cfg["fig3_cells"] is None else [tuple(c) for c in cfg["fig3_cells"]]
@@ -305,27 +353,22 @@ per_seed3 = pd.concat({a: pd.DataFrame({**sep.band_means(r["test_acc"], cells3, 
 print(per_seed3.round(3).to_string())
 
 # %%
-if "lenet_nopool" in fig3:
+if "lenet_nopool" in fig3 and model in fig3:
     nopool = per_seed3.loc["lenet_nopool"]
-    ch.claim("fig3-nopool-high", "Sec. 2, Fig. 3: without pooling, LeNet generalises well on every "
-             "Fourier direction.",
-             Criterion("mean test accuracy of lenet_nopool over the Fig. 3 cells", ">=", 0.8),
-             values=nopool["all cells"], **budget("lenet_nopool"), settings={"cells": len(cells3)})
-    ch.claim("fig3-nopool-uniform", "Sec. 2, Fig. 3: without pooling, LeNet's accuracy no longer depends "
-             "on the frequency.",
-             Criterion(f"|mean test accuracy of lenet_nopool on max(|k1|,|k2|) <= {LOW} minus on >= {HIGH}|",
-                       "<=", 0.05),
-             values=nopool["gap"].abs(), **budget("lenet_nopool"),
+    ch.claim("fig3-nopool-improves", values=nopool["all cells"] - per_seed3.loc[model, "all cells"],
+             **budget("lenet_nopool"), settings={"cells": len(cells3)})
+    ch.claim("fig3-nopool-uniform", values=nopool["gap"].abs(), **budget("lenet_nopool"),
              preconditions={"lenet_nopool learned: mean test accuracy >= 0.6 on every seed":
                             bool((nopool["all cells"] >= 0.6).all())},
              settings={"cells": len(cells3)})
 
+# %%
+fig = paper_scale.show(ch, "fig3")
+
 # %% [markdown]
 # Pooling is not the only source of the bias (the convolutions and their finite support shape it
-# too), but the paper's point is that it is a large one: without pooling no frequency is singled
-# out, although the network has many more parameters. At the `cpu` profile's budget the
-# no-pooling network may not have learned enough for the second question to be asked at all; the
-# verdicts above say which case this build is in.
+# too), but the paper's point is that it is a large one. The verdicts above say whether this
+# build bears it out.
 #
 # ## Fig. 6: accuracy along the NADs
 #
@@ -364,94 +407,131 @@ ck = f"k={cfg['converged_k']}"
 converged = {k: bool(convergence.loc[k, ck] >= cfg["converged_overlap"]) for k in convergence.index}
 
 # %% [markdown]
-# Now train on $\mathcal{D}(u_i)$ for NAD indices spread from 0 to 1023 (`fig6_indices`), for the
-# secant NADs and the several-point gradient NADs, every index with every seed, with the same
-# settings as Fig. 1. The figure also shows the authors' published Fig. 6 (their data, 10,000
-# networks, secant NADs): LeNet's curve next to ours, and the larger networks as published (the
-# `paper` profile also trains them, on the authors' published NADs).
+# Now train on $\mathcal{D}(u_i)$ for NAD indices spread from 0 to 1023: `fig6_indices` for the
+# secant NADs, `fig6_gradient_indices` (a subset) for the several-point gradient NADs, every index
+# with every seed, with Fig. 1's training settings. One setting differs from Fig. 1: the noise.
+# The paper states $\sigma = 3$ for its experiments, but with $\sigma = 3$ the accuracy along
+# LeNet's NADs falls far earlier than the published curve. We looked for the setting that explains
+# the published curve (sample size, epochs, learning rate, outputs, the data convention, the noise)
+# and only the ratio of margin to noise moved it; with $\epsilon / \sigma = 1$ the runs met the
+# published curve. So this section uses $\sigma$ = `fig6_sigma` = 1, every other setting as in
+# Fig. 1. The authors released no script for Fig. 6, so this is an inference from a fit, not a
+# documented setting; the table after the figure measures both noise levels again in this
+# build. The figure also shows the authors' published Fig. 6 (their data, 10,000 networks, secant
+# NADs): LeNet's curve next to ours, and the larger networks as published (the `paper` profile also
+# trains them, on the authors' published NADs).
 
 # %%
+sigma6 = cfg["fig6_sigma"]
 fig6_sets = {"secant": estimates["secant"][0], "gradient": estimates[f"gradient, {points} points"][0]}
-idx = np.array([i for i in cfg["fig6_indices"] if i < min(r.nads.shape[0] for r in fig6_sets.values())])
+top = min(r.nads.shape[0] for r in fig6_sets.values())
+indices6 = {"secant": np.array([i for i in cfg["fig6_indices"] if i < top]),
+            "gradient": np.array([i for i in cfg["fig6_gradient_indices"] if i < top and i in cfg["fig6_indices"]])}
+idx, gidx = indices6["secant"], indices6["gradient"]
+tags = {e: f"nad-{e}-{r.meta['networks']}-{r.meta.get('points', 1)}" for e, r in fig6_sets.items()}
 fig6, rows6 = {}, []
 for est, r in fig6_sets.items():
-    V = r.nads[idx].reshape(len(idx), *r.input_shape)
-    fig6[est] = sep.directions_sweep(model, V, idx.tolist(), settings(model),
-                                     tag=f"nad-{est}-{r.meta['networks']}-{r.meta.get('points', 1)}", **run)
-    rows6.append(sep.nad_table(model, est, idx, fig6[est], ch.seeds, r.eigenvalues))
+    ii = indices6[est]
+    fig6[est] = sep.directions_sweep(model, r.nads[ii].reshape(len(ii), *r.input_shape), ii.tolist(),
+                                     settings(model, sigma=sigma6), tag=tags[est], **run)
+    rows6.append(sep.nad_table(model, est, ii, fig6[est], ch.seeds, r.eigenvalues))
 others = {}
 for arch in cfg["fig6_models"]:
     r, _ = ch.nads(arch, "published")
     others[arch] = sep.directions_sweep(arch, r.nads[idx].reshape(len(idx), *r.input_shape), idx.tolist(),
-                                        settings(arch), tag="nad-published", **run)
+                                        settings(arch, sigma=sigma6), tag="nad-published", **run)
     rows6.append(sep.nad_table(arch, "published NADs", idx, others[arch], ch.seeds, r.eigenvalues))
 published = sep.published_fig6_table()
 pub = {m: d.set_index("nad_index") for m, d in published.groupby("model")}
 ours, big = f"{model} (ours) and LeNet (published)", "larger networks (published)"
-panels = {ours: {f"{model}, {e} NADs": (idx, f["test_acc"]) for e, f in fig6.items()}
+panels = {ours: {f"{model}, {e} NADs": (indices6[e], f["test_acc"]) for e, f in fig6.items()}
           | {"LeNet, published": (pub["lenet"].index, pub["lenet"]["test_acc"])},
           big: {f"{m}, published": (pub[m].index, pub[m]["test_acc"]) for m in ("resnet18", "densenet121", "vgg11")}
           | {f"{a}, ours (published NADs)": (idx, o["test_acc"]) for a, o in others.items()}}
 fig = plots.accuracy_vs_index(panels, {ours: {e: r.eigenvalues for e, r in fig6_sets.items()}},
-                              title=f"Fig. 6: test accuracy on D(u_i) along the NADs (ours: {CONVENTION})")
-ch.figure_data("fig6", pd.concat(rows6, ignore_index=True))
+                              title=f"Fig. 6: test accuracy on D(u_i) along the NADs (ours: {CONVENTION}, "
+                                    f"sigma={sigma6:g})")
+ch.figure_data("fig6", pd.concat(rows6, ignore_index=True).assign(sigma=sigma6))
 ch.figure_data("fig6_published", published)
 
 # %% [markdown]
-# Per seed and estimator: the mean accuracy on NADs 0-9 and on NADs past index 700, and the
-# Spearman rank correlation between the eigenvalue $\lambda_i$ and the accuracy on
-# $\mathcal{D}(u_i)$ over the trained indices (positive: the larger the eigenvalue, the easier the
-# direction). Since the eigenvalues are sorted, it is the rank correlation between *minus* the
-# index and the accuracy. The last column is the rank correlation of our accuracies with the
-# published LeNet accuracies at the same indices.
+# The noise, measured: the secant NADs at a few indices trained again with Fig. 1's
+# $\sigma$, beside the runs above and the published curve.
 
 # %% tags=["nbval-check-output"]
-pub_acc = pub["lenet"]["test_acc"].reindex(idx).to_numpy()
-summary6 = pd.concat({e: pd.DataFrame([sep.nad_index_summary(idx, a, fig6_sets[e].eigenvalues) for a in f["test_acc"]],
-                                      index=pd.Index(ch.seeds, name="seed"))
-                      .assign(vs_published=sep.rank_correlations(f["test_acc"], pub_acc))
+cidx = [i for i in cfg["fig6_contrast_indices"] if i in idx]
+at_fig1_sigma = sep.directions_sweep(model, fig6_sets["secant"].nads[cidx].reshape(len(cidx), *fig6_sets["secant"].input_shape),
+                                     cidx, settings(model), tag=tags["secant"], **run)
+pos = [int(np.flatnonzero(idx == i)[0]) for i in cidx]
+print(pd.DataFrame({f"sigma={cfg['sigma']:g}": seed_mean(at_fig1_sigma["test_acc"]),
+                    f"sigma={sigma6:g}": seed_mean(fig6["secant"]["test_acc"])[pos],
+                    "published LeNet": pub["lenet"]["test_acc"].reindex(cidx).to_numpy()},
+                   index=pd.Index(cidx, name="NAD index")).round(3).to_string())
+
+# %% [markdown]
+# Per seed and estimator: the mean accuracy on NADs 0-9 and on NADs past index 700, the Spearman
+# rank correlation between the eigenvalue $\lambda_i$ and the accuracy on $\mathcal{D}(u_i)$ over
+# the trained indices (positive: the larger the eigenvalue, the easier the direction; since the
+# eigenvalues are sorted, it is the rank correlation between *minus* the index and the accuracy),
+# and the mean distance to the published LeNet curve at the same indices.
+
+# %% tags=["nbval-check-output"]
+summary6 = pd.concat({e: pd.DataFrame([sep.nad_index_summary(indices6[e], a, fig6_sets[e].eigenvalues)
+                                       for a in f["test_acc"]], index=pd.Index(ch.seeds, name="seed"))
+                      .assign(vs_published=np.abs(f["test_acc"] - pub["lenet"]["test_acc"].reindex(indices6[e]).to_numpy()).mean(1))
                       for e, f in fig6.items()}, names=["estimator", "seed"])
 print(summary6[["first_mean", "beyond_mean", "spearman", "vs_published"]]
-      .rename(columns={"first_mean": "acc NADs 0-9", "beyond_mean": "acc NADs >700"}).round(3).to_string())
+      .rename(columns={"first_mean": "acc NADs 0-9", "beyond_mean": "acc NADs >700",
+                       "vs_published": "mean |ours - published|"}).round(3).to_string())
 
 # %%
-s6, g6 = summary6.loc["secant"], summary6.loc["gradient"]
-pub_sel = pub["lenet"].reindex(idx)
-ch.claim("fig6-first-vs-beyond", f"Sec. 4.1, Fig. 6: {model} learns D(u_i) on its first (secant) NADs "
-         "and not past index 700.",
-         Criterion(f"mean test accuracy on secant NADs 0-9 minus on NADs past 700 ({model})", ">=", 0.2),
-         values=s6["first_mean"] - s6["beyond_mean"], **budget(model),
-         paper_value=float(pub["lenet"]["test_acc"].loc[:9].mean() - pub["lenet"]["test_acc"].loc[701:].mean())
-         if model == "lenet" else None, settings={"indices": idx.tolist()})
-ch.claim("fig6-eigenvalue-ranks-accuracy", f"Sec. 4.1, Fig. 6: the larger the eigenvalue of a (secant) NAD, "
-         f"the better {model} learns D(u_i).",
-         Criterion("Spearman(eigenvalue, test accuracy) over the trained secant NADs", ">=", 0.5),
-         values=s6["spearman"], **budget(model),
-         paper_value=float(sep.rank_correlations(pub_sel["test_acc"], pub_sel["eigenvalue"])[0])
-         if model == "lenet" else None, settings={"indices": idx.tolist()})
+s6, pub_l = summary6.loc["secant"], pub["lenet"]
+fill6 = dict(n_indices=len(idx), networks=n_nets["secant"], **budget(model),
+             settings={"indices": idx.tolist(), "sigma": sigma6})
+pub_sel = pub_l.reindex(idx)
+ch.claim("fig6-monotone", interval=fisher_interval(s6["spearman"]),
+         published_spearman=float(sep.rank_correlations(pub_sel["test_acc"], pub_sel["eigenvalue"])[0])
+         if model == "lenet" else None, **fill6)
 if model == "lenet":
-    ch.claim("fig6-matches-published", "Sec. 4.1, Fig. 6: our LeNet accuracies along the secant NADs follow "
-             "the authors' published LeNet curve.",
-             Criterion("Spearman(our accuracy, published accuracy) over the trained NAD indices", ">=", 0.5),
-             values=s6["vs_published"], **budget(model), settings={"indices": idx.tolist()})
-ch.claim("fig6-secant-vs-gradient", "Sec. 3-4.1 (a question the paper leaves open): the authors' secant "
-         f"NADs rank the directions by trainability better than exact-gradient NADs ({points} points).",
-         Criterion("Spearman(eigenvalue, accuracy): secant minus gradient NADs (paired per seed)", ">", 0.0),
-         values=s6["spearman"].to_numpy() - g6["spearman"].to_numpy(), **budget(model),
+    crossing = int(pub_l.index[(pub_l["test_acc"] < 0.75).to_numpy()][0])
+    near = int(idx[np.abs(idx - crossing).argmin()])
+    ch.claim("fig6-first-vs-beyond", values=s6["first_mean"] - s6["beyond_mean"],
+             published_first_beyond=float(pub_sel["test_acc"][idx < 10].mean() - pub_sel["test_acc"][idx > 700].mean()),
+             **fill6)
+    ch.claim("fig6-crossing", interval=accuracy_interval(fig6["secant"]["test_acc"][:, idx == near].ravel(), cfg["n_test"]),
+             crossing=near, published_crossing=float(pub_l["test_acc"].loc[near]), **fill6)
+    ch.claim("fig6-matches-published", values=s6["vs_published"], **fill6)
+shared = [int(np.flatnonzero(idx == i)[0]) for i in gidx]
+secant_on_shared = sep.rank_correlations(fig6["secant"]["test_acc"][:, shared], fig6_sets["secant"].eigenvalues[gidx])
+ch.claim("fig6-secant-vs-gradient", values=secant_on_shared - summary6.loc["gradient"]["spearman"].to_numpy(),
+         gradient_points=points, n_gradient=len(gidx), **budget(model),
          preconditions={f"secant NADs converged (split-half overlap {ck} >= {cfg['converged_overlap']})":
                         converged["secant"],
                         f"gradient NADs converged (split-half overlap {ck} >= {cfg['converged_overlap']})":
                         converged[f"gradient, {points} points"]},
-         settings={"indices": idx.tolist(), "networks": n_nets, "gradient_points": points})
+         settings={"indices": gidx.tolist(), "networks": n_nets, "gradient_points": points, "sigma": sigma6})
+
+# %%
+fig = paper_scale.show(ch, "fig6")
 
 # %% [markdown]
 # Read the comparison of the two estimators through its verdict only. A positive difference whose
 # interval excludes zero means the secant NADs predict trainability better; a negative one, the
 # gradient NADs; an interval that straddles zero, or an estimate that has not converged, means
-# this build cannot tell. On the published data, LeNet's accuracy is 1.00 on NADs 0-9 and about
-# 0.51 past index 700; the networks that do best on natural images (ResNet-18, DenseNet-121) have
-# the steepest drop, as the paper notes.
+# this build cannot tell.
 #
+# The paper also reads its Fig. 6 across architectures: networks whose gradient covariance has a
+# faster-decaying spectrum drop earlier and more sharply, and it names ResNet-18 and DenseNet-121
+# as the ones with the stronger bias. Its published curves, counted (accuracy on NADs 0-9, past
+# index 700, and the number of indices with accuracy above 0.6):
+
+# %% tags=["nbval-check-output"]
+print(pd.DataFrame.from_dict({m: {"NADs 0-9": round(d["test_acc"].loc[:9].mean(), 3),
+                                  "NADs > 700": round(d["test_acc"].loc[701:].mean(), 3),
+                                  "indices above 0.6": int((d["test_acc"] > 0.6).sum())} for m, d in pub.items()},
+                             orient="index").to_string())
+
+# %% [markdown]
 # This comparison is fragile by construction. Past index 700 the accuracies sit near chance and
 # the eigenvalues are close to each other, so the ranks of those points, and with them one
 # seed's rank correlation, can flip with the smallest change upstream: a rounding-level change in

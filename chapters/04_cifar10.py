@@ -331,6 +331,10 @@ fig = plots.poison_accuracy_curve(
 ch.figure_data("fig7", fig7[["experiment", "index", "seed", "train_acc", "test_acc", "carrier_test_acc",
                              "l2_change"]].rename(columns={"l2_change": "poison_l2_change"}))
 
+# %%
+from nadcore.plots import paper_scale  # results/paper (GPU runs), when present
+fig = paper_scale.show(ch, "fig7")
+
 # %% [markdown]
 # In the paper (ResNet-18, full CIFAR-10, 50 epochs), test accuracy with the carrier on the first
 # NADs is "very low" and climbs back towards the clean baseline as the carrier moves to later NADs
@@ -396,6 +400,9 @@ print(f"{n_train:,} training images, {cfg['flip_epochs']} epochs, seeds {ch.seed
 # %%
 fig = plots.flip_accuracies(fig8, title=f"CIFAR-10: original vs NAD-flipped representation, {cfg['flip_epochs']} epochs")
 ch.figure_data("fig8", fig8[["model", "representation", "seed", "train_acc", "test_acc"]])
+
+# %%
+fig = paper_scale.show(ch, "fig8")
 
 # %% [markdown]
 # The paper reports that both representations are fitted ("approximately 0% training error") and

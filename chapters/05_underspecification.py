@@ -267,6 +267,10 @@ uplots.angle_heatmaps(concat, title="Tilt of the decision boundary in the (v1, v
 plt.show()
 ch.figure_data("fig2-tilt", concat_frame[["model", "seed", *grid, "angle", "train_acc"]])
 
+# %%
+from nadcore.plots import paper_scale  # results/paper (GPU runs), when present
+fig = paper_scale.show(ch, "us-fig2")
+
 # %% [markdown]
 # ### The claims of Sec. 3
 #
@@ -382,6 +386,9 @@ uplots.cifar_dv_curves(cifar_runs, transitions=transitions, chance=chance,
                        title=f"Binary CIFAR-10 (+) D(v): {desc['n_train']:,} training images")
 plt.show()
 ch.figure_data("fig3", cifar_frame)
+
+# %%
+fig = paper_scale.show(ch, "us-fig3")
 
 # %% [markdown]
 # ### The claims of Sec. 4

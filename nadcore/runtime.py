@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import platform
+import subprocess
+import time
 from pathlib import Path
 from typing import Iterable
 
@@ -20,7 +24,7 @@ import numpy as np
 import torch
 
 __all__ = ["resolve_device", "derived_seed", "derived_seeds", "generator", "canonical", "digest",
-           "file_sha256", "source_digest"]
+           "file_sha256", "source_digest", "commit_info", "machine_info", "utc_now", "write_json_atomic"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -126,3 +130,49 @@ def source_digest(paths: Iterable[Path]) -> str:
     for p in sorted(Path(p) for p in paths):
         h.update(_file_digest(p).encode())
     return h.hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------------------------
+# Provenance
+# --------------------------------------------------------------------------------------------
+def commit_info(root: Path) -> dict:
+    """The git commit of ``root`` (``$NADBOOK_COMMIT`` where there is no git) and whether the work
+    tree has uncommitted changes to tracked files."""
+    env = os.environ.get("NADBOOK_COMMIT")
+    try:
+        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
+                             timeout=10).stdout.strip()
+        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
+                                    capture_output=True, text=True, timeout=10).stdout.strip())
+    except (OSError, subprocess.SubprocessError):
+        sha, dirty = "", None
+    return {"commit": sha or env or "unknown", "dirty": dirty if sha else None}
+
+
+def machine_info(device: torch.device) -> dict:
+    """GPU, driver, CUDA, cuDNN, torch and Python versions (what the provenance records)."""
+    out = {"device": str(device), "torch": torch.__version__, "python": platform.python_version(),
+           "platform": f"{platform.system()} {platform.machine()}", "cpu_threads": torch.get_num_threads()}
+    if device.type == "cuda":
+        out.update(gpu=torch.cuda.get_device_name(device), cuda=torch.version.cuda,
+                   cudnn=torch.backends.cudnn.version())
+        try:
+            out["driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                                           capture_output=True, text=True, timeout=20).stdout.strip().splitlines()[0]
+        except (OSError, subprocess.SubprocessError, IndexError):
+            out["driver"] = "unknown"
+    else:
+        out["gpu"] = None
+    return out
+
+
+def utc_now() -> str:
+    """The time now, UTC, ISO 8601 to the second."""
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
+def write_json_atomic(path: Path, obj) -> None:
+    """Write ``obj`` as JSON to ``path`` through a temporary file and a rename (never half-written)."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(json.dumps(obj, indent=1, sort_keys=False, default=str))
+    os.replace(tmp, path)

@@ -1,12 +1,15 @@
 #!/usr/bin/env python
 """Print README's results table from the last book build (markdown).
 
-    python scripts/book_summary.py [--executed book/executed]
+    python scripts/book_summary.py [--executed book/executed] [--scorecard FILE.json]
 
 Reads the scorecard (``scorecard.json``) and the executed notebooks that
 ``python scripts/build_book.py`` left in ``book/executed/``: per chapter its profile, papermill's
-execution time and its verdict counts, then the claims that did not reproduce or were
-inconclusive, with their measured value and interval. Nothing here is typed by hand.
+execution time and its verdict counts, then the kernel path that made the results and the claims
+that did not reproduce or were inconclusive, with their measured value and interval. Nothing here
+is typed by hand. ``--scorecard`` reads a scorecard JSON kept elsewhere (a copy of an earlier
+build's); the execution times, which only the notebooks hold, are then printed as "-" unless
+``--executed`` names that build's folder too.
 """
 from __future__ import annotations
 
@@ -23,34 +26,54 @@ def _minutes(seconds: float) -> str:
     return f"{seconds / 60:.1f} min"
 
 
+def _claims_profile(claims: list) -> str:
+    profiles = {(c.get("settings") or {}).get("profile") for c in claims} - {None}
+    return profiles.pop() if len(profiles) == 1 else "?"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--executed", type=Path, default=ROOT / "book" / "executed")
+    ap.add_argument("--executed", type=Path, default=None,
+                    help="the build's folder: scorecard.json and the executed notebooks (default book/executed)")
+    ap.add_argument("--scorecard", type=Path, default=None,
+                    help="a scorecard JSON to read instead of EXECUTED/scorecard.json")
     a = ap.parse_args(argv)
-    card_path = a.executed / "scorecard.json"
+    if a.executed is None and a.scorecard is None:
+        a.executed = ROOT / "book" / "executed"
+    card_path = a.scorecard or a.executed / "scorecard.json"
     if not card_path.exists():
         print(f"error: {card_path} not found; run `python scripts/build_book.py` first", file=sys.stderr)
         return 2
     claims = json.loads(card_path.read_text())["claims"]
-    chapters = sorted({c["chapter"] for c in claims} | {p.stem for p in a.executed.glob("[0-9][0-9]_*.ipynb")})
+    chapters = sorted({c["chapter"] for c in claims})
+    if a.scorecard is None:  # chapters that made no claim still show their time
+        chapters = sorted(set(chapters) | {p.stem for p in a.executed.glob("[0-9][0-9]_*.ipynb")})
     lines = ["| chapter | profile | execution time | claims | reproduced | not reproduced | inconclusive |",
              "|---|---|---|---|---|---|---|"]
-    total_s, dates = 0.0, []
+    total_s, dates, timed = 0.0, [], True
     for stem in chapters:
-        nb_path = a.executed / f"{stem}.ipynb"
-        meta = json.loads(nb_path.read_text()).get("metadata", {}).get("papermill", {}) if nb_path.exists() else {}
-        secs = float(meta.get("duration") or 0.0)
-        total_s += secs
-        if meta.get("end_time"):
-            dates.append(meta["end_time"][:10])
         mine = [c for c in claims if c["chapter"] == stem]
+        nb_path = a.executed / f"{stem}.ipynb" if a.executed else None
+        meta = (json.loads(nb_path.read_text()).get("metadata", {}).get("papermill", {})
+                if nb_path and nb_path.exists() else {})
+        profile = meta.get("parameters", {}).get("profile") or _claims_profile(mine)
+        if meta.get("duration") is None:
+            timed, secs = False, None
+        else:
+            secs = float(meta["duration"])
+            total_s += secs
+            if meta.get("end_time"):
+                dates.append(meta["end_time"][:10])
         counts = [sum(c["verdict"] == v for c in mine) for v in VERDICTS]
-        lines.append(f"| {stem} | {meta.get('parameters', {}).get('profile', '?')} | {_minutes(secs)} | "
+        lines.append(f"| {stem} | {profile} | {_minutes(secs) if secs is not None else '-'} | "
                      f"{len(mine)} | " + " | ".join(map(str, counts)) + " |")
     counts = [sum(c["verdict"] == v for c in claims) for v in VERDICTS]
-    lines.append(f"| **all** | | **{_minutes(total_s)}** | **{len(claims)}** | "
+    lines.append(f"| **all** | | **{_minutes(total_s) if timed else '-'}** | **{len(claims)}** | "
                  + " | ".join(f"**{n}**" for n in counts) + " |")
-    lines += ["", f"Build finished {max(dates) if dates else 'unknown'}; execution times are papermill's."]
+    paths = sorted({c.get("kernel_path") or "unrecorded" for c in claims})
+    when = (f"Build finished {max(dates)}; execution times are papermill's." if dates else
+            "Execution times: not in the scorecard (they are in the build's notebooks: --executed).")
+    lines += ["", f"{when} Kernel path: {', '.join(paths)}."]
     others = [c for c in claims if c["verdict"] != "reproduced"]
     if others:
         lines += ["", "Not reproduced or inconclusive at this budget:", ""]

@@ -8,7 +8,8 @@
 
 Data flow: chapters/<stem>.py --(jupytext, papermill)--> book/executed/<stem>.ipynb, with the
 chapters' claims (book/executed/claims/) and figure data (book/executed/data/) beside it
---(this script)--> book/executed/scorecard.{json,md} --(jupyter-book build -W)--> _build/html/.
+--(this script)--> book/executed/scorecard.{json,md} (+ scorecard_files/: forest plots)
+--(jupyter-book build -W)--> _build/html/.
 
 * ``-p NAME VALUE`` goes to every selected chapter whose parameters cell defines NAME (VALUE is a
   Python literal when it parses as one, else a string); a NAME no selected chapter defines is an
@@ -246,11 +247,15 @@ def executed_profile(ipynb: Path) -> str | None:
 # ---------------------------------------------------------------------------------------------
 # Scorecard, table of contents and HTML
 # ---------------------------------------------------------------------------------------------
-def write_scorecard(executed: Path, stems: list[str]) -> dict:
+def write_scorecard(executed: Path, stems: list[str], pending_paper_scale=None) -> dict:
     """Merge the executed chapters' claims into ``scorecard.json`` and write the Scorecard page
-    ``scorecard.md`` (a table linking every claim to the section that states its verdict)."""
+    ``scorecard.md`` with its forest plots (:mod:`nadcore.book.scorecard`): verdict badges and
+    counts first, one line per claim linking to the section that states its verdict.
+    ``pending_paper_scale``: figures not yet run at paper scale, listed on the page."""
     sys.path.insert(0, str(ROOT))
-    from nadcore.book.evidence import VERDICTS, read_claims
+    from nadcore.book.evidence import read_claims
+    from nadcore.book.paper_results import not_yet_run
+    from nadcore.book.scorecard import write_page
 
     files = [executed / "claims" / f"{s}.json" for s in stems if (executed / "claims" / f"{s}.json").exists()]
     card = read_claims(files)
@@ -259,33 +264,10 @@ def write_scorecard(executed: Path, stems: list[str]) -> dict:
     if dup:
         raise ChapterError(f"claim ids must be unique across chapters; repeated: {dup}")
     (executed / "scorecard.json").write_text(json.dumps(card, indent=1))
-    counts = {v: sum(c["verdict"] == v for c in card["claims"]) for v in VERDICTS}
-
-    def num(v):
-        return "" if v is None else f"{v:.3g}"
-
-    lines = ["# Reproduction scorecard", "",
-             "Every claim of the papers that this book tests, with the criterion written in the "
-             "chapter's code before the run, our value and its 95% interval, the number of seeds "
-             "(or values) behind it, and the verdict computed from the interval: *reproduced* "
-             "(the whole interval satisfies the criterion), *not reproduced* (the whole interval "
-             "violates it) or *inconclusive* (it straddles the threshold, or a precondition such "
-             "as fitting the training set failed). `budget` is our SGD steps per run divided by "
-             "the paper's. The same table as JSON: {download}`scorecard.json <scorecard.json>`.", "",
-             f"**{len(card['claims'])} claims**: " + ", ".join(f"{n} {v}" for v, n in counts.items())
-             + (f" (profile: {executed_profile(executed / (stems[0] + '.ipynb'))})" if stems else ""), "",
-             "| claim | chapter | paper | criterion | value [95% interval] | seeds | budget | verdict |",
-             "|---|---|---|---|---|---|---|---|"]
-    for c in card["claims"]:
-        iv = num(c["value"]) + (f" [{num(c['ci_low'])}, {num(c['ci_high'])}]"
-                                if c["ci_low"] is not None and c["ci_low"] != c["ci_high"] else "")
-        paper = c["paper"].replace("|", "\\|")
-        lines.append(f"| {{ref}}`{c['id']} <claim-{c['id']}>` | {c['chapter'][:2]} | {paper} | "
-                     f"{c['criterion'].replace('|', chr(92) + '|')} | {iv} | {c['seeds']} | "
-                     f"{num(c['budget_fraction']) or '-'} | **{c['verdict']}** |")
-    if not card["claims"]:
-        lines.append("| (no chapter has been executed yet) | | | | | | | |")
-    (executed / f"{SCORECARD}.md").write_text("\n".join(lines) + "\n")
+    profile = executed_profile(executed / (stems[0] + ".ipynb")) if stems else None
+    if pending_paper_scale is None:  # what the committed paper-scale bundles (results/paper) lack
+        pending_paper_scale = not_yet_run()
+    write_page(card, executed, SCORECARD, profile=profile, pending_paper_scale=pending_paper_scale)
     return card
 
 

@@ -1,5 +1,6 @@
 """The benchmark scripts run and write what their docstrings promise (not their timings: those
 are measured on an idle machine, never asserted by tests)."""
+import importlib.util
 import json
 import subprocess
 import sys
@@ -49,3 +50,58 @@ def test_bench_convpool_times_both_stages_in_both_directions(tmp_path):
     # one call per step: 2 epochs of 2 steps of 128 (the test set's forward calls are not counted)
     assert all(k["calls"] == 4 and k["ms"] > 0 and k["gflops"] > 0 for k in r["kernels"].values()), r
     assert r["call_ms"] > 0
+
+
+def _report_module():
+    spec = importlib.util.spec_from_file_location("bench_report", ROOT / "benchmarks" / "report.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+#: what report.py gathers from one run (report.json), with the numbers of the committed table
+RECORDED = {
+    "command": "python benchmarks/report.py --reps 5", "date": "2026-11-23 21:57 UTC",
+    "machine": {"cpu": "AMD EPYC", "cores": 2, "torch": "2.14.1+cu130", "threads": 2, "gpu": None},
+    "load_start": 0.52, "load_end": 1.81, "reps": 5,
+    "nads": {"rows": [
+        {"model": "lenet", "networks": {"authors": 64, "secant": 512, "gradient": 8192}, "authors": 36.8,
+         "secant": 248.0, "gradient": 13390.0, "secant_ratio": 6.6, "gradient_ratio": 436.0},
+        {"model": "resnet18", "networks": {"authors": 2, "secant": 4, "gradient": 64}, "authors": 0.0391,
+         "secant": 0.284, "gradient": 30.4, "secant_ratio": 7.3, "gradient_ratio": 778.0}]},
+    "training": {"best": "train_many(4) x 2 processes",
+                 "configs": {"loop": {"models_per_min": 583.1},
+                             "train_many(4) x 2 processes": {"models_per_min": 3095.1}},
+                 "ratio_vs_loop": 5.23, "gflops": 274.5, "peak_gflops": 468.0, "peak_fraction": 274.5 / 468.0},
+}
+
+
+def test_report_writes_the_page_from_json_results_without_running_benchmarks(tmp_path):
+    """report.py's writer: a new page gets the title, the benchmarks' descriptions and the table;
+    rewriting keeps what follows the marker; and the committed page's table is what the writer
+    makes of its numbers."""
+    report = _report_module()
+    page = tmp_path / "README.md"
+    (tmp_path / "report.json").write_text(json.dumps(RECORDED))
+    report.main(["--from-json", str(tmp_path / "report.json"), "--out", str(page)])
+    text = page.read_text()
+    assert text.startswith("# nadcore benchmarks\n") and report.MARKER in text
+    for script in ("bench_nads.py", "bench_training.py", "bench_convpool.py", "bench_gradient_steps.py",
+                   "bench_gpu.py"):
+        assert f"`{script}`" in text
+    assert ("Command: `python benchmarks/report.py --reps 5` on 2026-11-23 21:57 UTC; AMD EPYC, 2 cores, "
+            "torch 2.14.1+cu130 (2 threads); load average 0.52 at the start, 1.81 at the end.") in text
+    assert "| LeNet gradient NADs, CLI, 8,192 networks (networks/s) | 1.339e+04 |" in text
+    assert "| LeNet D(v) training, GFLOP/s (analytic) | 274.5 | fp32 matmul peak 468 | 59% | >= 50% | yes |" in text
+
+    page.write_text(text + "\n## Recorded elsewhere\n\nkept\n")
+    again = dict(RECORDED, load_end=0.3, training=dict(RECORDED["training"], ratio_vs_loop=3.5))
+    report.write_readme(again, page)
+    text = page.read_text()
+    assert text.count(report.MARKER) == 1 and text.endswith("\n## Recorded elsewhere\n\nkept\n")
+    assert "1.81 at the end" not in text and "| 3.50x | >= 4x | no |" in text
+
+    committed = (ROOT / "benchmarks" / "README.md").read_text()
+    assert report.MARKER in committed
+    for line in report.table(RECORDED):
+        assert line in committed.split(report.MARKER)[0], line

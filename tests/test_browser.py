@@ -12,6 +12,10 @@ served from 127.0.0.1 by a local HTTP server. Every page is opened in headless C
 * load every image (``naturalWidth > 0``);
 * render every embedded ipywidget view (widget state stored by papermill, manager served locally).
 
+The Scorecard page must show every verdict badge without horizontal scrolling at 1280 px (checked
+on the book's page and on a page rendered alone from tests/fixtures/scorecard.json by
+scripts/preview_scorecard.py, which needs no smoke book).
+
 Then the NAD explorer of chapter 2: moving its slider changes the NAD shown (image and text),
 and choosing another architecture changes it again. A full-page screenshot of each page and
 before/after shots of the explorer go to ``$NADBOOK_TEST_ARTIFACTS/screenshots`` (default
@@ -24,7 +28,9 @@ Chromium is not optional: without ``/usr/bin/chromium`` (or ``$NADBOOK_CHROMIUM`
 """
 from __future__ import annotations
 
+import contextlib
 import functools
+import json
 import http.server
 import os
 import re
@@ -103,16 +109,25 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
         pass
 
 
+@contextlib.contextmanager
+def serve(directory):
+    """Base URL of ``directory`` served on 127.0.0.1 (random free port) while the block runs."""
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
+                                            functools.partial(_QuietHandler, directory=str(directory)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
 @pytest.fixture(scope="module")
 def server(book_html):
     """Base URL of ``book_html`` served on 127.0.0.1 (random free port)."""
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                            functools.partial(_QuietHandler, directory=str(book_html)))
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}/"
-    httpd.shutdown()
-    httpd.server_close()
+    with serve(book_html) as url:
+        yield url
 
 
 @pytest.fixture(scope="module")
@@ -383,3 +398,115 @@ def test_direction_explorer_shows_the_selected_direction(book_html, server, brow
         finally:
             ctx.close()
         assert not (log.page_errors or log.console_errors), (log.page_errors, log.console_errors)
+
+
+# ---------------------------------------------------------------------------------------------
+# The Scorecard page: every verdict visible at 1280 px, without scrolling sideways
+# ---------------------------------------------------------------------------------------------
+SCORECARD_PAGE = "book/executed/scorecard.html"
+
+VERDICTS_JS = """() => {
+  window.scrollTo(0, 0);
+  const vw = document.documentElement.clientWidth;
+  const badges = Array.from(document.querySelectorAll('.nad-verdict')).map(el => {
+    const r = el.getBoundingClientRect();
+    const st = getComputedStyle(el);
+    let clippedBy = null;
+    for (let a = el.parentElement; a && a !== document.body; a = a.parentElement) {
+      const s = getComputedStyle(a);
+      if (s.overflowX !== 'visible') {
+        const ar = a.getBoundingClientRect();
+        if (r.left < ar.left - 0.5 || r.right > ar.right + 0.5) { clippedBy = a.tagName + '.' + a.className; break; }
+      }
+    }
+    const summary = el.closest('summary');
+    const link = summary ? summary.querySelector('a') : null;
+    return {text: el.textContent.trim(), verdict: el.dataset.verdict, claim: link ? link.textContent.trim() : '',
+            left: r.left + window.scrollX, right: r.right + window.scrollX, width: r.width, height: r.height,
+            shown: st.visibility !== 'hidden' && st.display !== 'none' && parseFloat(st.opacity) > 0.5,
+            colour: st.backgroundColor, clippedBy};
+  });
+  const claims = Array.from(document.querySelectorAll('details.nad-claim'));
+  return {vw, scrollWidth: document.documentElement.scrollWidth, badges,
+          claims: claims.length,
+          claimsWithOneBadge: claims.filter(d => d.querySelectorAll(':scope > summary .nad-verdict').length === 1).length,
+          images: Array.from(document.images).filter(i => i.src.includes('forest-')).map(i => i.complete && i.naturalWidth > 0),
+          text: document.body.innerText};
+}"""
+
+
+def scorecard_problems(page, n_claims: int | None) -> tuple[dict, list[str]]:
+    """(facts, problems) of the Scorecard page open in ``page`` at the 1280 px viewport."""
+    facts = page.evaluate(VERDICTS_JS)
+    problems = []
+    badges = [b for b in facts["badges"] if b["claim"]]
+    if n_claims is not None and (facts["claims"] != n_claims or len(badges) != n_claims):
+        problems.append(f"{n_claims} claims in scorecard.json, {facts['claims']} claim lines and "
+                        f"{len(badges)} verdict badges on the page")
+    if facts["claimsWithOneBadge"] != facts["claims"]:
+        problems.append(f"{facts['claims'] - facts['claimsWithOneBadge']} claim line(s) without exactly one badge")
+    for b in facts["badges"]:
+        where = b["claim"] or b["text"]
+        if not b["shown"] or b["width"] <= 0 or b["height"] <= 0:
+            problems.append(f"verdict badge of {where} is not shown")
+        elif b["left"] < 0 or b["right"] > facts["vw"] + 0.5:
+            problems.append(f"verdict badge of {where} lies outside the {facts['vw']} px viewport "
+                            f"(x from {b['left']:.0f} to {b['right']:.0f}): it needs horizontal scrolling")
+        elif b["clippedBy"]:
+            problems.append(f"verdict badge of {where} is cut off by a scrolling container {b['clippedBy']}")
+        if b["verdict"] not in b["text"]:
+            problems.append(f"badge of {where} does not say its verdict in words: {b['text']!r}")
+    if facts["scrollWidth"] > facts["vw"] + 1:
+        problems.append(f"the page scrolls sideways: {facts['scrollWidth']} px wide in a {facts['vw']} px window")
+    if not all(facts["images"]):
+        problems.append(f"{facts['images'].count(False)} forest plot(s) did not load")
+    if re.search(r"np\.\w+\(|np\.(True|False)_", facts["text"]):
+        problems.append("numpy reprs on the page: " + re.search(r".{0,40}np\.\w+.{0,20}", facts["text"]).group(0))
+    return facts, problems
+
+
+def _claims_in_json(html_root: Path) -> int | None:
+    found = sorted(Path(html_root).glob("_downloads/*/scorecard.json"))
+    return len(json.loads(found[0].read_text())["claims"]) if found else None
+
+
+def test_scorecard_verdicts_visible_at_1280(book_html, server, browser):
+    if not (book_html / SCORECARD_PAGE).exists():
+        pytest.fail(f"{SCORECARD_PAGE} was not built")
+    ctx, page, _ = open_page(browser, server, SCORECARD_PAGE)
+    try:
+        facts, problems = scorecard_problems(page, _claims_in_json(book_html))
+        page.screenshot(path=str(_screenshot_dir() / _shot_name(SCORECARD_PAGE, "__first-screen.png")))
+    finally:
+        ctx.close()
+    assert not problems, "\n- ".join([f"{SCORECARD_PAGE}:"] + problems)
+
+
+@pytest.fixture(scope="module")
+def fixture_scorecard(tmp_path_factory):
+    """(html root, number of claims) of the Scorecard page rendered alone from the fixture."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("nadbook_preview_scorecard", REPO / "scripts" / "preview_scorecard.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    page, rc = mod.build_preview(mod.FIXTURE, tmp_path_factory.mktemp("scorecard-preview"),
+                                 ["Fig. 6 for every architecture"], quiet=True)
+    assert rc == 0 and page.exists(), "jupyter-book could not build the Scorecard preview (scripts/preview_scorecard.py)"
+    return page.parents[2], len(json.loads(mod.FIXTURE.read_text())["claims"])
+
+
+def test_fixture_scorecard_verdicts_visible_at_1280(fixture_scorecard, browser):
+    html, n_claims = fixture_scorecard
+    with serve(html) as base:
+        ctx, page, _ = open_page(browser, base, SCORECARD_PAGE)
+        try:
+            facts, problems = scorecard_problems(page, n_claims)
+            shots = _screenshot_dir()
+            page.screenshot(path=str(shots / "scorecard-fixture__first-screen.png"))
+            page.locator("details.nad-claim summary").first.click()
+            page.screenshot(path=str(shots / "scorecard-fixture__full.png"), full_page=True)
+        finally:
+            ctx.close()
+    assert not problems, "\n- ".join(["scorecard rendered from tests/fixtures/scorecard.json:"] + problems)
+    assert "Paper claims reproduced:" in facts["text"]

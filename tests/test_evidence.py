@@ -103,3 +103,15 @@ def test_seeds_and_groups_are_told_apart():
     d = c.to_json()
     assert d["seeds"] == 0 and d["groups"] == 8 and d["mc_fraction"] == 0.4
     assert "8 groups" in c.sentence() and "0.4 of the paper's random networks" in c.sentence()
+
+
+def test_within_criterion_is_the_papers_value_plus_minus_a_tolerance():
+    from nadcore.book.evidence import Criterion, Interval
+    c = Criterion("gap", "within", 0.05, center=0.22)
+    assert str(c) == "gap within 0.22 +- 0.05" and c.band == pytest.approx((0.17, 0.27))
+    iv = lambda lo, hi: Interval((lo + hi) / 2, lo, hi, 3, "t")  # noqa: E731
+    assert c.verdict(iv(0.18, 0.26))[0] == "reproduced"
+    assert c.verdict(iv(0.02, 0.10))[0] == "not reproduced"
+    assert c.verdict(iv(0.15, 0.20))[0] == "inconclusive"
+    with pytest.raises(ValueError, match="center"):
+        Criterion("gap", "within", 0.05)

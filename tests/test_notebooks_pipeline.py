@@ -83,7 +83,9 @@ def test_scorecard_page_links_every_claim_and_refuses_duplicates(tmp_path):
     assert [x["id"] for x in card["claims"]] == ["a-claim"]
     assert json.loads((tmp_path / "scorecard.json").read_text()) == card
     page = (tmp_path / "scorecard.md").read_text()
-    assert "{ref}`a-claim <claim-a-claim>`" in page and "a \\| b" in page and "**reproduced**" in page
+    assert "{ref}`a-claim <claim-a-claim>`" in page and "Fig. 9: a | b." in page
+    assert 'data-verdict="reproduced"' in page and "Paper claims reproduced: 1 of 1" in page
+    assert (tmp_path / "scorecard_files" / "forest-01_demo.png").exists()
     write_claims(tmp_path / "claims" / "02_never_run.json", "02_never_run", [c])
     with pytest.raises(bb.ChapterError, match="unique"):
         bb.write_scorecard(tmp_path, ["01_demo", "02_never_run"])

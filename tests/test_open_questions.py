@@ -16,7 +16,7 @@ from nadcore.nads import trained as T
 from nadcore.nads.sampling import Sampler
 from nadcore.nets import build_model, init_plan
 from nadcore.nets import variants
-from nadcore.runtime import resolve_device
+from nadcore.runtime import generator, resolve_device
 from nadcore.theory import linear_pooling
 from nadcore.theory import pooling
 from nadcore.train import batched_forward, train_classifier
@@ -52,7 +52,7 @@ def test_max_variant_is_lenet():
     a = build_model("lenet", 1, 1, seed=3)
     b = variants.DownsamplingLeNet(1, 1, "max")
     b.load_state_dict(a.state_dict())
-    x = torch.randn(5, 1, 32, 32, generator=torch.Generator().manual_seed(0))
+    x = torch.randn(5, 1, 32, 32, generator=generator(0, 61))
     assert torch.allclose(a(x), b(x))
 
 
@@ -139,7 +139,7 @@ def test_eq4_eq5_closed_forms_exact_and_monte_carlo():
     exact = mixed_hessian.linear_pooling_moments(m, S, st, sp)
     for k in closed:
         assert np.abs(exact[k] - closed[k]).max() < 1e-12 * np.abs(closed[k]).max()
-    mc = mixed_hessian.linear_pooling_monte_carlo(m, S, st, sp, 3000, torch.Generator().manual_seed(0))
+    mc = mixed_hessian.linear_pooling_monte_carlo(m, S, st, sp, 3000, generator(0, 61))
     for k in closed:
         assert np.abs(mc[k] - closed[k]).max() < 0.25 * np.abs(closed[k]).max()
     # the two matrices share their eigenvectors: one is a multiple of the other
@@ -161,7 +161,7 @@ def test_network_nads_equal_the_eigenvectors_of_the_egop():
 
 def test_input_gradients_per_sample():
     m = build_model("lenet", 1, 1, seed=0)
-    x = torch.randn(3, 1, 32, 32, generator=torch.Generator().manual_seed(0))
+    x = torch.randn(3, 1, 32, 32, generator=generator(0, 61))
     G = T.input_gradients(m, x, batch=2)
     xx = x[1:2].clone().requires_grad_(True)
     (g,) = torch.autograd.grad(m(xx).sum(), xx)
@@ -224,6 +224,21 @@ def test_quadrant_grid_and_map_summary():
     assert s["islands"] == pytest.approx([1 / far, 0.0])
     assert s["centre"] == pytest.approx([0.6, 0.6])
     assert s["spread"] == pytest.approx([0.4, 0.4])
+    off = (0.5 * (far - 1) + 0.8) / far
+    assert s["gap"] == pytest.approx([abs(0.6 - off), 0.1])
+    assert list(s["learned"]) == [True, True]
+    r = {"test_acc": acc, "train_acc": np.ones_like(acc), "trained": g.k1 <= g.k2}
+    t = oq.map_table({"m": r}, g, [3, 4])
+    assert len(t) == 2 * 25 and t["trained"].sum() == 2 * 15
+    row = t[(t.seed == 3) & (t.k1 == 16) & (t.k2 == 4)]
+    assert row["test_acc"].item() == pytest.approx(0.8) and not row["trained"].item()
+    assert list(oq.summary_frame({"m": s}, {"m": r}).index) == ["m"]
+
+
+def test_linear_pooling_check_is_exact():
+    c = oq.linear_pooling_check(16, 4, (0.7, 1.3), 50, generator(0, 61))
+    assert c["exact"] < 1e-12 and 0 < c["monte_carlo"] < 1
+    assert c["ratio"][0] == pytest.approx(c["ratio_closed"]) and c["ratio"][1] == pytest.approx(c["ratio_closed"])
 
 
 def test_spectrum_summary_on_fourier_directions():

@@ -68,7 +68,7 @@ def test_rank_correlations_per_seed():
 def test_fourier_table_has_one_row_per_model_cell_and_seed():
     res = {"lenet": _fake_grid_result(), "logreg": _fake_grid_result()}
     df = sep.fourier_table(res, seeds=[7, 8])
-    assert list(df.columns) == ["model", "k1", "k2", "seed", "test_acc", "train_acc"]
+    assert list(df.columns) == ["model", "k1", "k2", "seed", "test_acc", "train_acc", "trained"]
     assert len(df) == 2 * 16 * 2
     row = df[(df.model == "lenet") & (df.seed == 8) & (df.k1 == -8) & (df.k2 == 8)].iloc[0]
     i, j = 1, 3  # ticks are -16, -8, 0, 8
@@ -172,3 +172,63 @@ def test_nad_index_summary_first_beyond_and_eigenvalue_rank():
     assert s["first_mean"] == pytest.approx(0.9) and s["beyond_mean"] == pytest.approx(0.51)
     assert s["spearman"] == pytest.approx(1.0)
     assert sep.nad_index_summary(idx, acc[::-1], ev)["spearman"] == pytest.approx(-1.0)
+
+
+def test_fourier_directions_transpose_into_each_other():
+    from nadcore.data import fourier_basis_vector
+    for a, b in [(0, 4), (-12, 8), (-16, 4), (12, -4)]:
+        np.testing.assert_allclose(fourier_basis_vector(a, b).numpy().reshape(32, 32).T,
+                                   fourier_basis_vector(b, a).numpy().reshape(32, 32), atol=1e-6)
+    # (k1, k2) and (-k1, -k2) are orthogonal directions, not v and -v
+    v, w = fourier_basis_vector(4, 8).numpy().ravel(), fourier_basis_vector(-4, -8).numpy().ravel()
+    assert abs(float(v @ w)) < 1e-5
+
+
+def test_lenet_is_transpose_equivariant_under_a_weight_map():
+    """Transposing every image and every square kernel of LeNet (and permuting its first dense
+    layer accordingly) gives the same outputs: the transposed network is another LeNet, as likely
+    under i.i.d. initialisation, so D(v(k2, k1)) is D(v(k1, k2)) in distribution."""
+    import torch
+    from nadcore.nets import build_model
+    net = build_model("lenet", 1, 2, 32, seed=(3, 1), check=False).eval()
+    twin = build_model("lenet", 1, 2, 32, seed=(3, 1), check=False).eval()
+    convs = [m for m in twin.modules() if isinstance(m, torch.nn.Conv2d)]
+    dense = [m for m in twin.modules() if isinstance(m, torch.nn.Linear)][0]
+    with torch.no_grad():
+        for c in convs:
+            c.weight.copy_(c.weight.transpose(-1, -2).clone())
+        C = convs[-1].out_channels
+        side = int(round((dense.in_features // C) ** 0.5))
+        w = dense.weight.reshape(dense.out_features, C, side, side).transpose(-1, -2).clone()
+        dense.weight.copy_(w.reshape(dense.out_features, -1))
+    x = torch.randn(5, 1, 32, 32, generator=torch.Generator().manual_seed(0))
+    torch.testing.assert_close(twin(x.transpose(-1, -2)), net(x), rtol=1e-4, atol=1e-5)
+
+
+def test_grid_sweep_transpose_symmetric_trains_one_of_each_pair(tmp_path):
+    g = fourier_grid(32, 16).subgrid(4)  # 4x4: 10 cells with k1 <= k2
+    out = sep.grid_sweep("logreg", g, TINY, seeds=[0], chunk=16, cache=Cache(tmp_path), outputs=2,
+                         transpose_symmetric=True)
+    assert out["trained"].sum() == 10 and out["test_acc"].shape == (1, 4, 4)
+    np.testing.assert_array_equal(out["test_acc"][0], out["test_acc"][0].T)
+    full = sep.grid_sweep("logreg", g, TINY, seeds=[0], chunk=16, cache=Cache(tmp_path), outputs=2)
+    upper = np.triu(np.ones((4, 4), dtype=bool))  # k1 <= k2: rows and columns share the ticks
+    np.testing.assert_allclose(out["test_acc"][0][upper], full["test_acc"][0][upper])
+    df = sep.fourier_table({"logreg": out}, [0])
+    assert df.trained.sum() == 10
+
+
+def test_published_fig1_map_and_pooling_theory():
+    g = fourier_grid(32, 16).subgrid(2)
+    pub = sep.published_fig1_map("lenet", g).reshape(8, 8)
+    ticks = list(range(-16, 16, 4))
+    at = lambda k1, k2: pub[ticks.index(k1), ticks.index(k2)]  # noqa: E731
+    assert at(0, 0) > 0.7 and at(0, 12) > 0.7 and at(0, 8) < 0.52 and at(-16, -16) < 0.52
+    theory = sep.pooling_bayes_map(g).reshape(8, 8)
+    lines = sep.fig1_regions(g)["blind lines"].reshape(8, 8)
+    np.testing.assert_allclose(theory[lines], 0.5, atol=1e-9)  # two 2x2 poolings blind |k| = 8
+    assert theory[ticks.index(0), ticks.index(12)] > 0.5  # k = 12 aliases onto -4
+    assert sep.transpose_asymmetry(np.eye(3)) == 0.0
+    with pytest.raises(ValueError, match="published"):
+        from nadcore.nads.published import load_published_fig1
+        load_published_fig1(["mynet"])

@@ -51,8 +51,8 @@ KINDS = ("paper", "follow-up", "reviewer question", "extension", "sanity check")
 #: the keys of a scorecard claim, in order (the schema of book/executed/scorecard.json)
 CLAIM_KEYS = ("id", "chapter", "kind", "source", "paper", "paper_value", "paper_value_source",
               "value", "ci_low", "ci_high", "seeds", "groups", "trained", "budget_fraction",
-              "mc_fraction", "verdict", "settings", "criterion", "interval", "note", "kernel_path",
-              "profile")
+              "mc_fraction", "verdict", "settings", "criterion", "band", "interval", "note",
+              "kernel_path", "profile")
 UNBOUNDED = (-math.inf, math.inf)
 
 
@@ -164,24 +164,40 @@ def exact_value(value: float, method: str = "exact") -> Interval:
 # Criteria and claims
 # --------------------------------------------------------------------------------------------
 _OPS = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b,
-        "<=": lambda a, b: a <= b, "<": lambda a, b: a < b}
+        "<=": lambda a, b: a <= b, "<": lambda a, b: a < b,
+        # "within": |value - center| <= threshold (the paper's value +- a stated tolerance)
+        "within": None}
 
 
 @dataclass(frozen=True)
 class Criterion:
     """``quantity op threshold`` must hold for the claim to be reproduced, e.g.
-    ``Criterion("low-frequency minus high-frequency accuracy", ">=", 0.05)``."""
+    ``Criterion("low-frequency minus high-frequency accuracy", ">=", 0.05)``; with op ``"within"``,
+    the quantity must lie within ``center +- threshold`` (``center``: the paper's value)."""
 
     quantity: str
     op: str
     threshold: float
+    center: float | None = None
 
     def __post_init__(self):
         if self.op not in _OPS:
             raise ValueError(f"op must be one of {sorted(_OPS)}, got {self.op!r}")
+        if self.op == "within" and self.center is None:
+            raise ValueError("a 'within' criterion needs the center (the paper's value) it is within threshold of")
 
     def __str__(self) -> str:
+        if self.op == "within":
+            return f"{self.quantity} within {number(self.center)} +- {number(self.threshold)}"
         return f"{self.quantity} {self.op} {number(self.threshold)}"
+
+    @property
+    def band(self) -> tuple[float, float]:
+        """The values that satisfy the criterion, as an interval (open ends: +-inf)."""
+        t = float(self.threshold)
+        if self.op == "within":
+            return (self.center - t, self.center + t)
+        return (t, math.inf) if self.op in (">=", ">") else (-math.inf, t)
 
     def verdict(self, iv: Interval, preconditions: dict[str, bool] | None = None) -> tuple[str, str]:
         """``(verdict, reason)`` for the interval ``iv`` (see the module docstring)."""
@@ -191,8 +207,15 @@ class Criterion:
         lo, hi = iv.low, iv.high
         if not (math.isfinite(lo) and math.isfinite(hi)):
             return "inconclusive", "no interval (fewer than 2 independent values)"
-        holds = _OPS[self.op]
         what = "the value" if lo == hi else "the whole interval"
+        if self.op == "within":
+            a, b = self.band
+            if a <= lo and hi <= b:
+                return "reproduced", f"{what} lies within the paper's value +- the tolerance"
+            if hi < a or lo > b:
+                return "not reproduced", f"{what} lies outside the paper's value +- the tolerance"
+            return "inconclusive", "the interval overlaps the edge of the tolerance band"
+        holds = _OPS[self.op]
         if holds(lo, self.threshold) and holds(hi, self.threshold):
             return "reproduced", f"{what} satisfies the criterion"
         if not holds(lo, self.threshold) and not holds(hi, self.threshold):
@@ -251,7 +274,9 @@ class ClaimSpec:
         return None if values[key] is None else float(values[key])
 
     def criterion(self, values: dict) -> Criterion:
-        return Criterion(fill_placeholders(self.quantity, values), self.op, self._number(self.threshold, values))
+        center = self.resolved_paper_value(values) if self.op == "within" else None
+        return Criterion(fill_placeholders(self.quantity, values), self.op, self._number(self.threshold, values),
+                         center)
 
     def resolved_paper_value(self, values: dict) -> float | None:
         return self._number(self.paper_value, values)
@@ -283,6 +308,8 @@ class Claim:
     groups: int | None = None
     mc_fraction: float | None = None
     profile: str = ""
+    #: the values that satisfy the criterion, [low, high] (None: unbounded on that side)
+    band: list = field(default_factory=lambda: [None, None])
 
     @classmethod
     def evaluate(cls, id: str, chapter: str, paper: str, criterion: Criterion, interval: Interval,
@@ -302,7 +329,8 @@ class Claim:
                    mc_fraction=None if mc_fraction is None else float(mc_fraction),
                    verdict=verdict, settings=dict(settings or {}), criterion=str(criterion),
                    interval=interval.method, note=reason, kernel_path=kernel_path, kind=kind,
-                   source=source, paper_value_source=paper_value_source, profile=profile)
+                   source=source, paper_value_source=paper_value_source, profile=profile,
+                   band=[_finite_or_none(float(b)) for b in criterion.band])
 
     def measured(self) -> Interval:
         """The measured value and its interval."""

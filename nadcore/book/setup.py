@@ -140,7 +140,7 @@ class Chapter:
               paper_steps: int | None = None, networks: int | None = None,
               paper_networks: int = PUBLISHED_NETWORKS, preconditions: dict | None = None,
               settings: dict | None = None, show: bool = True, trained: bool = True,
-              paper_value: float | None = None, **fill) -> None:
+              paper_value: float | None = None, profile: str | None = None, **fill) -> None:
         """Record the scorecard claim ``id`` registered in :mod:`nadcore.book.claims` (its
         statement, kind, criterion and the paper's number come from there; ``fill`` gives the
         values its ``{placeholders}`` name, beside the chapter's settings and parameters).
@@ -150,10 +150,15 @@ class Chapter:
         behind a NAD estimate (over ``paper_networks``: its ``mc_fraction``). Shows the verdict
         under a label the scorecard page links to; returns nothing, so a cell that ends with a
         claim prints only its verdict. (``paper`` and ``criterion`` given here instead of
-        registered: an unregistered claim of kind "paper".)"""
-        values_for_text = {**self.cfg, **self.params, "profile": self.profile, **fill}
+        registered: an unregistered claim of kind "paper".) ``profile``: the profile the
+        numbers were made on, when not this run's: ``"paper"`` for the committed paper-scale
+        bundles (:mod:`nadcore.book.paper_results`), whose claims are registered in
+        ``claims/paper_scale.py``."""
+        registry = "paper" if profile == "paper" else None  # claims/paper_scale.py
+        profile = profile or self.profile
+        values_for_text = {**self.cfg, **self.params, "profile": profile, **fill}
         if paper is None:
-            s = claim_specs.spec(self.name, id)
+            s = claim_specs.spec(self.name, id, registry)
             statement = evidence.fill_placeholders(s.statement, values_for_text)
             crit = s.criterion(values_for_text)
             kind, source, bounds, trained = s.kind, s.source, s.bounds, s.trained
@@ -165,9 +170,9 @@ class Chapter:
         budget = steps / paper_steps if (trained and steps and paper_steps) else None
         c = evidence.Claim.evaluate(id, self.name, statement, crit, iv, trained=trained, budget_fraction=budget,
                                     paper_value=paper_value, preconditions=preconditions,
-                                    settings={"profile": self.profile, **(settings or {})},
+                                    settings={"profile": profile, **(settings or {})},
                                     kernel_path=kernels.path(), kind=kind, source=source,
-                                    paper_value_source=pv_source, profile=self.profile, bounds=bounds,
+                                    paper_value_source=pv_source, profile=profile, bounds=bounds,
                                     mc_fraction=None if networks is None else networks / paper_networks)
         self.claims = [x for x in self.claims if x.id != c.id] + [c]
         if show:

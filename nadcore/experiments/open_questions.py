@@ -1,13 +1,14 @@
 """Chapter 6's experiments (the reviewers' questions and the papers' untested theory): summaries
 of a directional bias, and the jobs that train networks and follow their NADs.
 
-* :func:`quadrant_grid`: the frequencies ``k1, k2 >= 0`` of a Fig.-1 map. The distribution of the
-  test accuracy over initialisations and data is symmetric under mirroring the image (which maps
-  frequency ``(k1, k2)`` to ``(k1, -k2)`` and ``(-k1, k2)``) and under transposing it, so the
-  quadrant carries the whole map at a quarter of the cost.
+* :func:`quadrant_grid`: the frequencies ``k1, k2 >= 0`` of a Fig.-1 map, the part of the map
+  chapter 6 studies. (Cells ``(k1, k2)`` and ``(-k1, -k2)`` are *not* the same experiment: the
+  book's Fourier direction is ``cos + sin`` of ``2 pi (k1 m + k2 n) / size``, and the two are
+  orthogonal. The symmetry that does hold is transposition, ``(k1, k2) -> (k2, k1)``, which
+  :func:`nadcore.experiments.separability.grid_sweep` uses with ``transpose_symmetric``.)
 * :func:`map_summary`: per seed, the mean accuracy near the centre and off the centre, the number
   of off-centre *islands* (cells learned well although far from the low frequencies) and the
-  spread of the map.
+  spread of the map; :func:`map_table`, :func:`summary_frame`: the maps as tables.
 * :func:`alpha`: eq. (2) of Ortiz-Jimenez et al., "A neural anisotropic view of
   underspecification" (2021): ``alpha(v) = v^T E_theta[grad_x f grad_x f^T] v``, which the paper
   says the test accuracy on D(v) increases with.
@@ -15,29 +16,37 @@ of a directional bias, and the jobs that train networks and follow their NADs.
   gradients put their energy;
 * :func:`dv_dynamics_job`, :func:`cifar_dynamics_job`: train one network and follow its NADs
   epoch by epoch (:mod:`nadcore.nads.trained`), then remove NAD components from test images;
-* :func:`mixed_moments_job`: both second moments of Lemma 2 (:mod:`nadcore.nads.mixed_hessian`).
+* :func:`mixed_moments_job`: both second moments of Lemma 2 (:mod:`nadcore.nads.mixed_hessian`);
+  :func:`linear_pooling_check`: eqs. (4)-(5) against exact and Monte Carlo averages;
+* tidy tables behind the chapter's figures (``*_table``) and the summaries it prints.
 """
 from __future__ import annotations
 
 import time
 
 import numpy as np
+import pandas as pd
 import torch
 from scipy.stats import spearmanr
 
 from nadcore.data import cifar
 from nadcore.data.directions import FourierGrid, directional_train_test, low_frequency_fraction
+from nadcore.experiments.runner import Job
 from nadcore.experiments.separability import frequency_radius
 from nadcore.nads.covariance import subspace_overlap
-from nadcore.nads.mixed_hessian import network_moments
+from nadcore.nads.mixed_hessian import linear_pooling_moments, linear_pooling_monte_carlo, network_moments
 from nadcore.nads.trained import (captured_fraction, dynamics, epoch_snapshots, principal_directions,
                                   random_orthonormal, remove_components)
-from nadcore.nets import build_model
-from nadcore.runtime import generator
+from nadcore.nets import build_model, spec_key
+from nadcore.runtime import digest, generator
+from nadcore.theory import linear_pooling
+from nadcore.theory.pooling import average_pooling_prefilter
 from nadcore.train import evaluate, train_classifier
 
-__all__ = ["quadrant_grid", "map_summary", "alpha", "spearman", "spectrum_summary", "nad_table",
-           "dv_dynamics_job", "cifar_dynamics_job", "mixed_moments_job", "REMOVALS"]
+__all__ = ["quadrant_grid", "map_summary", "map_table", "summary_frame", "alpha", "spearman",
+           "spectrum_summary", "nad_table", "spectra_table", "dynamics_table", "dynamics_summary",
+           "removal_table", "removal_summary", "alpha_table", "overlap_table", "dynamics_jobs",
+           "linear_pooling_check", "dv_dynamics_job", "cifar_dynamics_job", "mixed_moments_job", "REMOVALS"]
 
 #: the direction sets removed from test images (:func:`cifar_dynamics_job`)
 REMOVALS = ("first NADs", "last NADs", "random", "data PCs")
@@ -57,15 +66,41 @@ def quadrant_grid(ticks, size: int = 32) -> FourierGrid:
 def map_summary(acc, grid: FourierGrid, off_centre: int = 8, island: float = 0.6) -> dict:
     """Per-seed summaries of accuracy maps ``acc`` (seeds, g, g) over ``grid``, each an array
     (seeds,): ``centre`` (mean over cells with ``max(|k1|, |k2|) < off_centre``), ``off_centre``
-    (mean over the others), ``islands`` (fraction of off-centre cells with accuracy >= ``island``),
-    ``spread`` (max - min over all cells) and ``std`` (standard deviation over all cells: 0 for a
-    network that finds every direction equally easy)."""
+    (mean over the others), ``gap`` (``|centre - off_centre|``: 0 for a map that does not depend
+    on the frequency), ``islands`` (fraction of off-centre cells with accuracy >= ``island``),
+    ``spread`` (max - min over all cells), ``std`` (standard deviation over all cells: 0 for a
+    network that finds every direction equally easy) and ``learned`` (some cell reaches
+    ``island``)."""
     a = np.asarray(acc, dtype=float)
     far = frequency_radius(grid) >= off_centre
     flat = a.reshape(a.shape[0], -1)
-    return {"centre": a[:, ~far].mean(1), "off_centre": a[:, far].mean(1),
+    centre, off = a[:, ~far].mean(1), a[:, far].mean(1)
+    return {"centre": centre, "off_centre": off, "gap": np.abs(centre - off),
             "islands": (a[:, far] >= island).mean(1), "spread": flat.max(1) - flat.min(1),
-            "std": flat.std(1)}
+            "std": flat.std(1), "learned": flat.max(1) >= island}
+
+
+def map_table(maps: dict, grid: FourierGrid, seeds) -> pd.DataFrame:
+    """The accuracy maps ``maps`` (label -> :func:`nadcore.experiments.separability.grid_sweep`
+    result) as one row per variant, seed and cell: ``variant, seed, k1, k2, test_acc, train_acc,
+    trained`` (``trained`` False: the cell holds its transpose's runs)."""
+    rows = []
+    for label, r in maps.items():
+        trained = np.asarray(r.get("trained", np.ones(grid.shape, dtype=bool))).reshape(-1)
+        test, train = (np.asarray(r[k]).reshape(len(seeds), -1) for k in ("test_acc", "train_acc"))
+        for i, s in enumerate(seeds):
+            for c, (k1, k2) in enumerate(grid.frequencies):
+                rows.append({"variant": label, "seed": int(s), "k1": int(k1), "k2": int(k2),
+                             "test_acc": test[i, c], "train_acc": train[i, c], "trained": bool(trained[c])})
+    return pd.DataFrame(rows)
+
+
+def summary_frame(summaries: dict, maps: dict) -> pd.DataFrame:
+    """One row per variant: the means over seeds of its :func:`map_summary` and the median
+    training accuracy of its runs."""
+    return pd.DataFrame({label: {**{k: float(np.mean(v)) for k, v in s.items() if k != "learned"},
+                                 "train acc (median)": float(np.median(maps[label]["train_acc"]))}
+                         for label, s in summaries.items()}).T
 
 
 def alpha(eigenvalues, nads, directions, normalise: bool = True) -> np.ndarray:
@@ -103,8 +138,6 @@ def nad_table(sets: dict, indices, **columns):
     """The NAD images of a figure as a tidy table: one row per (set, NAD index, pixel) with the
     columns ``nads`` (the key of ``sets``: a NADResult or rows of NADs), ``index``, ``row``,
     ``col``, ``value``, plus constant ``columns``."""
-    import pandas as pd
-
     frames = []
     for name, r in sets.items():
         U = np.asarray(r.nads if hasattr(r, "nads") else r)
@@ -114,6 +147,111 @@ def nad_table(sets: dict, indices, **columns):
             frames.append(pd.DataFrame({"nads": name, "index": i, "row": rows, "col": cols, "value": U[i],
                                         **columns}))
     return pd.concat(frames, ignore_index=True)
+
+
+def spectra_table(sets: dict, seeds, name: str = "variant") -> pd.DataFrame:
+    """Normalised NAD spectra as a tidy table: ``sets`` maps a label to one NADResult per seed."""
+    return pd.DataFrame([{name: label, "seed": int(s), "index": i, "eigenvalue": lam}
+                         for label, rs in sets.items() for s, r in zip(seeds, rs)
+                         for i, lam in enumerate(r.normalized_spectrum())])
+
+
+def dynamics_table(tasks: dict, seeds, ks) -> pd.DataFrame:
+    """The NADs-during-training curves (``tasks``: name -> per-seed arrays of
+    :func:`dv_dynamics_job` or :func:`cifar_dynamics_job`), one row per task, seed, epoch and k."""
+    rows = []
+    for name, res in tasks.items():
+        for s, a in zip(seeds, res):
+            for t in range(a["overlap_initial"].shape[0]):
+                for j, k in enumerate(ks):
+                    rows.append({"task": name, "seed": int(s), "epoch": t, "k": k,
+                                 "overlap_initial": a["overlap_initial"][t, j], "test_acc": a["test_acc"][t],
+                                 "captured_v": a["captured_v"][t, j] if "captured_v" in a else np.nan,
+                                 "overlap_architecture": a["overlap_reference"][t, j]
+                                 if "overlap_reference" in a else np.nan})
+    return pd.DataFrame(rows)
+
+
+def dynamics_summary(tasks: dict, ks) -> pd.DataFrame:
+    """Means over seeds of the test accuracy and the overlaps with the initial NADs at epochs 0, 1
+    and the last one, per task."""
+    rows = []
+    for name, res in tasks.items():
+        acc = np.stack([a["test_acc"] for a in res])
+        ov = np.stack([a["overlap_initial"] for a in res])
+        for t in sorted({0, 1, acc.shape[1] - 1}):
+            rows.append({"task": name, "epoch": t, "test acc": acc[:, t].mean(),
+                         **{f"overlap k={k}": ov[:, t, j].mean() for j, k in enumerate(ks)}})
+    return pd.DataFrame(rows)
+
+
+def removal_table(acc, energy, seeds, ks) -> pd.DataFrame:
+    """Accuracy and energy removed (arrays (seeds, len(REMOVALS), len(ks))) as a tidy table."""
+    return pd.DataFrame([{"seed": int(s), "directions": n, "k": k, "test_acc": acc[a, i, j],
+                          "energy_removed": energy[a, i, j]}
+                         for a, s in enumerate(seeds) for i, n in enumerate(REMOVALS) for j, k in enumerate(ks)])
+
+
+def removal_summary(acc, energy, ks) -> pd.DataFrame:
+    """Means over seeds of the accuracy and the energy removed, one row per direction set and k."""
+    return pd.DataFrame({f"{n}, k={k}": {"accuracy": acc[:, i, j].mean(), "energy removed": energy[:, i, j].mean()}
+                         for i, n in enumerate(REMOVALS) for j, k in enumerate(ks)}).T
+
+
+def alpha_table(alphas: dict, accs: dict, seeds, grid: FourierGrid) -> pd.DataFrame:
+    """alpha(v) beside the test accuracy, one row per NAD set, seed and grid cell (``accs``: label ->
+    (seeds, cells))."""
+    return pd.DataFrame([{"nads": label, "seed": int(s), "k1": int(k1), "k2": int(k2), "alpha": alphas[label][c],
+                          "test_acc": accs[label][i, c]}
+                         for label in alphas for i, s in enumerate(seeds)
+                         for c, (k1, k2) in enumerate(grid.frequencies)])
+
+
+def overlap_table(overlaps, seeds, ks, D: int) -> pd.DataFrame:
+    """Subspace overlaps (seeds, len(ks)) as a tidy table, with the chance level k / D."""
+    return pd.DataFrame([{"seed": int(s), "k": k, "overlap": overlaps[i, j], "chance": k / D}
+                         for i, s in enumerate(seeds) for j, k in enumerate(ks)])
+
+
+def dynamics_jobs(model: str, seeds, cfg: dict, v, reference, basis, data, *, device: str, data_spec: dict):
+    """The jobs of chapter 6's questions 2 and 3, one per seed: :func:`dv_dynamics_job` on D(v)
+    (``reference``: the architecture's first NADs) and :func:`cifar_dynamics_job` on binary
+    CIFAR-10 (``basis``: the architecture's complete NAD basis, removed from test images; ``data``
+    the loaded data set, whose description keys the cache; ``data_spec`` how a worker loads it)."""
+    ks = cfg["overlap_ks"]
+    dv = [Job({**spec_key(model), "seed": s, "direction": cfg["dynamics_direction"], "data": cfg["dv"],
+               "train": cfg["dv_train"], "ks": ks, "eval_points": cfg["eval_points"], "reference": digest(reference)},
+              {"v": v, "reference": reference, "device": device}) for s in seeds]
+    data_key = {k: data.description.get(k) for k in ("name", "n_train", "n_test", "sha256")}
+    cifar_jobs = [Job({**spec_key(model), "seed": s, "train": cfg["cifar_train"], "ks": ks,
+                       "eval_points": cfg["eval_points"], "removal_ks": cfg["removal_ks"], "nads": digest(basis),
+                       "data": data_key}, {"nad_basis": basis, "data_spec": data_spec, "device": device})
+                  for s in seeds]
+    return dv, cifar_jobs
+
+
+def linear_pooling_check(D: int, S: int, sigmas, draws: int, gen) -> dict:
+    """Eqs. (4)-(5) of the NAD paper on the linear model of pooling (average-pooling prefilter,
+    ``D`` inputs, subsampling ``S``, ``sigmas = (sigma_theta, sigma_phi)``): the largest relative
+    difference of the exact Gaussian averages (``exact``) and of ``draws`` Monte Carlo draws
+    (``monte_carlo``) from the closed forms, and the range of diag E[J^T J] / diag E[g g^T] where
+    m != 0 (``ratio``) beside its closed form (``ratio_closed``)."""
+    m = np.abs(average_pooling_prefilter(D, S))
+    s_th, s_ph = sigmas
+    closed = {"gradient": linear_pooling.expected_gradient_covariance(m, s_th, s_ph, S),
+              "mixed": linear_pooling.expected_mixed_gram(m, s_th, s_ph, S)}
+    exact = linear_pooling_moments(m, S, s_th, s_ph)
+    mc = linear_pooling_monte_carlo(m, S, s_th, s_ph, draws, gen)
+
+    def rel(a, b):
+        return float(np.abs(a - b).max() / np.abs(b).max())
+
+    passed = np.diag(exact["gradient"]) > 0  # m vanishes at the multiples of M
+    ratio = np.diag(exact["mixed"])[passed] / np.diag(exact["gradient"])[passed]
+    return {"exact": max(rel(exact[k], closed[k]) for k in closed),
+            "monte_carlo": max(rel(mc[k], closed[k]) for k in closed),
+            "ratio": (float(ratio.min()), float(ratio.max())),
+            "ratio_closed": (s_th ** 2 + s_ph ** 2) / (s_th ** 2 * s_ph ** 2)}
 
 
 # --------------------------------------------------------------------------------------------

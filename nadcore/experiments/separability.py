@@ -23,14 +23,17 @@ from nadcore.experiments.runner import Job, collect, run_jobs
 from nadcore.nads.covariance import OVERLAP_KS
 from nadcore.nads.published import FIG6_COLUMNS, load_published_fig6
 from nadcore.nets import build_model, spec_key
+from nadcore.nads.published import load_published_fig1
 from nadcore.runtime import derived_seed, digest, generator, resolve_device
-from nadcore.train import train_many
+from nadcore.theory.pooling import bayes_accuracy_linear, pooling_operator
+from nadcore.train import train_many, train_side_by_side
 
 __all__ = ["directional_job", "direction_jobs", "directions_sweep", "fourier_sweep", "grid_sweep",
            "select_cells", "covering_subgrid", "RESULT_KEYS", "steps_per_run", "iterations_to_loss",
            "censored_iterations", "frequency_radius", "cell_radius", "band_means",
            "nad_index_summary", "rank_correlations", "fourier_table", "nad_table",
-           "published_fig6_table", "split_half_table"]
+           "published_fig6_table", "published_fig1_map", "pooling_bayes_map", "fig1_regions",
+           "transpose_asymmetry", "split_half_table"]
 
 RESULT_KEYS = ("test_acc", "train_acc", "train_loss", "iter_loss", "iters_to_loss")
 _DATA_KEYS = ("n_train", "n_test", "sigma", "epsilon", "signal")
@@ -54,7 +57,12 @@ def directional_job(config: dict, vectors, device: str = "auto"):
     ``iters_to_loss`` (R,; -1 = never reached; threshold ``config["train"]["loss_threshold"]``,
     default 0.1, averaged over ``loss_window`` = 20 iterations), and meta (seconds, device).
     ``config["outputs"]``: 1 (one logit, logistic loss) or 2 (two logits and cross-entropy, as
-    the authors trained).
+    the authors trained). ``config["train"]["trainer"]``: ``"many"`` (the default:
+    :func:`nadcore.train.train_many`, which trains networks with BatchNorm or Dropout one at a
+    time) or ``"side_by_side"`` (:func:`nadcore.train.train_side_by_side`: any architecture, all
+    runs of the job at once, dropout masks from per-run generators; the paper profile's big
+    networks on a GPU), with ``autocast`` ("bf16" or None; applied on CUDA only, recorded in the
+    meta).
     """
     t0 = time.perf_counter()
     dev = resolve_device(device)
@@ -62,8 +70,13 @@ def directional_job(config: dict, vectors, device: str = "auto"):
     tr = dict(config["train"])
     thr = float(tr.pop("loss_threshold", 0.1))
     window = int(tr.pop("loss_window", 20))
+    trainer = tr.pop("trainer", "many")
+    autocast = tr.pop("autocast", None)
+    autocast = autocast if dev.type == "cuda" else None  # bf16 autocast is for the GPU
+    if trainer not in ("many", "side_by_side"):
+        raise ValueError(f"trainer must be 'many' or 'side_by_side', got {trainer!r}")
     d, K = config["data"], int(config.get("outputs", 1))
-    models, xs, ys, xts, yts, gens = [], [], [], [], [], []
+    models, xs, ys, xts, yts, gens, dgens = [], [], [], [], [], [], []
     for v, (label, seed) in zip(vectors, config["runs"]):
         s = _run_seed(int(seed), config.get("tag", ""), label)
         x, y, xt, yt = directional_train_test(v, int(d["n_train"]), int(d["n_test"]), float(d["sigma"]),
@@ -74,7 +87,12 @@ def directional_job(config: dict, vectors, device: str = "auto"):
         models.append(build_model(config["model"], v.shape[0], K, v.shape[-1], seed=(s, 1), check=False))
         xs.append(x), ys.append(y), xts.append(xt), yts.append(yt)
         gens.append(generator(s, 2))
-    res = train_many(models, xs, ys, generators=gens, device=dev, xs_test=xts, ys_test=yts, **tr)
+        dgens.append(generator(s, 3, device=dev))
+    if trainer == "side_by_side":
+        res = train_side_by_side(models, xs, ys, generators=gens, dropout_generators=dgens, device=dev,
+                                 xs_test=xts, ys_test=yts, autocast=autocast, **tr)
+    else:
+        res = train_many(models, xs, ys, generators=gens, device=dev, xs_test=xts, ys_test=yts, **tr)
     il = np.stack([r.iter_loss for r in res]).astype(np.float32)
     arrays = {
         "test_acc": np.array([r.test_acc for r in res], dtype=np.float64),
@@ -83,7 +101,10 @@ def directional_job(config: dict, vectors, device: str = "auto"):
         "iter_loss": il,
         "iters_to_loss": iterations_to_loss(il, thr, window),
     }
-    meta = {"seconds": time.perf_counter() - t0, "device": str(dev), "threads": torch.get_num_threads()}
+    meta = {"seconds": time.perf_counter() - t0, "device": str(dev), "threads": torch.get_num_threads(),
+            "trainer": trainer, "autocast": autocast}
+    if dev.type == "cuda":
+        meta["gpu"] = torch.cuda.get_device_name(dev)
     return arrays, meta
 
 
@@ -147,15 +168,34 @@ def fourier_sweep(model, frequencies, settings: dict, *, size: int = 32, **kw) -
     return out
 
 
-def grid_sweep(model, grid, settings: dict, **kw) -> dict:
+def grid_sweep(model, grid, settings: dict, *, transpose_symmetric: bool = False, **kw) -> dict:
     """:func:`fourier_sweep` over every cell of ``grid`` (a :class:`nadcore.data.FourierGrid`):
-    the paper's Figs. 1-3. Arrays reshaped to (seeds, g, g, ...), plus ``grid`` and
-    ``frequencies`` (row-major)."""
-    out = fourier_sweep(model, grid.frequencies, settings, size=grid.size, **kw)
+    the paper's Figs. 1-3. Arrays reshaped to (seeds, g, g, ...), plus ``grid``, ``frequencies``
+    (row-major) and ``trained`` (g, g): which cells were trained.
+
+    ``transpose_symmetric``: train only the cells with k1 <= k2 and give cell (k2, k1) the runs of
+    (k1, k2). Exact in distribution when the architecture's random initialisation is invariant
+    under transposing the image (square kernels and pooling windows with i.i.d. weights, as in
+    LeNet, logistic regression and the paper's other networks): transposing every image of
+    D(v(k1, k2)) gives D(v(k2, k1)), the Fourier direction being cos + sin of
+    2 pi (k1 m + k2 n) / size, and the transposed network is as likely as the original. It saves
+    g (g - 1) / 2 of the g^2 runs; per-seed averages over the grid stay unbiased."""
+    freqs = [(int(a), int(b)) for a, b in grid.frequencies]
+    if transpose_symmetric:
+        cells = [f for f in freqs if f[0] <= f[1]]
+        pos = {f: i for i, f in enumerate(cells)}
+        missing = [f for f in freqs if (min(f), max(f)) not in pos]
+        if missing:
+            raise ValueError(f"the grid is not symmetric under transposition: {missing[:3]} have no mirror cell")
+        pick = np.array([pos[(min(f), max(f))] for f in freqs])
+        trained = np.array([f[0] <= f[1] for f in freqs])
+    else:
+        cells, pick, trained = freqs, np.arange(len(freqs)), np.ones(len(freqs), dtype=bool)
+    out = fourier_sweep(model, cells, settings, size=grid.size, **kw)
     g = grid.shape
-    res = {k: out[k].reshape(out[k].shape[0], *g, *out[k].shape[2:]) for k in RESULT_KEYS}
-    res.update(grid=grid, frequencies=out["frequencies"], compute_seconds=out["compute_seconds"],
-               jobs=out["jobs"])
+    res = {k: out[k][:, pick].reshape(out[k].shape[0], *g, *out[k].shape[2:]) for k in RESULT_KEYS}
+    res.update(grid=grid, frequencies=freqs, trained=trained.reshape(g),
+               compute_seconds=out["compute_seconds"], jobs=out["jobs"])
     return res
 
 
@@ -287,17 +327,19 @@ def rank_correlations(acc, reference) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 def fourier_table(results: dict, seeds, keys=("test_acc", "train_acc"), name: str = "model"):
     """One row per entry of ``results`` (label -> :func:`fourier_sweep` or :func:`grid_sweep`
-    result), cell and seed: ``name, k1, k2, seed, *keys`` (Fig. 1: ``model, k1, k2, seed,
-    test_acc, train_acc``)."""
+    result), cell and seed: ``name, k1, k2, seed, *keys, trained`` (Fig. 1: ``model, k1, k2, seed,
+    test_acc, train_acc, trained``; ``trained`` False: the cell holds its transpose's runs, see
+    :func:`grid_sweep`)."""
     rows = []
     for label, r in results.items():
         freqs = r["frequencies"]
         arrays = {k: np.asarray(r[k]).reshape(len(seeds), len(freqs)) for k in keys}
+        trained = np.asarray(r.get("trained", np.ones(len(freqs), dtype=bool))).reshape(-1)
         for s, seed in enumerate(seeds):
             for c, (k1, k2) in enumerate(freqs):
                 rows.append({name: label, "k1": k1, "k2": k2, "seed": int(seed),
-                             **{k: arrays[k][s, c].item() for k in keys}})
-    return pd.DataFrame(rows, columns=[name, "k1", "k2", "seed", *keys])
+                             **{k: arrays[k][s, c].item() for k in keys}, "trained": bool(trained[c])})
+    return pd.DataFrame(rows, columns=[name, "k1", "k2", "seed", *keys, "trained"])
 
 
 def nad_table(model: str, estimator: str, indices, result: dict, seeds, eigenvalues):
@@ -339,3 +381,52 @@ def split_half_table(results: dict):
         rows[label] = {"networks": n, "points": int(r.meta.get("points", 1) or 1),
                        **{f"k={k}": (float(v) if k <= n // 2 else float("nan")) for k, v in zip(OVERLAP_KS, last)}}
     return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def published_fig1_map(model: str, frequencies) -> np.ndarray:
+    """The authors' published Fig. 1 accuracies of ``model`` (:func:`nadcore.nads.published.load_published_fig1`)
+    at the cells ``frequencies`` ((k1, k2) pairs or a FourierGrid, row-major), as a flat array."""
+    pub = load_published_fig1([model]).set_index(["k1", "k2"])["test_acc"]
+    freqs = frequencies.frequencies if hasattr(frequencies, "frequencies") else frequencies
+    return np.array([pub.loc[(int(a), int(b))] for a, b in freqs], dtype=np.float64)
+
+
+def pooling_bayes_map(frequencies, size: int = 32, pools: int = 2, epsilon: float = 1.0,
+                      sigma: float = 3.0) -> np.ndarray:
+    """Theorem 1 on a grid: the Bayes accuracy on D(v(k1, k2)) (``x = epsilon y v + w``) after
+    ``pools`` stacked 2x2 average poolings of a ``size`` x ``size`` image (a linear stand-in for
+    LeNet's two max poolings), for each cell of ``frequencies`` ((k1, k2) pairs or a FourierGrid),
+    from :func:`nadcore.theory.pooling.bayes_accuracy_linear` with the separable 2-D pooling
+    operator. 0.5: the pooling blinds the direction; the Fourier direction is the data's
+    ``cos + sin`` of 2 pi (k1 m + k2 n) / size."""
+    P, d = np.eye(size), size
+    for _ in range(pools):
+        P, d = pooling_operator(d, 2) @ P, d // 2
+    P2 = np.kron(P, P)
+    m = np.arange(size)
+    freqs = frequencies.frequencies if hasattr(frequencies, "frequencies") else frequencies
+    out = []
+    for a, b in freqs:
+        theta = 2 * np.pi * (int(a) * m[:, None] + int(b) * m[None, :]) / size
+        v = (np.cos(theta) + np.sin(theta)).ravel()
+        out.append(bayes_accuracy_linear(P2, v / np.linalg.norm(v), epsilon, sigma))
+    return np.array(out)
+
+
+def fig1_regions(grid, low: int = 4, blind: int = 8, island: int = 12) -> dict:
+    """Boolean masks (flat, row-major over ``grid``) of the parts of a Fig. 1 map that LeNet's
+    pooling shapes (see :func:`pooling_bayes_map`): ``core`` (max(|k1|, |k2|) <= low), ``blind
+    lines`` (|k1| or |k2| = blind), ``islands`` (on an axis at |k| = island) and ``other high``
+    (the remaining cells with max(|k1|, |k2|) >= blind)."""
+    k1, k2 = np.asarray(grid.k1).ravel(), np.asarray(grid.k2).ravel()
+    r = np.maximum(np.abs(k1), np.abs(k2))
+    lines = (np.abs(k1) == blind) | (np.abs(k2) == blind)
+    isl = ((k1 == 0) & (np.abs(k2) == island)) | ((k2 == 0) & (np.abs(k1) == island))
+    return {"core": r <= low, "blind lines": lines, "islands": isl, "other high": (r >= blind) & ~lines & ~isl}
+
+
+def transpose_asymmetry(acc_map) -> float:
+    """Mean |A - A^T| of a square Fig. 1 map (rows k1, columns k2, the same frequencies on both
+    axes): 0 for a map symmetric under (k1, k2) -> (k2, k1)."""
+    a = np.asarray(acc_map, dtype=np.float64)
+    return float(np.nanmean(np.abs(a - a.T)))

@@ -19,7 +19,8 @@ from nadcore.nets import PUBLISHED_NAMES
 from nadcore.runtime import file_sha256
 
 __all__ = ["PUBLISHED_NETWORKS", "published_nads_root", "load_published_nads",
-           "load_published_fig6", "FIG6_SHA256", "FIG6_COLUMNS"]
+           "load_published_fig6", "FIG6_SHA256", "FIG6_COLUMNS", "load_published_fig1", "FIG1_SHA256",
+           "FIG1_COLUMNS"]
 
 #: Number of networks behind the authors' published NADs (their scripts: num_networks=10000).
 PUBLISHED_NETWORKS = 10_000
@@ -28,6 +29,10 @@ _PUBLISHED_URL = "https://raw.githubusercontent.com/LTS4/neural-anisotropy-direc
 FIG6_SHA256 = "2c568563e206a56a1d301395f575de7f4a6fef7c63563856972cf25f6054d295"
 #: registry name -> the column suffix of that network in nads.csv
 FIG6_COLUMNS = {"lenet": "ln", "resnet18": "rn", "densenet121": "dn", "vgg11": "vgg"}
+#: SHA-256 of the authors' docs/data/dft_accuracies.csv (their Fig. 1), shipped in published_data/
+FIG1_SHA256 = "ba013c0b094f7a8eabf611848a134366c28dc4a9daacefa1fb9b825ceda208c2"
+#: registry name -> the column suffix of that network in dft_accuracies.csv
+FIG1_COLUMNS = {"logreg": "lr", "lenet": "ln", "resnet18": "rn", "densenet121": "dn", "vgg11": "vgg"}
 
 
 def _candidates(kind: str, env: str) -> list[Path]:
@@ -121,3 +126,21 @@ def load_published_fig6(root=None):
         if c.startswith("acc_"):
             df[c] = df[c] / 100.0
     return df
+
+
+def load_published_fig1(models=None) -> pd.DataFrame:
+    """The authors' published Fig. 1 (``published_data/fig1_dft_accuracies.csv``, shipped with
+    nadcore; see the README there) as tidy rows ``model, k1, k2, test_acc`` (accuracy in [0, 1])
+    for ``models`` (default: all five of :data:`FIG1_COLUMNS`). Their cell (x, y) is nadcore's
+    frequency (k1, k2) = (2 (y - 8), 2 (x - 8)). Checks the file's SHA-256."""
+    path = Path(__file__).resolve().parent / "published_data" / "fig1_dft_accuracies.csv"
+    if file_sha256(path) != FIG1_SHA256:
+        raise ValueError(f"{path}: SHA-256 does not match the authors' dft_accuracies.csv; the file is damaged")
+    df = pd.read_csv(path)
+    unknown = sorted(set(models or ()) - set(FIG1_COLUMNS))
+    if unknown:
+        raise ValueError(f"no published Fig. 1 data for {unknown}; the authors published {sorted(FIG1_COLUMNS)}")
+    k1, k2 = 2 * (df["y"].to_numpy() - 8), 2 * (df["x"].to_numpy() - 8)
+    return pd.concat([pd.DataFrame({"model": m, "k1": k1, "k2": k2,
+                                    "test_acc": df[f"acc_{FIG1_COLUMNS[m]}"].to_numpy(dtype=np.float64) / 100.0})
+                      for m in (models or FIG1_COLUMNS)], ignore_index=True)

@@ -92,12 +92,14 @@ class VGG11(_Registered):
     """VGG-11 with batch norm (the variant the authors used for NADs), CIFAR head (512-512-out).
 
     Convolutions get the original code's normal initialisation N(0, 2/(k*k*out_channels)) with
-    zero bias; everything else keeps PyTorch's default.
+    zero bias; everything else keeps PyTorch's default. ``width`` scales every layer (64 is the
+    standard network; tiny widths are for tests).
     """
 
     conv_init = "normal_fan_out"  # the original code's normal initialisation of convolutions
 
-    def __init__(self, in_channels: int = 1, num_outputs: int = 1, batch_norm: bool = True):
+    def __init__(self, in_channels: int = 1, num_outputs: int = 1, batch_norm: bool = True,
+                 width: int = 64):
         super().__init__()
         layers: list[nn.Module] = []
         c = in_channels
@@ -105,16 +107,18 @@ class VGG11(_Registered):
             if v == "M":
                 layers.append(nn.MaxPool2d(2, 2))
             else:
+                v = v * width // 64
                 layers.append(nn.Conv2d(c, v, 3, padding=1))
                 if batch_norm:
                     layers.append(nn.BatchNorm2d(v))
                 layers.append(nn.ReLU(inplace=True))
                 c = v
         self.features = nn.Sequential(*layers)
+        h = 8 * width
         self.classifier = nn.Sequential(
-            nn.Linear(512, 512), nn.ReLU(True), nn.Dropout(),
-            nn.Linear(512, 512), nn.ReLU(True), nn.Dropout(),
-            nn.Linear(512, num_outputs),
+            nn.Linear(c, h), nn.ReLU(True), nn.Dropout(),
+            nn.Linear(h, h), nn.ReLU(True), nn.Dropout(),
+            nn.Linear(h, num_outputs),
         )
 
     def forward(self, x):

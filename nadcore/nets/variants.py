@@ -28,10 +28,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from nadcore.nets.architectures import MLP
+from nadcore.nets.architectures import MLP, VGG11, DenseNet121, ResNet18
 
 __all__ = ["DownsamplingLeNet", "blur_downsample", "lenet_strided", "lenet_avgpool", "lenet_blurpool",
-           "ResidualNet", "resnet_skip", "resnet_noskip", "mlp_cifar", "DOWNSAMPLING", "VARIANTS"]
+           "ResidualNet", "resnet_skip", "resnet_noskip", "mlp_cifar", "DOWNSAMPLING", "VARIANTS",
+           "TINY", "resnet18_tiny", "resnet18_nopool_tiny", "vgg11_tiny", "densenet121_tiny"]
 
 #: how each LeNet variant halves its feature maps
 DOWNSAMPLING = ("max", "avg", "stride", "blur")
@@ -149,3 +150,34 @@ def mlp_cifar(in_channels: int = 1, num_outputs: int = 1) -> nn.Module:
     """The MLP of the follow-up's appendix A.2 (binary CIFAR-10 (+) D(v)): hidden layers of 200
     and 50 ReLUs. (Sec. 3's MLP, hidden 100 and 20, is the registry's ``"mlp"``.)"""
     return MLP(in_channels, num_outputs, 32, hidden=(200, 50))
+
+
+# --------------------------------------------------------------------------------------------
+# Tiny versions of the paper's big networks, for tests of the paper-scale machinery on a CPU
+# --------------------------------------------------------------------------------------------
+def resnet18_tiny(in_channels: int = 1, num_outputs: int = 1) -> nn.Module:
+    """ResNet-18's layers at width 4 (the standard network has 64): for CPU tests only."""
+    return ResNet18(in_channels, num_outputs, width=4)
+
+
+def resnet18_nopool_tiny(in_channels: int = 1, num_outputs: int = 1) -> nn.Module:
+    """:func:`resnet18_tiny` without its final average pool (Fig. 3's variant)."""
+    return ResNet18(in_channels, num_outputs, width=4, pooling=False)
+
+
+def vgg11_tiny(in_channels: int = 1, num_outputs: int = 1) -> nn.Module:
+    """VGG-11 (batch norm, dropout) at width 4 (the standard network has 64)."""
+    return VGG11(in_channels, num_outputs, width=4)
+
+
+def densenet121_tiny(in_channels: int = 1, num_outputs: int = 1) -> nn.Module:
+    """DenseNet-121's blocks with growth rate 2 (the standard network has 32)."""
+    return DenseNet121(in_channels, num_outputs, growth_rate=2)
+
+
+#: registry name -> its tiny stand-in (``scripts/run_paper.py --tiny``); LeNet-sized networks
+#: are small already and stand for themselves
+TINY = {"resnet18": "nadcore.nets.variants:resnet18_tiny",
+        "resnet18_nopool": "nadcore.nets.variants:resnet18_nopool_tiny",
+        "vgg11": "nadcore.nets.variants:vgg11_tiny",
+        "densenet121": "nadcore.nets.variants:densenet121_tiny"}

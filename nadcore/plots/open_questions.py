@@ -38,7 +38,10 @@ def quadrant_maps(maps: dict, grid, *, title: str | None = None, vmin=0.5, vmax=
 
 def dynamics_curves(panels: dict, ks, chance: dict | None = None, *, ylabel: str, title=None):
     """One panel per entry of ``panels`` (name -> (seeds, epochs + 1, len(ks)) array): a line per
-    seed and ``k`` against the epoch; dotted lines at ``chance[name][k]``."""
+    seed and ``k`` against the epoch; dotted lines at ``chance[name][k]`` (``chance`` a list: the
+    same levels in every panel)."""
+    if chance is not None and not isinstance(chance, dict):
+        chance = {name: chance for name in panels}
     fig, axes = plt.subplots(1, len(panels), figsize=(3.6 * len(panels), 3.0), squeeze=False, sharey=True)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, (name, a) in zip(axes[0], panels.items()):

@@ -23,8 +23,8 @@ from nadcore.kernels.batched import vectorised_forward
 from nadcore.kernels.cpu import keep_freed_memory
 from nadcore.nets.init import seeded_global_rng
 from nadcore.runtime import resolve_device
-from nadcore.train.recipe import (TrainResult, as_tensor, evaluate, loss_and_correct, lr_at, num_outputs,
-                                  per_sample_losses, prepare_labels, resolve_loss, sgd_step)
+from nadcore.train.recipe import (TrainResult, as_tensor, evaluate, input_dtype, loss_and_correct, lr_at,
+                                  num_outputs, per_sample_losses, prepare_labels, resolve_loss, sgd_step)
 
 __all__ = ["train_classifier", "train_many", "batched_forward", "supports_train_many"]
 
@@ -76,7 +76,7 @@ def _train_classifier(model, x_train, y_train, epochs, batch_size, max_lr, momen
     if dev.type == "cpu":
         keep_freed_memory()
     model = model.to(dev)
-    x = as_tensor(x_train, torch.float32).to(dev)
+    x = as_tensor(x_train, input_dtype(model)).to(dev)
     y = as_tensor(y_train)
     n = len(x)
     if n == 0 or len(y) != n:

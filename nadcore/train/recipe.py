@@ -29,7 +29,7 @@ import torch.nn.functional as F
 from nadcore.runtime import resolve_device
 
 __all__ = ["TrainResult", "lr_at", "sgd_step", "evaluate", "SCHEDULES", "as_tensor", "resolve_loss",
-           "prepare_labels", "per_sample_losses", "loss_and_correct", "num_outputs"]
+           "prepare_labels", "per_sample_losses", "loss_and_correct", "num_outputs", "input_dtype"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -155,6 +155,13 @@ def per_sample_losses(out: torch.Tensor, t: torch.Tensor, kind: str):
             (out.argmax(-1) == t).sum(1))
 
 
+def input_dtype(model: nn.Module) -> torch.dtype:
+    """The dtype inputs are cast to: the model's floating-point parameters' (float32 for the
+    book's models; float64 for exactness tests), float32 for a model without parameters."""
+    p = next((p for p in model.parameters() if p.is_floating_point()), None)
+    return torch.float32 if p is None else p.dtype
+
+
 def num_outputs(model: nn.Module, x: torch.Tensor) -> int:
     was = model.training
     model.eval()
@@ -168,7 +175,7 @@ def num_outputs(model: nn.Module, x: torch.Tensor) -> int:
 def evaluate(model: nn.Module, x, y, *, batch_size: int = 1000, device="auto", loss: str = "auto"):
     """``(accuracy, mean loss)`` of ``model`` (eval mode) on ``(x, y)``."""
     dev = resolve_device(device)
-    x = as_tensor(x, torch.float32)
+    x = as_tensor(x, input_dtype(model))
     y = as_tensor(y)
     model = model.to(dev)
     was = model.training

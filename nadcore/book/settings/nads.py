@@ -10,7 +10,7 @@ where they run on the tensor cores; "bf16" is slower than float32 on a CPU); cha
 other than float32 against float32 on the first ``precision_check_networks`` networks. On the
 paper profile: bf16 for ResNet-18 (its NADs keep a top-16 overlap of 0.9998 with float32's),
 TF32 for VGG-11 and DenseNet-121 (bf16 moves DenseNet-121's to 0.66), as measured by
-``python benchmarks/bench_gpu.py`` on an H100 (README, "On a GPU").
+``python benchmarks/bench_gpu.py`` on an H100 (benchmarks/README.md, "On a GPU").
 """
 PAPER = dict(architectures=["logreg", "lenet", "vgg11", "resnet18", "densenet121"],
              secant_networks={"logreg": 10000, "lenet": 10000, "vgg11": 10000, "resnet18": 10000,

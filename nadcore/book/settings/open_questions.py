@@ -1,8 +1,9 @@
 """Chapter 6, open questions (the NeurIPS reviews, the NAD paper's Sec. 3, the follow-up's eq. (2)).
 
 Q1 downsampling: the LeNet variants ``variants`` (label -> model spec) trained on D(v) for every
-Fourier direction v of the quadrant grid k1, k2 in ``grid_ticks`` (a Fig.-1 map is symmetric under
-k -> -k, so the quadrant k1, k2 >= 0 carries it), with ``dv`` (D(v): sigma, epsilon, signal,
+Fourier direction v of the quadrant grid k1, k2 in ``grid_ticks`` (the part of the Fig.-1 map this
+chapter studies; cells with k1 > k2 reuse the runs of their transpose (k2, k1), exact in
+distribution for these networks, see ``grid_sweep(transpose_symmetric=True)``), with ``dv`` (D(v): sigma, epsilon, signal,
 n_train, n_test) and ``dv_train`` (the SGD recipe of the authors' LeNet runs: linear decay, clipping
 0.5); ``chunk`` runs per job. Off-centre cells have max(k1, k2) >= ``off_centre``; an island is an
 off-centre cell with accuracy >= ``island``. NADs (Q1, Q2, Q4, Q5, Q6): exact-gradient NADs from

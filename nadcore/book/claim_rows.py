@@ -1,0 +1,120 @@
+"""Reading the scorecard's claim rows (``scorecard.json``, rows as in
+:data:`nadcore.book.evidence.CLAIM_KEYS`): criteria parsed back into quantity, comparison and
+threshold, kinds and profiles with the defaults of older rows, numbers, measured intervals and
+verdict counts. Shared by the Scorecard page (:mod:`nadcore.book.scorecard`) and its forest
+plots (:mod:`nadcore.book.forest`)."""
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+from nadcore.book.evidence import KINDS, number
+
+__all__ = ["FILES_DIR", "KIND_TITLES", "VERDICT_SIGNS", "VERDICT_COLOURS", "VERDICT_MARKERS", "OPS_TEXT",
+           "clean_text", "parse_criterion", "kind_of", "profile_of", "num_or_none", "has_interval",
+           "measured_text", "counts"]
+
+#: folder (beside scorecard.md) for the forest plots and their data
+FILES_DIR = "scorecard_files"
+#: what each kind is called in the summary (plural)
+KIND_TITLES = {"paper": "Paper claims", "follow-up": "Follow-up claims",
+               "reviewer question": "Reviewer questions", "extension": "Extensions",
+               "sanity check": "Sanity checks"}
+#: a sign beside the verdict's word, so that the badge reads in grey scale too
+VERDICT_SIGNS = {"reproduced": "\u2713", "not reproduced": "\u2717", "inconclusive": "?"}
+VERDICT_COLOURS = {"reproduced": "#1a7f37", "not reproduced": "#cf222e", "inconclusive": "#9a6700"}
+VERDICT_MARKERS = {"reproduced": "o", "not reproduced": "X", "inconclusive": "s"}
+OPS_TEXT = {">=": "\u2265", "<=": "\u2264", ">": ">", "<": "<"}
+
+
+# --------------------------------------------------------------------------------------------
+# Reading rows
+# --------------------------------------------------------------------------------------------
+_NP_SCALAR = re.compile(r"np\.(?:u?int|float|complex)(?:8|16|32|64|128)?\(\s*([^()]*?)\s*\)")
+_NP_BOOL = re.compile(r"np\.(True|False)_")
+_NP_STR = re.compile(r"np\.str_\(\s*(['\"])(.*?)\1\s*\)")
+
+
+def clean_text(text) -> str:
+    """``text`` with numpy scalar reprs written as numbers (``np.int64(32)`` -> ``32``,
+    ``np.float64(0.12345)`` -> ``0.123``, ``np.True_`` -> ``True``)."""
+    if text is None:
+        return ""
+    text = str(text)
+
+    def scalar(m):
+        try:
+            return number(float(m.group(1)))
+        except ValueError:
+            return m.group(1)
+
+    text = _NP_SCALAR.sub(scalar, text)
+    text = _NP_BOOL.sub(r"\1", text)
+    return _NP_STR.sub(r"\2", text)
+
+
+_CRITERION = re.compile(r"^(?P<quantity>.*\S)\s+(?P<op>>=|<=|>|<)\s+(?P<threshold>[-+]?(?:\d[\d.]*(?:e[-+]?\d+)?|inf|nan))\s*$",
+                        re.IGNORECASE)
+
+
+_WITHIN = re.compile(r"^(?P<quantity>.*\S)\s+within\s+(?P<center>[-+]?\d[\d.]*(?:e[-+]?\d+)?)\s+\+-\s+"
+                     r"(?P<threshold>\d[\d.]*(?:e[-+]?\d+)?)\s*$", re.IGNORECASE)
+
+
+def parse_criterion(text) -> tuple[str, str | None, float | None]:
+    """``(quantity, op, threshold)`` of a criterion written as ``quantity op threshold``
+    (:class:`nadcore.book.evidence.Criterion`); ``(text, None, None)`` when it is not. For a
+    ``quantity within center +- tolerance`` criterion: ``(quantity, "within", tolerance)`` (the
+    center is the claim's ``paper_value``; its ``band`` holds both ends)."""
+    text = clean_text(text)
+    w = _WITHIN.match(text)
+    if w:
+        return w["quantity"], "within", float(w["threshold"])
+    m = _CRITERION.match(text)
+    if not m:
+        return text, None, None
+    return m["quantity"], m["op"], float(m["threshold"])
+
+
+def kind_of(c: dict) -> str:
+    """The claim's kind (rows written before kinds existed are the papers' claims, as
+    :class:`nadcore.book.evidence.Claim` defaults)."""
+    return c.get("kind") or "paper"
+
+
+def profile_of(c: dict) -> str:
+    """The profile a claim was computed with ("" when the row does not say)."""
+    return c.get("profile") or (c.get("settings") or {}).get("profile") or ""
+
+
+def num_or_none(v) -> float | None:
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def has_interval(c: dict) -> bool:
+    lo, hi = num_or_none(c.get("ci_low")), num_or_none(c.get("ci_high"))
+    return lo is not None and hi is not None and lo != hi
+
+
+def measured_text(c: dict) -> str:
+    """``value [low, high]`` (just the value when it is exact; "no value" when missing)."""
+    v = num_or_none(c.get("value"))
+    if v is None:
+        return "no value"
+    if not has_interval(c):
+        return number(v)
+    return f"{number(v)} [{number(c['ci_low'])}, {number(c['ci_high'])}]"
+
+
+def counts(claims, key=kind_of) -> dict:
+    """``{group: Counter(verdict)}`` with groups as ``key`` gives them, kinds in KINDS order."""
+    out: dict = {}
+    for c in claims:
+        out.setdefault(key(c), Counter())[c.get("verdict", "inconclusive")] += 1
+    order = {k: i for i, k in enumerate(KINDS)}
+    return dict(sorted(out.items(), key=lambda kv: (order.get(kv[0], len(order)), str(kv[0]))))

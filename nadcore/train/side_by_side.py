@@ -1,0 +1,304 @@
+"""R runs of ONE architecture trained side by side, BatchNorm and Dropout networks included.
+
+The paper's Figs. 1-3 and 6 train one fresh network per dataset D(v): thousands of small,
+independent runs of the same architecture. :func:`nadcore.train.train_many` vectorises them for
+networks without buffers or randomness (LeNet, LogReg, MLP); this module covers every
+architecture, ResNet-18, VGG-11 and DenseNet-121 included, for a GPU:
+
+* the R runs' parameters AND buffers are stacked (``torch.func.stack_module_state``) and one
+  forward of all runs is ``vmap`` over ``functional_call`` of the architecture. BatchNorm's
+  in-place update of its running statistics acts on each run's slice of the stacked buffers
+  (vmap's batching rule for batch norm with batched running stats), so every run keeps its own
+  statistics, exactly as when it is trained alone;
+* Dropout (``nn.Dropout``) draws its masks from a per-run ``torch.Generator``
+  (``dropout_generators``): each ``nn.Dropout`` of the architecture is replaced, in a private
+  copy, by :class:`MaskedDropout`, which multiplies by a mask drawn outside vmap, run by run. (A
+  network that calls ``F.dropout`` itself, or uses another dropout module, is refused: vmap would
+  draw its masks from the global RNG.)
+* each run's batch order comes from its own generator, exactly as in
+  :func:`nadcore.train.train_classifier` (a fresh ``torch.randperm`` per epoch); the data of all
+  runs stay on the device for the whole training;
+* the update is the book's one SGD step, :func:`nadcore.train.recipe.sgd_step` (per-run global
+  gradient clipping, momentum, weight decay), with the learning rate of
+  :func:`nadcore.train.recipe.lr_at` and the losses of :mod:`nadcore.train.recipe`.
+
+So R runs side by side equal R calls of ``train_classifier`` (for networks without dropout) up to
+floating-point reassociation, running statistics included (``tests/test_side_by_side.py``).
+
+Speed-only options, off on the CPU (where they do not pay or do not exist) and recorded in the
+results' ``config``: ``autocast`` ("bf16": ``torch.autocast`` with bfloat16 on CUDA; the loss is
+computed in float32), ``channels_last`` (the stacked batch and convolution weights laid out so
+that vmap's grouped convolutions see NHWC tensors) and ``compile`` (``torch.compile`` of the
+batched forward). ``autocast`` changes the numbers (bf16 rounding), so it is part of the
+experiments' settings; ``channels_last`` and ``compile`` change them only by rounding.
+"""
+from __future__ import annotations
+
+import copy
+import math
+import time
+from typing import Sequence
+
+import numpy as np
+import torch
+import torch.nn as nn
+from torch.func import functional_call, stack_module_state, vmap
+
+from nadcore.kernels.cpu import keep_freed_memory
+from nadcore.runtime import resolve_device
+from nadcore.train.recipe import (TrainResult, as_tensor, input_dtype, lr_at, num_outputs,
+                                  per_sample_losses, prepare_labels, resolve_loss, sgd_step)
+
+__all__ = ["train_side_by_side", "MaskedDropout", "AUTOCAST", "side_by_side_forward"]
+
+AUTOCAST = (None, "bf16")
+_OTHER_DROPOUT = (nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)
+
+
+class MaskedDropout(nn.Module):
+    """``nn.Dropout(p)`` with its mask given from outside (``self.mask``, 0/1 values of the
+    input's shape): ``x * mask / (1 - p)`` in training, the identity in eval mode. The masks of
+    R runs are drawn from R generators before the vmapped forward and set for its duration."""
+
+    def __init__(self, p: float):
+        super().__init__()
+        self.p = float(p)
+        self.mask = None
+
+    def forward(self, x):
+        if not self.training or self.p == 0:
+            return x
+        if self.mask is None:
+            raise RuntimeError("MaskedDropout needs its mask set before a training forward pass")
+        return x * self.mask.to(x.dtype) * (1.0 / (1.0 - self.p))
+
+
+def _with_masked_dropout(model: nn.Module) -> tuple[nn.Module, list[MaskedDropout]]:
+    """A copy of ``model`` (on the meta device: only its structure is used) with every
+    ``nn.Dropout`` replaced by a :class:`MaskedDropout` of the same ``p``."""
+    if any(isinstance(m, _OTHER_DROPOUT) for m in model.modules()):
+        raise ValueError("train_side_by_side supports nn.Dropout only (not Dropout2d, AlphaDropout, ...)")
+    base = copy.deepcopy(model).to("meta")
+    drops = []
+    for name, m in list(base.named_modules()):
+        for child_name, child in list(m.named_children()):
+            if type(child) is nn.Dropout:
+                md = MaskedDropout(child.p)
+                setattr(m, child_name, md)
+                drops.append(md)
+    return base, drops
+
+
+def side_by_side_forward(base: nn.Module, drops: Sequence[MaskedDropout]):
+    """``f(params, buffers, x, masks) -> out``: R runs of ``base`` at once, with ``params`` and
+    ``buffers`` dicts of tensors stacked on a first axis of R, ``x`` (R, B, C, H, W), ``masks``
+    a list (one per dropout layer) of (R, B, ...) tensors, out (R, B, K). BatchNorm updates
+    ``buffers`` in place (train mode) or reads them (eval mode), run by run."""
+
+    def single(p, b, xb, masks):
+        for d, m in zip(drops, masks):
+            d.mask = m
+        try:
+            return functional_call(base, (p, b), (xb,))
+        finally:
+            for d in drops:
+                d.mask = None
+
+    return vmap(single, in_dims=(0, 0, 0, 0))
+
+
+def _dropout_shapes(model: nn.Module, drops_in_copy: Sequence[MaskedDropout], x: torch.Tensor):
+    """The per-example input shape of each dropout layer (a dry eval-mode pass of one example on
+    a copy of the model, so no buffer changes)."""
+    if not drops_in_copy:
+        return []
+    probe = copy.deepcopy(model).eval()
+    shapes, hooks = [], []
+    for m in probe.modules():
+        if type(m) is nn.Dropout:
+            hooks.append(m.register_forward_pre_hook(lambda mod, inp: shapes.append(tuple(inp[0].shape[1:]))))
+    try:
+        with torch.no_grad():
+            probe(x[:1])
+    finally:
+        for h in hooks:
+            h.remove()
+    if len(shapes) != len(drops_in_copy):
+        raise ValueError("a dropout module is called more or less than once per forward pass; "
+                         "train_side_by_side needs each nn.Dropout used exactly once")
+    return shapes
+
+
+def _channels_last_batch(xb: torch.Tensor) -> torch.Tensor:
+    """(R, B, C, H, W) with the memory layout of (B, H, W, R, C): once vmap folds R into the
+    channels of a grouped convolution, the (B, R*C, H, W) input is a channels-last view."""
+    return xb.permute(1, 3, 4, 0, 2).contiguous().permute(3, 0, 4, 1, 2)
+
+
+def _channels_last_weight(w: torch.Tensor) -> torch.Tensor:
+    """(R, O, I, kh, kw) convolution weights laid out as (R, O, kh, kw, I): folded to
+    (R*O, I, kh, kw) they are channels-last."""
+    return w.permute(0, 1, 3, 4, 2).contiguous().permute(0, 1, 4, 2, 3) if w.dim() == 5 else w
+
+
+def train_side_by_side(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int,
+                       batch_size: int = 128, max_lr: float, momentum: float = 0.0,
+                       weight_decay: float = 0.0, clip_grad_norm: float | None = 0.5,
+                       generators: Sequence[torch.Generator],
+                       dropout_generators: Sequence[torch.Generator] | None = None,
+                       device="auto", xs_test=None, ys_test=None, loss: str = "auto",
+                       eval_batch_size: int = 1000, schedule: str = "linear",
+                       autocast: str | None = None, channels_last: bool | None = None,
+                       compile: bool = False) -> list[TrainResult]:
+    """Train R models of one architecture (each initialised its own way) side by side, each on
+    its own dataset: see the module docstring. Arguments as :func:`nadcore.train.train_many`
+    (``xs_train`` (R, n, C, H, W) or a list of R (n, C, H, W), ``ys_train`` (R, n), one batch-order
+    generator per run), plus ``dropout_generators`` (one per run, on ``device``; needed when the
+    architecture has ``nn.Dropout``), ``autocast`` (None or "bf16"; CUDA only), ``channels_last``
+    (None: on for CUDA, off on the CPU) and ``compile``. The trained parameters and buffers are
+    copied back into ``models``; returns one :class:`TrainResult` per run."""
+    t0 = time.perf_counter()
+    models = list(models)
+    R = len(models)
+    if R == 0:
+        return []
+    generators = list(generators)
+    if len(generators) != R or not all(isinstance(g, torch.Generator) for g in generators):
+        raise ValueError(f"need one torch.Generator per run for the batch order: {R} runs, "
+                         f"{len(generators)} generators")
+    if autocast not in AUTOCAST:
+        raise ValueError(f"autocast must be one of {AUTOCAST}, got {autocast!r}")
+    dev = resolve_device(device)
+    if autocast is not None and dev.type != "cuda":
+        raise ValueError(f"autocast={autocast!r} is for CUDA; on {dev.type} train in float32 (autocast=None)")
+    channels_last = dev.type == "cuda" if channels_last is None else bool(channels_last)
+    if dev.type == "cpu":
+        keep_freed_memory()
+
+    names = [n for n, _ in models[0].named_parameters()]
+    bnames = [n for n, _ in models[0].named_buffers()]
+    for m in models[1:]:
+        if [n for n, _ in m.named_parameters()] != names or [n for n, _ in m.named_buffers()] != bnames:
+            raise ValueError("train_side_by_side needs models of one architecture (parameter or buffer names differ)")
+    if any(not p.requires_grad for m in models for p in m.parameters()):
+        raise ValueError("train_side_by_side trains every parameter; found one with requires_grad=False")
+    base, drops = _with_masked_dropout(models[0])
+    if drops:
+        dropout_generators = list(dropout_generators or [])
+        if len(dropout_generators) != R:
+            raise ValueError(f"the architecture has dropout: need one dropout generator per run "
+                             f"(dropout_generators), got {len(dropout_generators)} for {R} runs")
+
+    dtype = input_dtype(models[0])  # float32 (float64 in the exactness tests)
+    x = (torch.stack([as_tensor(a, dtype) for a in xs_train]) if isinstance(xs_train, (list, tuple))
+         else as_tensor(xs_train, dtype)).to(dev)
+    y = torch.stack([as_tensor(a) for a in ys_train]) if isinstance(ys_train, (list, tuple)) else as_tensor(ys_train)
+    if x.shape[0] != R or tuple(y.shape[:2]) != tuple(x.shape[:2]):
+        raise ValueError(f"xs_train must be (R={R}, n, ...) and ys_train (R, n); got {tuple(x.shape)} "
+                         f"and {tuple(y.shape)}")
+    n = x.shape[1]
+    if n == 0:
+        raise ValueError("empty training sets")
+    k = num_outputs(models[0].to(dev), x[0])
+    kind = resolve_loss(loss, k)
+    t = prepare_labels(y.reshape(-1), kind, k).reshape(R, n).to(dev)
+    shapes = _dropout_shapes(models[0], drops, x[0])
+
+    for m in models:
+        m.to(dev)
+    p_st, b_st = stack_module_state(models)
+    params = [p_st[nm].detach().contiguous() for nm in names]
+    if channels_last:
+        params = [_channels_last_weight(p) for p in params]
+    buffers = {nm: b_st[nm].contiguous() for nm in bnames}
+    fwd = side_by_side_forward(base, drops)
+    if compile:
+        fwd = torch.compile(fwd)
+    amp = (torch.autocast("cuda", dtype=torch.bfloat16) if autocast == "bf16"
+           else torch.autocast(dev.type, enabled=False))
+
+    def forward(plist, xb, train: bool):
+        base.train(train)
+        masks = []
+        if train:
+            B = xb.shape[1]
+            masks = [torch.stack([torch.rand((B, *s), generator=g, device=dev, dtype=torch.float32) >= d.p
+                                  for g in dropout_generators]) for d, s in zip(drops, shapes)]
+        if channels_last:
+            xb = _channels_last_batch(xb)
+        with amp:
+            out = fwd(dict(zip(names, plist)), buffers, xb, masks)
+        return out.float() if autocast else out  # the loss in float32 (or the models' float64)
+
+    bufs = None
+    nb = math.ceil(n / batch_size)
+    total = epochs * nb
+    iter_loss = torch.zeros(R, total, dtype=torch.float32, device=dev)
+    epoch_loss = np.zeros((R, epochs))
+    epoch_acc = np.zeros((R, epochs))
+    offsets = torch.arange(R, device=dev)[:, None] * n
+    x_flat = x.reshape(R * n, *x.shape[2:])
+    t_flat = t.reshape(-1)
+    it = 0
+    for epoch in range(epochs):
+        perm = torch.stack([torch.randperm(n, generator=g) for g in generators]).to(dev)  # (R, n)
+        loss_sum = torch.zeros(R, device=dev)
+        correct_sum = torch.zeros(R, device=dev, dtype=torch.int64)
+        for b in range(nb):
+            idx = perm[:, b * batch_size:(b + 1) * batch_size]
+            flat = (idx + offsets).reshape(-1)
+            xb = x_flat.index_select(0, flat).reshape(R, -1, *x.shape[2:])
+            tb = t_flat.index_select(0, flat).reshape(R, -1)
+            leaves = [p.detach().requires_grad_(True) for p in params]
+            per, correct = per_sample_losses(forward(leaves, xb, True), tb, kind)
+            losses = per.mean(1)
+            grads = torch.autograd.grad(losses.sum(), leaves)
+            bufs = sgd_step(params, list(grads), lr_at(it, nb, epochs, max_lr, schedule), momentum=momentum,
+                            weight_decay=weight_decay, clip_grad_norm=clip_grad_norm, buffers=bufs)
+            with torch.no_grad():
+                ld = losses.detach()
+                iter_loss[:, it] = ld
+                loss_sum += ld * idx.shape[1]
+                correct_sum += correct
+            it += 1
+        epoch_loss[:, epoch] = (loss_sum / n).cpu().numpy()
+        epoch_acc[:, epoch] = correct_sum.cpu().numpy() / n
+
+    with torch.no_grad():  # copy the trained runs back into their modules
+        for i, m in enumerate(models):
+            pd, bd = dict(m.named_parameters()), dict(m.named_buffers())
+            for nm, p in zip(names, params):
+                pd[nm].copy_(p[i])
+            for nm in bnames:
+                bd[nm].copy_(buffers[nm][i])
+            m.train()
+
+    test_acc, test_loss = [None] * R, [None] * R
+    if xs_test is not None:
+        xt = (torch.stack([as_tensor(a, dtype) for a in xs_test]) if isinstance(xs_test, (list, tuple))
+              else as_tensor(xs_test, dtype)).to(dev)
+        yt = torch.stack([as_tensor(a) for a in ys_test]) if isinstance(ys_test, (list, tuple)) else as_tensor(ys_test)
+        tt = prepare_labels(yt.reshape(-1), kind, k).reshape(R, -1).to(dev)
+        acc_sum = torch.zeros(R, device=dev, dtype=torch.int64)
+        l_sum = torch.zeros(R, device=dev, dtype=torch.float64)
+        with torch.no_grad():
+            for i in range(0, xt.shape[1], eval_batch_size):
+                per, correct = per_sample_losses(forward(params, xt[:, i:i + eval_batch_size], False),
+                                                 tt[:, i:i + eval_batch_size], kind)
+                l_sum += per.sum(1).double()
+                acc_sum += correct
+        base.train()
+        nt = xt.shape[1]
+        test_acc = (acc_sum.cpu().numpy() / nt).tolist()
+        test_loss = (l_sum / nt).cpu().tolist()
+    seconds = time.perf_counter() - t0
+    il = iter_loss.cpu().numpy()
+    cfg = dict(epochs=epochs, batch_size=batch_size, max_lr=max_lr, momentum=momentum,
+               weight_decay=weight_decay, clip_grad_norm=clip_grad_norm, loss=kind, n_train=n,
+               schedule=schedule, side_by_side=R, autocast=autocast, channels_last=channels_last,
+               compile=bool(compile))
+    return [TrainResult(train_acc=float(epoch_acc[i, -1]) if epochs else float("nan"),
+                        train_loss=float(epoch_loss[i, -1]) if epochs else float("nan"),
+                        test_acc=test_acc[i], test_loss=test_loss[i], epoch_loss=epoch_loss[i],
+                        epoch_acc=epoch_acc[i], iter_loss=il[i], iterations=total,
+                        seconds=seconds / R, config=cfg) for i in range(R)]

@@ -1,0 +1,205 @@
+"""The Scorecard page writer (nadcore.book.scorecard) on a fixture scorecard: no book build."""
+from __future__ import annotations
+
+import csv
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nadcore.book import scorecard as sc
+from nadcore.book.evidence import CLAIM_KEYS, KINDS, VERDICTS, Claim, Criterion, exact_value
+
+FIXTURE = Path(__file__).parent / "fixtures" / "scorecard.json"
+
+
+@pytest.fixture
+def card():
+    return json.loads(FIXTURE.read_text())
+
+
+@pytest.fixture
+def page(card, tmp_path):
+    path = sc.write_page(card, tmp_path)
+    return path.read_text()
+
+
+def test_fixture_has_the_current_schema(card):
+    for c in card["claims"]:
+        assert tuple(c) == CLAIM_KEYS
+        assert c["kind"] in KINDS and c["verdict"] in VERDICTS
+    kinds = {c["kind"] for c in card["claims"]}
+    assert kinds == set(KINDS), "the fixture should exercise every kind"
+    assert any(c["profile"] == "paper" for c in card["claims"])
+    assert any(c["groups"] for c in card["claims"]) and any(c["mc_fraction"] for c in card["claims"])
+
+
+def test_numpy_reprs_are_written_as_numbers():
+    assert sc.clean_text("l in [np.int64(32), np.int64(64)]") == "l in [32, 64]"
+    assert sc.clean_text("x = np.float64(0.123456)") == "x = 0.123"
+    assert sc.clean_text("np.float32(2.0) and np.True_, np.str_('a')") == "2 and True, a"
+    assert sc.clean_text(None) == ""
+    # a criterion built from numpy values never shows a repr in the first place
+    assert str(Criterion(f"accuracy at l in {[np.int64(32)]}", ">=", np.float64(0.5))).endswith(">= 0.5")
+
+
+@pytest.mark.parametrize("text, want", [
+    ("top-16 overlap >= 0.8", ("top-16 overlap", ">=", 0.8)),
+    ("|tilt - 26.6| at v1 = v2 = u_0, degrees <= 10", ("|tilt - 26.6| at v1 = v2 = u_0, degrees", "<=", 10.0)),
+    ("a minus b (paired per seed) > 0", ("a minus b (paired per seed)", ">", 0.0)),
+    ("largest relative difference <= 1e-09", ("largest relative difference", "<=", 1e-9)),
+    ("x < -0.05", ("x", "<", -0.05)),
+    ("largest Bayes accuracy at l in [np.int64(32), np.int64(64)] <= 0.5",
+     ("largest Bayes accuracy at l in [32, 64]", "<=", 0.5)),
+    ("no comparison here", ("no comparison here", None, None)),
+])
+def test_parse_criterion(text, want):
+    assert sc.parse_criterion(text) == want
+
+
+def test_headline_and_counts_per_kind(card, page):
+    claims = card["claims"]
+    paper = [c for c in claims if c["kind"] == "paper"]
+    n_ok = sum(c["verdict"] == "reproduced" for c in paper)
+    head = re.search(r'<p class="nad-headline">([^<]*)</p>', page)
+    assert head, "the headline comes first, as its own paragraph"
+    assert head.group(1).startswith(f"Paper claims reproduced: {n_ok} of {len(paper)}")
+    assert page.index("nad-headline") < page.index("## ")  # before any chapter
+    follow = [c for c in claims if c["kind"] == "follow-up"]
+    assert f"Follow-up claims reproduced: {sum(c['verdict'] == 'reproduced' for c in follow)} of {len(follow)}" in page
+    for kind, title in sc.KIND_TITLES.items():
+        mine = [c for c in claims if c["kind"] == kind]
+        cells = [str(sum(c["verdict"] == v for c in mine)) for v in VERDICTS] + [str(len(mine))]
+        assert f"| {title} | " + " | ".join(cells) + " |" in page
+    assert "counted apart" in page
+    # rows computed at paper scale: counted per profile too
+    assert "at paper scale" in head.group(1) and "| paper | Paper claims | 1 | 0 | 0 | 1 |" in page
+
+
+def test_no_profile_table_without_paper_scale_rows(card, tmp_path):
+    card["claims"] = [c for c in card["claims"] if c["profile"] != "paper"]
+    text = sc.write_page(card, tmp_path).read_text()
+    assert "| profile |" not in text and "at paper scale" not in text.split("##")[0]
+
+
+def test_one_line_per_claim_badge_first_grouped_by_chapter_and_kind(card, page):
+    lines = [l for l in page.splitlines() if l.startswith("::::{dropdown}")]
+    assert len(lines) == len(card["claims"])
+    for c in card["claims"]:
+        line = next(l for l in lines if f"<claim-{c['id']}>`" in l)
+        badge = f'::::{{dropdown}} <span class="nad-verdict nad-verdict-{c["verdict"].replace(" ", "-")}"'
+        assert line.startswith(badge), line
+        assert sc.VERDICT_SIGNS[c["verdict"]] + " " + c["verdict"] + "</span>" in line  # readable in grey
+        assert f"{{ref}}`{c['id']} <claim-{c['id']}>`" in line
+        assert sc.measured_text(c) in line
+        if c["paper_value"] is not None:
+            assert f"paper\u00a0{sc.number(c['paper_value'])}" in line
+        assert len(re.sub(r"<[^>]+>|\{ref\}`[^<]*<[^>]+>`", "", line)) < 160, "the line stays short"
+    # chapters in order, each once; within a chapter, kinds in KINDS order
+    chapters = list(dict.fromkeys(c["chapter"] for c in card["claims"]))
+    heads = re.findall(r"^## (.+)$", page, re.M)
+    assert len([h for h in heads if h != "Not yet run at paper scale"]) == len(chapters)
+    order = [page.index(f"<claim-{c['id']}>`") for c in card["claims"]]
+    by_chapter = {}
+    for c, pos in zip(card["claims"], order):
+        by_chapter.setdefault(c["chapter"], []).append((KINDS.index(c["kind"]), pos))
+    for stem, rows in by_chapter.items():
+        assert [k for k, _ in sorted(rows, key=lambda r: r[1])] == sorted(k for k, _ in rows), stem
+
+
+def test_details_fold_out(card, page):
+    blocks = re.findall(r"^::::\{dropdown\}.*?^::::$", page, re.M | re.S)
+    assert len(blocks) == len(card["claims"])
+    for c, block in zip(sorted(card["claims"], key=lambda c: page.index(f"<claim-{c['id']}>`")), blocks):
+        assert f"<claim-{c['id']}>" in block
+        assert "**Criterion**" in block and "**Measured**" in block and "kernel path" in block
+        if c["groups"]:
+            assert f"{c['groups']} Monte Carlo groups" in block
+        elif c["seeds"] and c["seeds"] > 1:
+            assert f"{c['seeds']} seeds" in block
+        if c["budget_fraction"] is not None:
+            assert f"{sc.number(c['budget_fraction'])} of the paper's SGD steps" in block
+        if c["mc_fraction"] is not None:
+            assert f"{sc.number(c['mc_fraction'])} of the paper's random networks" in block
+        if c["paper_value_source"]:
+            assert "**The paper's value**" in block
+
+
+def test_no_numpy_repr_anywhere(card, page):
+    assert any("np.int64" in c["criterion"] for c in card["claims"]), "the fixture should carry one"
+    assert not re.search(r"np\.\w+\(|np\.(True|False)_|array\(", page)
+
+
+def test_forest_plot_per_chapter_with_its_data(card, tmp_path):
+    (tmp_path / sc.FILES_DIR).mkdir()
+    (tmp_path / sc.FILES_DIR / "forest-99_gone.png").write_bytes(b"stale")
+    text = sc.write_page(card, tmp_path).read_text()
+    assert not (tmp_path / sc.FILES_DIR / "forest-99_gone.png").exists()
+    chapters = list(dict.fromkeys(c["chapter"] for c in card["claims"]))
+    for stem in chapters:
+        png = tmp_path / sc.FILES_DIR / f"forest-{stem}.png"
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+        assert f"]({sc.FILES_DIR}/forest-{stem}.png)" in text
+        assert f"{{download}}`data <{sc.FILES_DIR}/forest-{stem}.csv>`" in text
+        with open(tmp_path / sc.FILES_DIR / f"forest-{stem}.csv") as fh:
+            rows = list(csv.DictReader(fh))
+        mine = [c for c in card["claims"] if c["chapter"] == stem]
+        assert [r["id"] for r in rows] == [c["id"] for c in mine]
+        for r, c in zip(rows, mine):
+            assert tuple(r) == sc.FOREST_COLUMNS and r["verdict"] == c["verdict"]
+            assert float(r["value"]) == pytest.approx(c["value"], rel=1e-5)
+            assert r["op"] in (">=", "<=", ">", "<") and r["threshold"] != ""
+            assert (r["paper_value"] == "") == (c["paper_value"] is None)
+
+
+def test_paper_scale_hook():
+    assert sc.not_yet_at_paper_scale([]) == [] and sc.not_yet_at_paper_scale(None) == []
+    sec = "\n".join(sc.not_yet_at_paper_scale(["Fig. 1 (LeNet, 8x8)", "  ", "Fig. 6"]))
+    assert sec.startswith("## Not yet run at paper scale")
+    assert "- Fig. 1 (LeNet, 8x8)" in sec and "- Fig. 6" in sec and sec.count("\n- ") == 2
+
+
+def test_paper_scale_section_on_the_page(card, tmp_path):
+    text = sc.write_page(card, tmp_path, pending_paper_scale=["Fig. 6, all architectures"]).read_text()
+    assert "## Not yet run at paper scale" in text and "- Fig. 6, all architectures" in text
+    assert text.index("Not yet run at paper scale") < text.index("<claim-")
+    assert "Not yet run" not in sc.write_page(card, tmp_path).read_text()
+
+
+def test_rows_of_the_older_schema(card, tmp_path):
+    old_keys = ("id", "chapter", "paper", "paper_value", "value", "ci_low", "ci_high", "seeds", "trained",
+                "budget_fraction", "verdict", "settings", "criterion", "interval", "note", "kernel_path")
+    old = {"claims": [{k: c[k] for k in old_keys} for c in card["claims"]]}
+    text = sc.write_page(old, tmp_path).read_text()
+    assert f"Paper claims reproduced: {sum(c['verdict'] == 'reproduced' for c in card['claims'])} " \
+           f"of {len(card['claims'])}" in text  # no kind: the Claim default, "paper"
+    assert text.count("::::{dropdown}") == len(card["claims"])
+
+
+def test_missing_values_and_markup_in_text(tmp_path):
+    c = Claim.evaluate("odd-claim", "07_x", "A sentence.", Criterion("a $b$ *c* <d> | e", ">=", 0.5),
+                       exact_value(float("nan")), trained=True, kind="extension").to_json()
+    text = sc.write_page({"claims": [c]}, tmp_path).read_text()
+    line = next(l for l in text.splitlines() if l.startswith("::::{dropdown}"))
+    assert "no value" in line and "needs\u00a0\u2265\u00a00.5" in line
+    assert r"a \$b\$ \*c\* \<d\> \| e" in text  # escaped: no math, emphasis or HTML from a criterion
+    assert "Paper claims reproduced" not in text  # no paper claims, no headline about them
+    assert "| Extensions | 0 | 0 | 1 | 1 |" in text
+
+
+def test_empty_scorecard(tmp_path):
+    text = sc.write_page({"claims": []}, tmp_path).read_text()
+    assert text.startswith("# Reproduction scorecard") and "No chapter has been executed yet" in text
+    assert not (tmp_path / sc.FILES_DIR).exists() or not list((tmp_path / sc.FILES_DIR).iterdir())
+
+
+def test_chapter_title_from_the_executed_notebook(card, tmp_path):
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Pooling makes networks anisotropic\n\ntext")])
+    nbformat.write(nb, str(tmp_path / "01_pooling.ipynb"))
+    text = sc.write_page(card, tmp_path).read_text()
+    assert "## Pooling makes networks anisotropic" in text and "{doc}`the chapter <01_pooling>`" in text
+    assert "## 2. Nads" in text and "<02_nads>" not in text  # not executed here: no link
