@@ -43,7 +43,7 @@
 profile = "cpu"          # "smoke" (tests), "cpu" (laptop, minutes), "paper" (GPU, 10,000 networks)
 seed = 0                 # seed of the networks, the evaluation point, the random directions and the training runs
 device = "auto"          # "auto", "cpu" or "cuda"
-model = None             # your architecture, added to the atlas (registry name, pkg.mod:factory or timm:NAME?k=v spec)
+model = None             # your architecture, added to the atlas: a registry name, "pkg.mod:factory" or "timm:NAME"
 knobs = None             # settings to override, e.g. {"networks": {"default": 512}}
 
 # %%

@@ -26,6 +26,7 @@ import pandas as pd
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
 from scipy.stats import t as student_t
+from threadpoolctl import threadpool_limits
 
 from nadcore.experiments.cache import Cache
 from nadcore.experiments.nads import cached_nads
@@ -46,11 +47,16 @@ __all__ = ["atlas_nads", "architecture_table", "fingerprint_distances", "distanc
 def atlas_nads(architectures: dict, networks, seed: int, *, method: str = "gradient",
                cache: Cache | None = None, device="auto", input_shape=(1, 32, 32)) -> dict:
     """``{label: NADResult}``: the ``method`` NADs of every ``label: spec`` of ``architectures``
-    from ``networks`` random networks (an int, or ``{label: int}`` with a ``"default"``), cached."""
+    from ``networks`` random networks (an int, or ``{label: int}`` with a ``"default"``), cached.
+
+    The eigendecompositions behind each estimate (1024 x 1024, a dozen per estimate) run on one
+    BLAS thread: on a busy machine OpenBLAS's threads wait on each other, and an eigendecomposition
+    measured 10 times slower with two threads than with one (same numbers, up to rounding)."""
     out = {}
-    for label, spec in architectures.items():
-        n = networks if isinstance(networks, int) else int(networks.get(label, networks["default"]))
-        out[label] = cached_nads(spec, method, n, seed, input_shape=input_shape, cache=cache, device=device)
+    with threadpool_limits(1, user_api="blas"):
+        for label, spec in architectures.items():
+            n = networks if isinstance(networks, int) else int(networks.get(label, networks["default"]))
+            out[label] = cached_nads(spec, method, n, seed, input_shape=input_shape, cache=cache, device=device)
     return out
 
 
