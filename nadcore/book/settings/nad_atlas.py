@@ -6,8 +6,9 @@ families from timm, built from scratch for 1x32x32 inputs and one output (``nadc
 small widths or depths where the full model would not fit the cpu profile; layer-scale gains set
 to 1 and zero-initialised heads drawn with std 0.02 where the defaults hide blocks from the input
 gradient or make it zero). ``families``: label -> family, for the tables and the generated text
-only. ``networks``: random networks per architecture for the gradient NADs (``{label: n}`` with a
-``"default"``); ``secant_networks``: architectures that also get secant NADs (step 100), where
+only. ``from_chapter2``: registry names whose gradient NADs are chapter 2's (same seed, its
+number of networks on the profile: the book computes them once); ``networks``: random networks
+per other architecture for the gradient NADs (``{label: n}`` with a ``"default"``); ``secant_networks``: architectures that also get secant NADs (step 100), where
 affordable. ``k``: the top-k NAD subspace of the fingerprints and the patch test; ``clusters``:
 the groups the fingerprint tree is cut into for the text. ``patch_models``: label -> patch size
 of the architectures with a patch embedding (the test of ``nadcore.theory.patches``).
@@ -42,7 +43,7 @@ FAMILIES = {"LogReg": "linear", "LeNet": "CNN (paper)", "VGG-11": "CNN (paper)",
             "Swin": "hierarchical transformer", "EfficientNet-B0": "mobile CNN", "MobileNetV3-S": "mobile CNN",
             "RegNetX-200MF": "modern CNN", "PoolFormer": "MetaFormer", "MobileViT-XXS": "hybrid",
             "PVT-v2": "hierarchical transformer"}
-PAPER = dict(architectures={**_PAPER_FIVE, **_MODERN}, families=FAMILIES,
+PAPER = dict(architectures={**_PAPER_FIVE, **_MODERN}, families=FAMILIES, from_chapter2=list(_PAPER_FIVE.values()),
              networks={"default": 10000}, secant_networks={"LogReg": 10000, "LeNet": 10000}, k=16, clusters=5,
              patch_models={"ViT/4": 4, "ViT/8": 8, "MLP-Mixer/4": 4, "ResMLP/4": 4},
              index_models={"MLP-Mixer/4": "mixer", "ResMLP/4": "resmlp"},  # label -> its claims' id part
@@ -58,8 +59,8 @@ _CPU_ARCHS = ["LogReg", "LeNet", "VGG-11", "ResNet-18", "DenseNet-121", "ViT/4",
 CPU = dict(architectures={k: {**_PAPER_FIVE, **_MODERN}[k] for k in _CPU_ARCHS},
            networks={"default": 256}, secant_networks={"LeNet": 256},
            index_indices=[0, 1, 2, 3, 4, 6, 8, 12, 16, 32, 64, 128, 256, 512, 768, 1023], index_random=8,
-           n_train=1024, n_test=1000, sigma=1.0,
-           index_train=dict(epochs=5, max_lr=0.1, momentum=0.9, weight_decay=0.0, batch_size=128), workers=2)
+           n_train=768, n_test=1000, sigma=1.0,
+           index_train=dict(epochs=4, max_lr=0.1, momentum=0.9, weight_decay=0.0, batch_size=128), workers=2)
 SMOKE = dict(networks={"default": 16}, secant_networks={"LeNet": 16}, k=4, clusters=3,
              architectures={"LeNet": "lenet", **{k: _MODERN[k] for k in ("ViT/4", "ViT/8", "MLP-Mixer/4", "ResMLP/4")}},
              index_indices=[0, 1, 500, 1000], index_random=2, seeds=2, n_train=256, n_test=256,
