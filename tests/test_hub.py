@@ -296,3 +296,16 @@ def test_cli_bad_spec_says_what_to_do(tmp_path, capsys):
                    "--out", str(tmp_path / "x.npz")])
     assert rc == 2 and "Override patch_size with one of: 1, 2, 4, 8, 16, 32" in capsys.readouterr().err
     assert not (tmp_path / "x.npz").exists()
+
+
+def test_chapter_nads_takes_a_hub_spec(tmp_path, monkeypatch):
+    """ch.nads (every chapter's NADs) with a timm spec: cached, and served from the cache again."""
+    from nadcore.book import setup
+    monkeypatch.setenv("NADCORE_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("NADBOOK_OUTPUT", str(tmp_path / "out"))
+    ch = setup("02_nads", profile="smoke", seed=0, device="cpu", model=VIT)
+    r, text = ch.nads(VIT, "gradient", networks=8)
+    again, _ = ch.nads(VIT, "gradient", networks=8)
+    assert r.meta["model"] == VIT and "8 networks" in text
+    np.testing.assert_array_equal(r.nads, again.nads)
+    assert any((tmp_path / "cache").rglob("meta.json"))

@@ -49,13 +49,13 @@ def fingerprint_map(M: np.ndarray, labels, tree, families: dict | None = None, k
     ax_c = fig.add_axes([0.88, 0.1, 0.02, 0.78])
     dn = dendrogram(tree, orientation="left", no_labels=True, ax=ax_d, color_threshold=0,
                     above_threshold_color="0.3")
-    order = dn["leaves"][::-1]  # top to bottom, as the heatmap's rows
-    ax_d.invert_yaxis()
+    order = dn["leaves"][::-1]  # the first leaf is drawn at the bottom: rows top to bottom
+    ax_d.set_ylim(0, 10 * len(labels))  # leaf j at 10 j + 5: aligned with the heatmap's rows
     ax_d.set_xlabel("distance", fontsize=8)
     ax_d.set_yticks([])
     for s in ("top", "right", "left"):
         ax_d.spines[s].set_visible(False)
-    im = ax_h.imshow(M[np.ix_(order, order)], cmap="viridis", vmin=0, vmax=1)
+    im = ax_h.imshow(M[np.ix_(order, order)], cmap="viridis", vmin=0, vmax=1, aspect="auto")
     names = [f"{labels[i]}" + (f" ({families.get(labels[i])})" if families else "") for i in order]
     ax_h.set_yticks(range(len(order)), names, fontsize=7)
     ax_h.set_xticks(range(len(order)), [labels[i] for i in order], fontsize=7, rotation=90)
