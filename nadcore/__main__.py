@@ -64,7 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     n = sub.add_parser("nads", help="estimate the NADs of an architecture and save them (.npz)")
     n.add_argument("--model", required=True,
                    help="registry name (logreg, lenet, vgg11, resnet18, densenet121, ...) or "
-                        "'package.module:factory' with factory(in_channels, num_outputs)")
+                        "'package.module:factory' with factory(in_channels, num_outputs), or a "
+                        "timm / torchvision model built from scratch: "
+                        "'timm:vit_tiny_patch16_224?img_size=32&patch_size=4', 'torchvision:resnet18'")
     n.add_argument("--input-shape", type=_shape, default=(1, 32, 32), help="C,H,W (default 1,32,32)")
     n.add_argument("--networks", type=_number(int, 2, "the number of networks"), default=default_networks,
                    help=f"random initialisations (default {default_networks})")

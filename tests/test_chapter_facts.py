@@ -31,7 +31,9 @@ EXACT = {"01_pooling": ["thm1-blind", "thm1-anisotropic", "thm1-monte-carlo", "l
 #: columns a reader's script may rely on
 COLUMNS = {("03_linear_separability", "fig1"): {"model", "k1", "k2", "seed", "test_acc", "train_acc"},
            ("04_cifar10", "fig8"): {"model", "representation", "seed", "train_acc", "test_acc"},
-           ("06_open_questions", "fig1_maps"): {"variant", "seed", "k1", "k2", "test_acc", "train_acc"}}
+           ("06_open_questions", "fig1_maps"): {"variant", "seed", "k1", "k2", "test_acc", "train_acc"},
+           ("07_nad_atlas", "fingerprints"): {"a", "b", "k", "overlap", "distance", "family_a", "family_b"},
+           ("07_nad_atlas", "architectures"): {"architecture", "family", "spec", "parameters", "networks", "seconds"}}
 
 
 def _run(smoke, stem):

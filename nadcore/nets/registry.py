@@ -1,11 +1,13 @@
-"""The model registry: names and ``"package.module:factory"`` specs to seeded networks.
+"""The model registry: names, ``"package.module:factory"``, ``"timm:NAME?k=v"`` and
+``"torchvision:NAME?k=v"`` specs to seeded networks.
 
 A model factory has the signature ``factory(in_channels: int, num_outputs: int) -> nn.Module``.
 :func:`build_model` builds any spec from a seed: registry models (and any model class declaring
 ``default_init = True``) draw their parameters from numpy generators seeded with it
 (:mod:`nadcore.nets.init`); other factories run under :func:`nadcore.nets.init.seeded_global_rng`
 (a lock and a seeded, restored torch RNG), so they keep their own initialisation and stay
-reproducible under threads.
+reproducible under threads. timm and torchvision specs (:mod:`nadcore.nets.hub`) are built from
+scratch for the book's inputs (channels, outputs, image size), never with pretrained weights.
 """
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ from typing import Callable
 import torch
 import torch.nn as nn
 
-from nadcore.nets import init
+from nadcore.nets import hub, init
 from nadcore.nets.architectures import MLP, VGG11, DenseNet121, LeNet, LogReg, ResNet18
 from nadcore.runtime import derived_seed, source_digest
 
@@ -26,8 +28,7 @@ __all__ = [
 ]
 
 
-class ModelSpecError(ValueError):
-    """A model specification could not be resolved or the model it builds is unusable."""
+ModelSpecError = hub.ModelSpecError
 
 
 # --------------------------------------------------------------------------------------------
@@ -55,18 +56,23 @@ def model_names() -> list[str]:
 
 
 def resolve_factory(spec) -> Callable[[int, int], nn.Module]:
-    """Turn a registry name, a ``"package.module:factory"`` string or a callable into a factory."""
+    """Turn a registry name, a ``"package.module:factory"`` string, a ``"timm:NAME?k=v"`` /
+    ``"torchvision:NAME?k=v"`` spec or a callable into a factory."""
     if callable(spec):
         return spec
     if not isinstance(spec, str) or not spec.strip():
-        raise ModelSpecError(f"model must be a registry name or 'package.module:factory', got {spec!r}")
+        raise ModelSpecError(f"model must be a registry name, 'package.module:factory', 'timm:NAME' or "
+                             f"'torchvision:NAME', got {spec!r}")
     spec = spec.strip()
     if spec.lower() in REGISTRY:
         return REGISTRY[spec.lower()]
+    if hub.is_hub_spec(spec):  # before the generic rule, which would read "timm" as a module
+        return hub.make_factory(spec)
     if ":" not in spec:
         raise ModelSpecError(
-            f"unknown model {spec!r}. Use one of {', '.join(model_names())}, or "
-            "'package.module:factory' where factory(in_channels, num_outputs) returns an nn.Module.")
+            f"unknown model {spec!r}. Use one of {', '.join(model_names())}, "
+            "'package.module:factory' where factory(in_channels, num_outputs) returns an nn.Module, "
+            "'timm:NAME?k=v' (e.g. 'timm:vit_tiny_patch16_224?patch_size=4') or 'torchvision:NAME'.")
     mod_name, _, attr = spec.partition(":")
     try:
         module = importlib.import_module(mod_name)
@@ -95,11 +101,14 @@ def build_model(spec, in_channels: int = 1, num_outputs: int = 1, input_size: in
     (B, num_outputs). See the module docstring for how each kind of model is initialised."""
     factory = resolve_factory(spec)
     in_registry = isinstance(spec, str) and spec.strip().lower() in REGISTRY
+    sized = in_registry or (isinstance(spec, str) and hub.is_hub_spec(spec))
     s = _network_seed(seed)
 
     def make():
         try:
-            return factory(in_channels, num_outputs, input_size) if in_registry else factory(in_channels, num_outputs)
+            return factory(in_channels, num_outputs, input_size) if sized else factory(in_channels, num_outputs)
+        except ModelSpecError:
+            raise
         except Exception as e:
             raise ModelSpecError(
                 f"model factory {spec!r} failed when called as factory(in_channels={in_channels}, "
@@ -139,6 +148,8 @@ def spec_key(spec) -> dict:
     name = spec_name(spec)
     if isinstance(spec, str) and name in REGISTRY:
         return {"model": name}
+    if isinstance(spec, str) and hub.is_hub_spec(spec):  # the library's version decides the model
+        return {"model": name, "library": hub.library_version(spec)}
     fn = resolve_factory(spec)
     try:
         path = inspect.getsourcefile(inspect.getmodule(fn) or fn)

@@ -1,0 +1,255 @@
+# ---
+# jupyter:
+#   jupytext:
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # A NAD atlas
+#
+# The paper ends with a suggestion: "Extending the NAD discovery algorithms to other families of
+# architectures like ... transformers would be a natural next step", and it calls NADs a
+# *signature* of an architecture. Neither the authors' code nor the chapters so far take that
+# step: every architecture in them predates 2017. This chapter computes the NADs of modern
+# architectures (vision transformers, MLP-Mixers, ConvNeXt, mobile CNNs, ...) next to the paper's
+# five, compares them as fingerprints, and tests predictions made before the run.
+#
+# Any classification model of [timm](https://github.com/huggingface/pytorch-image-models) or
+# torchvision can be named with a spec such as `timm:vit_tiny_patch16_224?patch_size=4&depth=4`
+# (`nadcore.nets.hub`). It is built from scratch (never with pretrained weights) for this book's
+# inputs: one channel, 32x32 pixels, one output. Keyword overrides shrink the models to sizes a
+# laptop can sample hundreds of times, and fix three initialisation choices that would otherwise
+# hide the architecture from its input gradient:
+#
+# * MLP-Mixer and ResMLP initialise their classifier head to zero, so every input gradient is
+#   exactly zero (`hub_head_std=0.02` draws the head like timm's other heads);
+# * layer-scale gains of $10^{-6}$ to $10^{-4}$ (ConvNeXt, PoolFormer, ResMLP) make the residual
+#   blocks nearly invisible at initialisation (`ls_init_value=1.0` or `hub_layer_scale=1.0`);
+# * zero-initialised last BatchNorm gains in residual blocks (RegNet, MobileViT) leave only the
+#   shortcuts (`zero_init_last=False`).
+#
+# As in chapter 2, each network is evaluated in eval mode (BatchNorm with its initial running
+# statistics) and the NADs are the eigenvectors of the covariance of the exact input gradients
+# of many random initialisations.
+
+# %% tags=["parameters"]
+profile = "cpu"          # "smoke" (tests), "cpu" (laptop, minutes), "paper" (GPU, 10,000 networks)
+seed = 0                 # seed of the networks, the evaluation point, the random directions and the training runs
+device = "auto"          # "auto", "cpu" or "cuda"
+model = None             # your architecture, added to the atlas: a registry name, "pkg.mod:factory" or "timm:NAME"
+knobs = None             # settings to override, e.g. {"networks": {"default": 512}}
+
+# %%
+import numpy as np
+import pandas as pd
+from IPython.display import Markdown, display
+
+from nadcore.book import setup
+from nadcore.book.evidence import accuracy_interval, exact_value, fisher_interval, jackknife_interval
+from nadcore.experiments import atlas
+from nadcore.experiments.separability import rank_correlations
+from nadcore.nads import GROUPS, subspace_overlap
+from nadcore.plots import atlas as atlasplots
+from nadcore.plots.explorer import default_indices, nad_explorer
+from nadcore.theory.patches import alias_energy_fraction, token_alias_mask
+
+ch = setup("07_nad_atlas", profile=profile, seed=seed, device=device, knobs=knobs, model=model)
+cfg = ch.cfg
+archs = dict(cfg["architectures"], **({"your model": model} if model else {}))
+families = dict(cfg["families"], **({"your model": "yours"} if model else {}))
+k = cfg["k"]
+
+# %% [markdown]
+# ## The atlas
+#
+# Every architecture gets the same treatment: exact-gradient NADs from random initialisations at
+# one evaluation point (chapter 2's estimator and seeding). The paper's five architectures
+# (`from_chapter2`) share chapter 2's estimates and their numbers of networks; the others get
+# `networks` each. The table says
+# what each estimate cost and how settled it is: the split-half overlap compares the top-$k$
+# NADs of the even and the odd networks (1: the two halves agree; $k/1024$: they are unrelated).
+# An estimate whose halves disagree is far from converged, and every comparison below inherits
+# its noise.
+
+# %%
+with atlas.one_blas_thread():  # chapter 2's estimates of the paper's five, shared (cached)
+    shared = {a: ch.nads(s, "gradient")[0] for a, s in archs.items() if s in cfg["from_chapter2"]}
+own = atlas.atlas_nads({a: s for a, s in archs.items() if a not in shared}, cfg["networks"], ch.seed,
+                       cache=ch.cache, device=ch.device)
+results = {a: shared.get(a, own.get(a)) for a in archs}
+table = atlas.architecture_table(archs, families, results, k)
+ch.figure_data("architectures", table)
+print(table.drop(columns="spec").to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+
+# %% [markdown]
+# The secant estimator of the authors' code (step 100, 2,048 forward passes per network) is
+# affordable on this profile only for the architectures in `secant_networks`; the overlap of its
+# NADs with the gradient NADs of the same architecture says whether the two estimators agree.
+
+# %% tags=["nbval-check-output"]
+secant = atlas.atlas_nads({a: archs[a] for a in cfg["secant_networks"]}, {"default": 0, **cfg["secant_networks"]},
+                          ch.seed, method="secant", cache=ch.cache, device=ch.device)
+print(pd.DataFrame({a: {"networks": r.meta["networks"],
+                        f"overlap with gradient NADs, k={k}": subspace_overlap(r.nads, results[a].nads, k),
+                        f"secant split-half k={k}": atlas.split_half_overlap(r, k)}
+                    for a, r in secant.items()}).T.to_string(float_format=lambda v: f"{v:.3f}"))
+
+# %% [markdown]
+# ## Gallery
+#
+# The first three NADs of every architecture, each in pixel space and as its Fourier energy
+# (zero frequency in the centre).
+
+# %%
+fig = atlasplots.gallery(results, (0, 1, 2), title="First NADs (exact gradient): pixels and Fourier energy")
+ch.figure_data("gallery", pd.concat([pd.DataFrame({"architecture": a, "nad_index": i,
+                                                   "pixel": np.arange(r.nads.shape[1]), "value": r.nads[i]})
+                                     for a, r in results.items() for i in (0, 1, 2)], ignore_index=True))
+
+# %% [markdown]
+# Browse them yourself (the same explorer as chapter 2): pick an architecture, then move the
+# slider over the NAD indices.
+
+# %%
+nad_explorer(results, indices=default_indices(1024, n=24, dense=8))
+
+# %% [markdown]
+# ## Fingerprints
+#
+# If NADs are a signature, two architectures can be compared by their NADs alone. The distance
+# between two architectures is $1 - \lVert U_k V_k^\top \rVert_F^2 / k$, one minus the overlap
+# of their top-$k$ NAD subspaces: 0 for the same subspace, about $1 - k/1024$ for unrelated ones.
+# The tree beside the heatmap joins the closest architectures first (average linkage). Each
+# estimate's own noise sets the scale: the split-half distance of an architecture (one minus its
+# split-half overlap) is how far two estimates of the *same* architecture from half the networks
+# each are apart.
+
+# %%
+pairs = atlas.fingerprint_distances(results, k)
+M = atlas.distance_matrix(pairs, results)
+tree = atlas.fingerprint_tree(M)
+fig = atlasplots.fingerprint_map(M, list(results), tree, families, k)
+ch.figure_data("fingerprints", pairs.assign(family_a=pairs["a"].map(families), family_b=pairs["b"].map(families)))
+
+# %% [markdown]
+# What the numbers say (this text is written by the code from the distances, not by hand):
+
+# %%
+floor = atlas.noise_floor(results, k)
+display(Markdown(atlas.describe_fingerprints(M, list(results), families, floor, cfg["clusters"])))
+distinct, told = atlas.distinct_architectures(M, results, floor)
+ch.claim("atlas-signature", interval=exact_value(len(distinct) / max(len(told), 1), "count over architectures"),
+         n_arch=len(told), networks=min(r.meta["networks"] for r in results.values()))
+
+# %% [markdown]
+# ## Patch embeddings are pooling
+#
+# A vision transformer or an MLP-Mixer starts by cutting the image into $p \times p$ patches and
+# mapping each patch linearly to a token: a convolution with a $p \times p$ kernel and stride
+# $p$. Chapter 1's linear pooling layer is exactly this, in one dimension, with a box prefilter:
+# eq. (1) says that keeping one sample in $p$ folds the $p$ input frequencies
+# $t, t + M, \dots, t + (p-1)M$ ($M = 32/p$) onto the token grid's frequency $t$
+# (`nadcore.theory.pooling.aliasing_matrix`). The patch kernel is a random prefilter rather than a
+# box, so it blinds no frequency on average, but the folding stays. At initialisation a
+# transformer's attention is close to uniform, so it treats its tokens nearly alike; a network
+# that treats all tokens alike only sees the token grid's zero frequency, and its input gradient
+# can carry only the pixel frequencies folded onto it: the multiples of $32/p$ along both axes
+# ($p^2$ of the 1,024 frequencies, `nadcore.theory.patches.token_alias_mask`).
+#
+# The prediction, registered before the run (`nadcore/book/claims/nad_atlas.py`): the top-$k$
+# NADs of ViT/4, ViT/8 and MLP-Mixer/4 put at least half of their Fourier energy on their patch
+# size's alias set; and changing the patch size moves the energy: ViT/8 puts more of it than
+# ViT/4 on the frequencies that $p = 8$ folds onto zero and $p = 4$ does not. The bars show every
+# architecture (the CNNs as a reference), with jackknife intervals over the 8 Monte Carlo groups
+# of networks; dashed lines: the share of the frequencies the set holds (what isotropic NADs would
+# put there).
+
+# %%
+alias = atlas.alias_fractions(results, (4, 8), k)
+fig = atlasplots.alias_bars(alias, title=f"Top-{k} NAD energy on the frequencies folded onto the token grid's zero")
+ch.figure_data("patch_alias", alias)
+
+# %% tags=["nbval-check-output"]
+def alias_claim(arch, p):
+    row = alias[(alias["architecture"] == arch) & (alias["patch"] == p)].iloc[0]
+    ch.claim(f"atlas-patch-{ {'ViT/4': 'vit4', 'ViT/8': 'vit8', 'MLP-Mixer/4': 'mixer'}[arch]}",
+             interval=jackknife_interval(row["fraction"], row["low"], row["high"], GROUPS, (0.0, 1.0)),
+             alias_count=int(token_alias_mask(32, p).sum()), networks=results[arch].meta["networks"])
+
+
+for arch, p in cfg["patch_models"].items():
+    if arch in ("ViT/4", "ViT/8", "MLP-Mixer/4") and arch in results:
+        alias_claim(arch, p)
+if {"ViT/4", "ViT/8"} <= set(results):
+    only8 = token_alias_mask(32, 8) & ~token_alias_mask(32, 4)
+    diff = [atlas.jackknife_statistic(results[a], lambda U: alias_energy_fraction(U, only8), k) for a in ("ViT/8", "ViT/4")]
+    half = np.hypot(diff[0][0] - diff[0][1], diff[1][0] - diff[1][1])  # independent networks: errors add in quadrature
+    d = diff[0][0] - diff[1][0]
+    ch.claim("atlas-patch-size-moves", interval=jackknife_interval(d, d - half, d + half, GROUPS, (-1.0, 1.0)),
+             networks=results["ViT/4"].meta["networks"])
+
+# %% [markdown]
+# ## Does the NAD index predict what a modern network learns?
+#
+# The paper's Fig. 6 trains a network on $\mathcal{D}(u_i)$, data that are linearly separable
+# along its NAD $u_i$, for NAD indices from the first to the last, and finds that accuracy falls
+# with the index. We repeat this for small modern architectures of the atlas (`index_models`), on
+# the data formula of the paper's text ($x = \epsilon y v + w$), `seeds` seeds, and train the same
+# networks on $\mathcal{D}(r)$ for random directions $r$ as the control: a NAD index predicts
+# something only if the first NADs beat random directions, not merely if they are learned.
+# Registered claims: a positive rank correlation between eigenvalue and accuracy, and first NADs
+# (index below `first`) learned better than random directions.
+
+# %%
+data = {key: cfg[key] for key in ("n_train", "n_test", "sigma", "epsilon", "signal")}
+settings = {**data, **cfg["index_train"]}
+idx = np.array(cfg["index_indices"])
+frames = {}
+for arch, slug in cfg["index_models"].items():
+    r = results[arch]
+    rnd = atlas.random_directions(cfg["index_random"], r.nads.shape[1], ch.seed + 7)
+    sweep = atlas.index_sweep(archs[arch], r, idx, rnd, settings, seeds=ch.seeds, cache=ch.cache,
+                              executor=ch.executor(), chunk=cfg["chunk"], device=str(ch.device))
+    frames[arch] = atlas.index_table(arch, idx, sweep, ch.seeds, r.eigenvalues)
+fig = atlasplots.index_curves(frames, title="Test accuracy on D(v) along the NAD index; random directions as control")
+ch.figure_data("index_accuracy", pd.concat(frames.values(), ignore_index=True))
+
+# %% tags=["nbval-check-output"]
+for arch, slug in cfg["index_models"].items():
+    df, r = frames[arch], results[arch]
+    nad = df[df["direction"] == "nad"].pivot(index="seed", columns="index", values="test_acc")
+    rho = rank_correlations(nad.to_numpy(), r.eigenvalues[nad.columns.to_numpy()])
+    first = nad[[i for i in nad.columns if i < cfg["first"]]].mean(axis=1)
+    random_acc = df[df["direction"] == "random"].groupby("seed")["test_acc"].mean()
+    fill = dict(n_idx=len(idx), n_seeds=len(ch.seeds), n_random=cfg["index_random"])
+    print(f"{arch}: Spearman per seed {np.round(rho, 3).tolist()}; first-NAD accuracy "
+          f"{np.round(first.to_numpy(), 3).tolist()}, random {np.round(random_acc.to_numpy(), 3).tolist()}")
+    ch.claim(f"atlas-index-{slug}-ranks", interval=fisher_interval(rho), networks=r.meta["networks"], **fill)
+    ch.claim(f"atlas-index-{slug}-vs-random",
+             interval=accuracy_interval((first - random_acc).to_numpy(), cfg["n_test"], difference=True), **fill)
+
+# %% [markdown]
+# ## Summary
+#
+# The verdicts of this run, listed by the code (no outcome is written by hand):
+
+# %%
+Markdown(ch.verdict_summary())
+
+# %% [markdown]
+# The `paper` profile computes 10,000 networks per architecture for all 18 architectures of
+# `nadcore/book/settings/nad_atlas.py` and trains on 10,000 samples per run, which is a job for
+# a GPU. To put your own model in the atlas, run this chapter with
+# `-p model "timm:NAME?k=v"` (or a registry name, or `"pkg.mod:factory"`).
+#
+# ## Reproducibility
+
+# %%
+ch.finish()
