@@ -20,6 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 VERDICTS = ("reproduced", "not reproduced", "inconclusive")
+KINDS = ("paper", "follow-up", "reviewer question", "extension", "sanity check")
 
 
 def _minutes(seconds: float) -> str:
@@ -33,6 +34,7 @@ def _claims_profile(claims: list) -> str:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--all", action="store_true", help="list every claim not reproduced, not only the papers'")
     ap.add_argument("--executed", type=Path, default=None,
                     help="the build's folder: scorecard.json and the executed notebooks (default book/executed)")
     ap.add_argument("--scorecard", type=Path, default=None,
@@ -74,15 +76,25 @@ def main(argv=None) -> int:
     when = (f"Build finished {max(dates)}; execution times are papermill's." if dates else
             "Execution times: not in the scorecard (they are in the build's notebooks: --executed).")
     lines += ["", f"{when} Kernel path: {', '.join(paths)}."]
-    others = [c for c in claims if c["verdict"] != "reproduced"]
+    kinds = list(dict.fromkeys([k for k in KINDS if any((c.get("kind") or "paper") == k for c in claims)]))
+    paper = [c for c in claims if (c.get("kind") or "paper") == "paper"]
+    lines += ["", f"Paper claims reproduced: {sum(c['verdict'] == 'reproduced' for c in paper)} of {len(paper)}.", "",
+              "| kind | claims | reproduced | not reproduced | inconclusive |", "|---|---|---|---|---|"]
+    for k in kinds:
+        mine = [c for c in claims if (c.get("kind") or "paper") == k]
+        lines.append(f"| {k} | {len(mine)} | " + " | ".join(str(sum(c["verdict"] == v for c in mine)) for v in VERDICTS)
+                     + " |")
+    shown = KINDS if a.all else ("paper", "follow-up")
+    others = [c for c in claims if c["verdict"] != "reproduced" and (c.get("kind") or "paper") in shown]
     if others:
-        lines += ["", "Not reproduced or inconclusive at this budget:", ""]
+        what = "Claims" if a.all else "Claims of the papers"
+        lines += ["", f"{what} not reproduced or inconclusive (criteria on the Scorecard page):", ""]
         for c in others:
             iv = f"{c['value']:.3g}" if c["value"] is not None else "n/a"
             if c["ci_low"] is not None and c["ci_high"] is not None and c["ci_low"] != c["ci_high"]:
                 iv += f" [{c['ci_low']:.3g}, {c['ci_high']:.3g}]"
             budget = f", budget {c['budget_fraction']:.2g}" if c.get("budget_fraction") is not None else ""
-            lines.append(f"- `{c['id']}` ({c['verdict']}): {c['criterion']}; measured {iv}{budget}")
+            lines.append(f"- `{c['id']}` ({c['verdict']}): {iv}{budget}")
     print("\n".join(lines))
     return 0
 

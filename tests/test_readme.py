@@ -71,4 +71,5 @@ def test_results_block_is_book_summary_output(tmp_path):
                           str(tmp_path / "card.json")], check=True, capture_output=True, text=True).stdout
     assert "| 02_y | cpu | - | 1 | 0 | 0 | 1 |" in out and "| **all** | | **-** | **2** |" in out
     assert "Kernel path: native." in out
-    assert "- `b` (inconclusive): v >= 0.6; measured 0.5 [0.25, 0.75], budget 0.4" in out
+    assert "- `b` (inconclusive): 0.5 [0.25, 0.75], budget 0.4" in out  # rows without a kind: paper claims
+    assert "Paper claims reproduced: 1 of 2." in out and "| paper | 2 | 1 | 0 | 1 |" in out
