@@ -197,7 +197,8 @@ ch.figure_data("fig1", fig1_data)
 # %% tags=["nbval-check-output"]
 regions = sep.fig1_regions(grid1)
 rows = {a: seed_mean(r["test_acc"]) for a, r in fig1.items()} | {f"{a}, published": m for a, m in published1.items()}
-print(pd.DataFrame({name: [np.asarray(m).ravel()[mask].mean() for mask in regions.values()]
+region_mean = lambda m, mask: np.asarray(m).ravel()[mask].mean() if mask.any() else np.nan  # noqa: E731
+print(pd.DataFrame({name: [region_mean(m, mask) for mask in regions.values()]
                     for name, m in (rows | {"theory": theory1}).items()}, index=list(regions)).round(3).to_string())
 print("published maps, mean |A - A^T| over the 16x16 grid:",
       ", ".join(f"{a} {sep.transpose_asymmetry(sep.published_fig1_map(a, grid).reshape(grid.shape)):.3f}"
