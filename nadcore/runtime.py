@@ -24,7 +24,7 @@ import numpy as np
 import torch
 
 __all__ = ["resolve_device", "derived_seed", "derived_seeds", "generator", "canonical", "digest",
-           "file_sha256", "source_digest", "commit_info", "machine_info", "utc_now", "write_json_atomic"]
+           "file_sha256", "source_digest", "commit_info", "machine_info", "cpu_model", "utc_now", "write_json_atomic"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -149,10 +149,30 @@ def commit_info(root: Path) -> dict:
     return {"commit": sha or env or "unknown", "dirty": dirty if sha else None}
 
 
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux, else what ``platform`` knows), with the
+    vector extensions that decide training speed (AVX-512, AVX512-BF16, AMX) where present."""
+    name, flags = "", set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name" and not name:
+                name = value.strip()
+            elif key.strip() == "flags" and not flags:
+                flags = set(value.split())
+    except OSError:
+        pass
+    name = name or platform.processor() or platform.machine() or "unknown"
+    ext = [e for e, f in (("AVX-512", "avx512f"), ("AVX512-BF16", "avx512_bf16"), ("AMX", "amx_bf16"))
+           if f in flags]
+    return f"{name} ({os.cpu_count()} cores{', ' + ', '.join(ext) if ext else ''})"
+
+
 def machine_info(device: torch.device) -> dict:
-    """GPU, driver, CUDA, cuDNN, torch and Python versions (what the provenance records)."""
+    """CPU, GPU, driver, CUDA, cuDNN, torch and Python versions (what the provenance records)."""
     out = {"device": str(device), "torch": torch.__version__, "python": platform.python_version(),
-           "platform": f"{platform.system()} {platform.machine()}", "cpu_threads": torch.get_num_threads()}
+           "platform": f"{platform.system()} {platform.machine()}", "cpu": cpu_model(),
+           "cpu_threads": torch.get_num_threads()}
     if device.type == "cuda":
         out.update(gpu=torch.cuda.get_device_name(device), cuda=torch.version.cuda,
                    cudnn=torch.backends.cudnn.version())

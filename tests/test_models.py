@@ -107,3 +107,26 @@ def test_bad_module_and_attribute(tmp_path, monkeypatch):
         build_model("usernets:not_a_module")
     with pytest.raises(ModelSpecError, match="not callable"):
         build_model("usernets:CONSTANT")
+
+
+@pytest.mark.parametrize("spec,name,width,channels", [
+    ("resnet18?width=16", "resnet18?width=16", 16, 16), ("ResNet18?width=64", "resnet18", 64, 64),
+    ("vgg11?width=8", "vgg11?width=8", 8, 8), ("densenet121?growth_rate=8", "densenet121?growth_rate=8", 8, 16),
+    ("resnet18_nopool?width=4", "resnet18_nopool?width=4", 4, 4)])
+def test_width_specs_build_the_papers_networks_narrower(spec, name, width, channels):
+    m = build_model(spec, 1, 2, seed=1)
+    first = next(x for x in m.modules() if isinstance(x, torch.nn.Conv2d))
+    assert first.out_channels == channels  # the stem: width (DenseNet: 2 x growth rate)
+    assert nets.spec_name(spec) == name and nets.spec_key(spec) == {"model": name}
+    assert nets.spec_width(spec) == width
+    assert nets.registry_spec(name.split("?")[0], **({"growth_rate": width} if "dense" in name else {"width": width})) == name
+    same = build_model(name, 1, 2, seed=1)  # the canonical name is the same network
+    assert all(torch.equal(p, q) for p, q in zip(m.parameters(), same.parameters()))
+
+
+@pytest.mark.parametrize("bad,words", [("resnet18?depth=3", "unknown option"), ("lenet?width=3", "takes no options"),
+                                       ("resnet18?width=0", "positive integer"), ("vgg11?width=1.5", "positive integer"),
+                                       ("resnet18?width=8&width=9", "twice")])
+def test_bad_width_specs_say_what_to_write(bad, words):
+    with pytest.raises(ModelSpecError, match=words):
+        build_model(bad)

@@ -40,7 +40,7 @@ import torch
 
 from nadcore.experiments.cache import Cache
 
-__all__ = ["Job", "run_jobs", "JobsInterrupted", "collect", "make_executor"]
+__all__ = ["Job", "run_jobs", "JobsInterrupted", "collect", "make_executor", "as_completed"]
 
 
 @dataclass
@@ -109,7 +109,7 @@ def run_jobs(jobs: Sequence[Job], fn: Callable, executor=None, cache: Cache | No
         else:
             futures = {executor.submit(_call, fn, jobs[i].config, jobs[i].data): i for i in todo}
             try:
-                for fut in _as_completed(futures):
+                for fut in as_completed(futures):
                     finish(futures[fut], fut.result())
             finally:
                 for fut in futures:
@@ -121,15 +121,15 @@ def run_jobs(jobs: Sequence[Job], fn: Callable, executor=None, cache: Cache | No
     return results
 
 
-def _as_completed(futures):
+def as_completed(futures):
     """``as_completed`` for concurrent.futures, Dask and submitit futures alike."""
     futs = list(futures)
     if futs and all(isinstance(f, cf.Future) for f in futs):
         yield from cf.as_completed(futs)
         return
     if futs and type(futs[0]).__module__.startswith("distributed"):
-        from distributed import as_completed
-        yield from as_completed(futs)
+        from distributed import as_completed as dask_completed
+        yield from dask_completed(futs)
         return
     pending = futs  # generic (e.g. submitit jobs: .done() and .result()): poll
     while pending:

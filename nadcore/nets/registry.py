@@ -1,6 +1,13 @@
 """The model registry: names, ``"package.module:factory"``, ``"timm:NAME?k=v"`` and
 ``"torchvision:NAME?k=v"`` specs to seeded networks.
 
+A registry name may carry the options its architecture declares in :data:`OPTIONS`, as
+``"resnet18?width=16"``, ``"vgg11?width=16"`` or ``"densenet121?growth_rate=8"``: the paper's
+networks at a reduced width (every layer's channels scaled by ``width / 64``; DenseNet-121's
+growth rate instead of 32). :func:`spec_name` writes such a spec canonically (options sorted,
+those equal to the default dropped), so ``"resnet18?width=64"`` is ``"resnet18"``: the name,
+and with it the cache keys, bundle rows and panel titles, always say the width.
+
 A model factory has the signature ``factory(in_channels: int, num_outputs: int) -> nn.Module``.
 :func:`build_model` builds any spec from a seed: registry models (and any model class declaring
 ``default_init = True``) draw their parameters from numpy generators seeded with it
@@ -24,7 +31,8 @@ from nadcore.runtime import derived_seed, source_digest
 
 __all__ = [
     "REGISTRY", "build_model", "resolve_factory", "check_model_output", "model_names",
-    "spec_key", "spec_name", "ModelSpecError", "PUBLISHED_NAMES", "forward_flops",
+    "spec_key", "spec_name", "ModelSpecError", "PUBLISHED_NAMES", "forward_flops", "OPTIONS",
+    "parse_registry_spec", "registry_spec", "spec_width",
 ]
 
 
@@ -39,12 +47,77 @@ REGISTRY: dict[str, Callable[..., nn.Module]] = {
     "mlp": lambda c, k, s=32: MLP(c, k, s),
     "lenet": lambda c, k, s=32: LeNet(c, k, s),
     "lenet_nopool": lambda c, k, s=32: LeNet(c, k, s, pooling=False),
-    "vgg11": lambda c, k, s=32: VGG11(c, k),
-    "resnet18": lambda c, k, s=32: ResNet18(c, k),
-    "resnet18_nopool": lambda c, k, s=32: ResNet18(c, k, pooling=False),
+    "vgg11": lambda c, k, s=32, **o: VGG11(c, k, **o),
+    "resnet18": lambda c, k, s=32, **o: ResNet18(c, k, **o),
+    "resnet18_nopool": lambda c, k, s=32, **o: ResNet18(c, k, pooling=False, **o),
     "resnet18_narrow": lambda c, k, s=32: ResNet18(c, k, width=16),
-    "densenet121": lambda c, k, s=32: DenseNet121(c, k),
+    "densenet121": lambda c, k, s=32, **o: DenseNet121(c, k, **o),
 }
+
+#: the options a registry name takes after ``?`` (``"resnet18?width=16"``), with their defaults
+OPTIONS: dict[str, dict[str, int]] = {
+    "vgg11": {"width": 64}, "resnet18": {"width": 64}, "resnet18_nopool": {"width": 64},
+    "densenet121": {"growth_rate": 32},
+}
+
+
+def parse_registry_spec(spec: str) -> tuple[str, dict] | None:
+    """``"resnet18?width=16"`` -> ``("resnet18", {"width": 16})``; a plain registry name gives
+    ``(name, {})``; anything that is not a registry name (with or without options) gives None.
+    Options must be those of :data:`OPTIONS` for that name, as positive integers."""
+    if not isinstance(spec, str):
+        return None
+    base, q, query = spec.strip().partition("?")
+    base = base.strip().lower()
+    if base not in REGISTRY:
+        return None
+    if not q:
+        return base, {}
+    allowed = OPTIONS.get(base, {})
+    if not allowed:
+        raise ModelSpecError(f"model {base!r} takes no options (got {spec!r}); the registry models with "
+                             f"options are {', '.join(f'{n}?{next(iter(o))}=N' for n, o in OPTIONS.items())}")
+    opts = {}
+    for part in (p for p in query.split("&") if p.strip()):
+        key, eq, value = (x.strip() for x in part.partition("="))
+        if key not in allowed or not eq:
+            raise ModelSpecError(f"unknown option {part!r} for model {base!r} in {spec!r}; it takes "
+                                 f"{', '.join(f'{k}=N (default {v})' for k, v in allowed.items())}")
+        if key in opts:
+            raise ModelSpecError(f"option {key!r} given twice in {spec!r}")
+        try:
+            opts[key] = int(value)
+        except ValueError:
+            opts[key] = 0
+        if opts[key] < 1 or str(opts[key]) != value.lstrip("+"):
+            raise ModelSpecError(f"option {key}={value!r} of {spec!r} must be a positive integer")
+    return base, opts
+
+
+def registry_spec(name: str, **options) -> str:
+    """The canonical spec of registry model ``name`` with ``options`` (sorted; defaults dropped):
+    ``registry_spec("resnet18", width=16) == "resnet18?width=16"``,
+    ``registry_spec("resnet18", width=64) == "resnet18"``."""
+    parsed = parse_registry_spec(name)
+    if parsed is None:
+        raise ModelSpecError(f"{name!r} is not a registry model")
+    base, opts = parsed
+    opts = {**opts, **options}
+    if opts:  # validate through the parser
+        parse_registry_spec(f"{base}?" + "&".join(f"{k}={v}" for k, v in opts.items()))
+    keep = {k: int(v) for k, v in sorted(opts.items()) if int(v) != OPTIONS[base][k]}
+    return base + ("?" + "&".join(f"{k}={v}" for k, v in keep.items()) if keep else "")
+
+
+def spec_width(spec) -> int | None:
+    """The width of a registry spec with a width option (``width`` or DenseNet-121's
+    ``growth_rate``), its default where not given; None for other models."""
+    parsed = parse_registry_spec(spec) if isinstance(spec, str) else None
+    if parsed is None or parsed[0] not in OPTIONS:
+        return None
+    base, opts = parsed
+    (key, default), = OPTIONS[base].items()
+    return int(opts.get(key, default))
 
 #: Registry names and the file prefix of the authors' published NADs for the same architecture.
 PUBLISHED_NAMES = {"logreg": "LogReg", "lenet": "LeNet", "vgg11": "VGG11",
@@ -66,6 +139,10 @@ def resolve_factory(spec) -> Callable[[int, int], nn.Module]:
     spec = spec.strip()
     if spec.lower() in REGISTRY:
         return REGISTRY[spec.lower()]
+    parsed = parse_registry_spec(spec)
+    if parsed is not None:
+        base, opts = parsed
+        return lambda c, k, s=32: REGISTRY[base](c, k, s, **opts)
     if hub.is_hub_spec(spec):  # before the generic rule, which would read "timm" as a module
         return hub.make_factory(spec)
     if ":" not in spec:
@@ -100,7 +177,7 @@ def build_model(spec, in_channels: int = 1, num_outputs: int = 1, input_size: in
     with :func:`nadcore.runtime.derived_seed`), and by default check it maps (B, C, H, W) to
     (B, num_outputs). See the module docstring for how each kind of model is initialised."""
     factory = resolve_factory(spec)
-    in_registry = isinstance(spec, str) and spec.strip().lower() in REGISTRY
+    in_registry = parse_registry_spec(spec) is not None
     sized = in_registry or (isinstance(spec, str) and hub.is_hub_spec(spec))
     s = _network_seed(seed)
 
@@ -137,7 +214,7 @@ def build_model(spec, in_channels: int = 1, num_outputs: int = 1, input_size: in
 def spec_name(spec) -> str:
     """The name a model spec goes by in tables and cache keys (registry names in lower case)."""
     if isinstance(spec, str):
-        return spec.strip().lower() if spec.strip().lower() in REGISTRY else spec.strip()
+        return registry_spec(spec) if parse_registry_spec(spec) is not None else spec.strip()
     return getattr(spec, "__qualname__", type(spec).__name__)
 
 
@@ -146,7 +223,7 @@ def spec_key(spec) -> dict:
     registry the digest of the source file of the module that defines the factory (so editing a
     user's model recomputes; registry models are covered by nadcore's own code fingerprint)."""
     name = spec_name(spec)
-    if isinstance(spec, str) and name in REGISTRY:
+    if parse_registry_spec(spec) is not None:
         return {"model": name}
     if isinstance(spec, str) and hub.is_hub_spec(spec):  # the library's version decides the model
         return {"model": name, "library": hub.library_version(spec)}

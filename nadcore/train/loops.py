@@ -36,7 +36,8 @@ def train_classifier(model: nn.Module, x_train, y_train, *, epochs: int, batch_s
                      max_lr: float, momentum: float = 0.0, weight_decay: float = 0.0,
                      clip_grad_norm: float | None = 0.5, generator: torch.Generator,
                      device="auto", x_test=None, y_test=None, loss: str = "auto",
-                     eval_batch_size: int = 1000, schedule: str = "linear") -> TrainResult:
+                     eval_batch_size: int = 1000, schedule: str = "linear",
+                     channels_last: bool = False) -> TrainResult:
     """Train ``model`` in place with the original recipe (see the module docstring).
 
     Parameters
@@ -55,6 +56,9 @@ def train_classifier(model: nn.Module, x_train, y_train, *, epochs: int, batch_s
     x_test, y_test: optional test set, evaluated once after training.
     loss: "auto" (1 output -> logistic, K > 1 -> cross-entropy), "logistic" or "cross_entropy".
     schedule: "linear" (decay from ``max_lr`` to 0) or "triangular" (see :func:`lr_at`).
+    channels_last: speed only (the same numbers up to float rounding): the model's 4-D
+        parameters and the images in NHWC layout, which oneDNN's CPU convolutions and cuDNN's
+        tensor cores prefer.
     """
     if not isinstance(generator, torch.Generator):
         raise TypeError("train_classifier needs an explicit torch.Generator for the batch order")
@@ -62,21 +66,23 @@ def train_classifier(model: nn.Module, x_train, y_train, *, epochs: int, batch_s
         with seeded_global_rng(int(torch.randint(1 << 62, (1,), generator=generator))):
             return _train_classifier(model, x_train, y_train, epochs, batch_size, max_lr, momentum,
                                      weight_decay, clip_grad_norm, generator, device, x_test, y_test,
-                                     loss, eval_batch_size, schedule)
+                                     loss, eval_batch_size, schedule, channels_last)
     return _train_classifier(model, x_train, y_train, epochs, batch_size, max_lr, momentum,
                              weight_decay, clip_grad_norm, generator, device, x_test, y_test, loss,
-                             eval_batch_size, schedule)
+                             eval_batch_size, schedule, channels_last)
 
 
 def _train_classifier(model, x_train, y_train, epochs, batch_size, max_lr, momentum, weight_decay,
                       clip_grad_norm, generator, device, x_test, y_test, loss, eval_batch_size,
-                      schedule) -> TrainResult:
+                      schedule, channels_last=False) -> TrainResult:
     t0 = time.perf_counter()
     dev = resolve_device(device)
     if dev.type == "cpu":
         keep_freed_memory()
-    model = model.to(dev)
+    model = model.to(dev, memory_format=torch.channels_last) if channels_last else model.to(dev)
     x = as_tensor(x_train, input_dtype(model)).to(dev)
+    if channels_last and x.dim() == 4:
+        x = x.contiguous(memory_format=torch.channels_last)
     y = as_tensor(y_train)
     n = len(x)
     if n == 0 or len(y) != n:
@@ -124,7 +130,7 @@ def _train_classifier(model, x_train, y_train, epochs, batch_size, max_lr, momen
     model.train()
     cfg = dict(epochs=epochs, batch_size=batch_size, max_lr=max_lr, momentum=momentum,
                weight_decay=weight_decay, clip_grad_norm=clip_grad_norm, loss=kind, n_train=n,
-               schedule=schedule)
+               schedule=schedule, channels_last=bool(channels_last))
     return TrainResult(
         train_acc=float(epoch_acc[-1]) if epochs else float("nan"),
         train_loss=float(epoch_loss[-1]) if epochs else float("nan"),
@@ -174,7 +180,8 @@ def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, 
                clip_grad_norm: float | None = 0.5,
                generators: Sequence[torch.Generator], device="auto",
                xs_test=None, ys_test=None, loss: str = "auto", eval_batch_size: int = 1000,
-               fallback: bool = True, schedule: str = "linear") -> list[TrainResult]:
+               fallback: bool = True, schedule: str = "linear",
+               channels_last: bool = False) -> list[TrainResult]:
     """Train M independent models, each on its own dataset, in one vectorised program.
 
     ``models``: M modules of the SAME architecture (each already initialised its own way);
@@ -187,7 +194,8 @@ def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, 
     are copied back into ``models``.
 
     Models with BatchNorm or Dropout (see ``supports_train_many``) are trained one by one with
-    ``train_classifier`` when ``fallback`` is true, and raise otherwise.
+    ``train_classifier`` when ``fallback`` is true (``channels_last`` is passed on to it; the
+    vectorised path ignores it), and raise otherwise.
     """
     t0 = time.perf_counter()
     models = list(models)
@@ -210,7 +218,8 @@ def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, 
                                  clip_grad_norm=clip_grad_norm, generator=generators[i], device=dev,
                                  x_test=None if xs_test is None else xs_test[i],
                                  y_test=None if ys_test is None else ys_test[i], loss=loss,
-                                 eval_batch_size=eval_batch_size, schedule=schedule) for i in range(M)]
+                                 eval_batch_size=eval_batch_size, schedule=schedule,
+                                 channels_last=channels_last) for i in range(M)]
 
     x = _stack_datasets(xs_train, torch.float32).to(dev)
     y = _stack_datasets(ys_train)

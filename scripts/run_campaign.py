@@ -1,0 +1,126 @@
+"""Run a campaign: the paper's big networks, off-build, resumably, into a committed bundle.
+
+    python scripts/run_campaign.py --campaign cpu [--budget 3600] [--workers 2] [--nice 19]
+    python scripts/run_campaign.py --campaign paper --budget 540          # on a lent GPU
+    python scripts/run_campaign.py --campaign cpu --dask tcp://scheduler:8786   # on a cluster
+    python scripts/run_campaign.py --campaign cpu --dry-run              # the plan and its state
+
+Campaigns are defined in nadcore/book/settings/campaigns.py (``cpu``: the 2-core machine at the
+widths the width study supports; ``paper``: full width on a GPU; ``tiny``: tests of the
+machinery, never results). Every finished job is stored in the cache at once and the bundle
+(``results/<campaign>/<chapter>/<figure>.csv`` and ``results/<campaign>/provenance.json``) is
+rewritten after each, so the command can be killed at any moment and run again: it continues
+where it stopped, even without the cache (the bundle's ledger holds the done jobs). See
+nadcore/book/campaign.py.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def _executor(a):
+    """(executor, window, closer) from the arguments: in-process, a process pool, Dask or Slurm."""
+    if a.dask:
+        from distributed import Client, LocalCluster
+
+        if a.dask.startswith("local:"):
+            cluster = LocalCluster(n_workers=int(a.dask[6:]), threads_per_worker=1, processes=True,
+                                   dashboard_address=None)
+            client = Client(cluster)
+            return client, int(a.dask[6:]), lambda: (client.close(), cluster.close())
+        client = Client(a.dask)
+        n = max(1, sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()))
+        return client, n, client.close
+    if a.slurm:
+        import submitit
+
+        ex = submitit.AutoExecutor(folder=a.slurm)
+        ex.update_parameters(timeout_min=int(a.slurm_timeout), **({"slurm_partition": a.slurm_partition}
+                                                                   if a.slurm_partition else {}))
+        return ex, int(a.window or 64), lambda: None
+    if a.workers > 1:
+        from nadcore.experiments.runner import make_executor
+
+        ex = make_executor(a.workers)
+        return ex, a.workers, ex.shutdown
+    return None, 1, lambda: None
+
+
+def main(argv=None) -> int:
+    from nadcore.book import campaign as cp
+
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--campaign", required=True, help=f"one of {', '.join(cp.CAMPAIGNS)}")
+    ap.add_argument("--figures", default=None, help="comma separated (default: every stage's)")
+    ap.add_argument("--archs", default=None, help="comma separated registry names (default: every stage's)")
+    ap.add_argument("--stages", default=None, help="comma separated stage numbers (default: all, in order)")
+    ap.add_argument("--device", default=None, help="default: the campaign's (cpu or cuda)")
+    ap.add_argument("--cache", default=None, help="cache folder (default: $NADCORE_CACHE or .nadcache)")
+    ap.add_argument("--out", default=None, help="bundle folder (default: results/<campaign>)")
+    ap.add_argument("--budget", type=float, default=None, help="seconds; start no job that would end later")
+    ap.add_argument("--workers", type=int, default=1, help="one-thread worker processes (default 1: in-process)")
+    ap.add_argument("--nice", type=int, default=None,
+                    help="lower this process's priority by N (default: 19 on the CPU, 0 on a GPU)")
+    ap.add_argument("--dask", default=None, help="a Dask scheduler address, or local:N for a local cluster")
+    ap.add_argument("--slurm", default=None, help="a folder for submitit's Slurm logs (jobs go to Slurm)")
+    ap.add_argument("--slurm-partition", default=None)
+    ap.add_argument("--slurm-timeout", default=120, help="minutes per Slurm job")
+    ap.add_argument("--window", type=int, default=None, help="jobs in flight on a cluster (default: its workers)")
+    ap.add_argument("--dry-run", action="store_true", help="print the plan and the bundle's state, run nothing")
+    a = ap.parse_args(argv)
+
+    import torch
+
+    from nadcore.experiments.cache import Cache
+
+    split = (lambda s: [x.strip() for x in s.split(",") if x.strip()] if s else None)
+    try:
+        stages = [int(x) for x in split(a.stages)] if a.stages else None
+        tasks, settings = cp.plan(a.campaign, figures=split(a.figures), archs=split(a.archs), stages=stages,
+                                  device=a.device)
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    device = a.device or settings["campaign"]["device"]
+    if device.startswith("cuda") and not torch.cuda.is_available():
+        print(f"error: campaign {a.campaign!r} runs on {device} but CUDA is not available here; "
+              "the cpu campaign runs on this machine (--campaign cpu)", file=sys.stderr)
+        return 2
+    out = Path(a.out) if a.out else cp.results_root() / a.campaign
+    if a.campaign == "tiny" and not a.out:
+        print("error: the tiny campaign is a test of the machinery; give it --out outside results/",
+              file=sys.stderr)
+        return 2
+    cache = Cache(a.cache or os.environ.get("NADCORE_CACHE") or ROOT / ".nadcache")
+    prov = cp.load_provenance(out)
+    for t in tasks:
+        done = sum(1 for j in t.jobs if ("directional_job", j.config) in cache
+                   or cp._bundle_id(t, j) in prov["jobs"])
+        print(f"stage {t.stage:2d}: {t.label}: {len(t.jobs)} job(s), {t.runs} run(s), {done} job(s) done")
+    if a.dry_run:
+        return 0
+    nice = a.nice if a.nice is not None else (19 if device == "cpu" else 0)
+    if nice:
+        os.nice(nice)
+    executor, window, close = _executor(a)
+    try:
+        prov = cp.run(tasks, settings, cache=cache, out=out, device=device, budget=a.budget, executor=executor,
+                      window=window, argv=sys.argv[1:] if argv is None else list(argv))
+    except ValueError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    finally:
+        close()
+    for fig, st in prov["figures"].items():
+        print(f"{fig}: {st['runs_done']} runs in the bundle" + (" (complete)" if st.get("complete") else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
