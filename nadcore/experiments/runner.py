@@ -149,8 +149,16 @@ def collect(results, key: str) -> np.ndarray:
     return np.concatenate([np.atleast_1d(a[key]) for a, _ in results], axis=0)
 
 
-def _single_thread():  # process-pool initializer: one torch thread per worker process
+def _single_thread():
+    """Process-pool initializer: one torch thread per worker process, and (on Linux) a worker
+    that dies with its parent, so that killing a run never leaves workers computing."""
     torch.set_num_threads(1)
+    try:
+        import ctypes
+        import signal
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def make_executor(workers: int | None):
