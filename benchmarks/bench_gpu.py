@@ -53,8 +53,8 @@ from common import machine  # noqa: E402
 from nadcore import nads  # noqa: E402
 from nadcore.book import profiles  # noqa: E402
 from nadcore.data import fourier_basis_vector, fourier_grid  # noqa: E402
-from nadcore.experiments import make_executor  # noqa: E402
-from nadcore.experiments import separability as sep  # noqa: E402
+from nadcore.book.runner import make_executor  # noqa: E402
+from nadcore.chapters.linear_separability import runs as sep  # noqa: E402
 from nadcore.kernels.precision import PRECISIONS  # noqa: E402
 from nadcore.nads.estimators import evaluation_point  # noqa: E402
 from nadcore.nads.published import load_published_nads  # noqa: E402

@@ -29,7 +29,7 @@
 # This chapter derives both statements for one-dimensional signals of length $D = 128$ pooled by
 # $S = 4$ (the setting of the paper's Fig. 4), checks Theorem 1 against a simulation in pixel space,
 # and trains the paper's deep linear model of pooling. All the code lives in `nadcore.theory`;
-# the figures in `nadcore.plots.pooling`.
+# the figures in `nadcore.chapters.pooling.figures`.
 
 # %% tags=["parameters"]
 profile = "cpu"          # "smoke" (tests), "cpu" (laptop, minutes), "paper" (the papers' scale)
@@ -46,7 +46,7 @@ from nadcore.theory import linear_pooling
 from nadcore.theory import pooling as theory
 from nadcore.book import setup
 from nadcore.book.evidence import exact_value
-from nadcore.plots import pooling as plots
+from nadcore.chapters.pooling import figures as plots
 from nadcore.runtime import generator
 
 ch = setup("01_pooling", profile=profile, seed=seed, device=device, knobs=knobs)

@@ -93,11 +93,11 @@ import numpy as np
 import pandas as pd
 
 from nadcore import nads
-from nadcore.experiments.nads import cached_nads
+from nadcore.book.nad_jobs import cached_nads
 from nadcore.data import low_frequency_fraction
 from nadcore.book import setup
 from nadcore.book.evidence import exact_value, jackknife_interval
-from nadcore.plots import nads as nadplots
+from nadcore.chapters.nads import figures as nadplots
 from nadcore.nads.published import PUBLISHED_NETWORKS, load_published_nads
 from nadcore.nets import PUBLISHED_NAMES
 
@@ -285,7 +285,7 @@ ch.figure_data("spectra", pd.DataFrame([{"set": k, "index": i, "normalised_eigen
 # then spread up to 1023). It works in the web page without a running kernel.
 
 # %%
-from nadcore.plots.explorer import nad_explorer
+from nadcore.book.explorer import nad_explorer
 nad_explorer(spectra)
 
 # %% [markdown]

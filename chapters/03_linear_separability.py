@@ -77,13 +77,13 @@ import numpy as np
 import pandas as pd
 
 from nadcore import book
-from nadcore.experiments import separability as sep
+from nadcore.chapters.linear_separability import runs as sep
+from nadcore.chapters.linear_separability import quantities as q
 from nadcore.book import setup
 from nadcore.data import fourier_basis_vector, fourier_grid
 from nadcore.book.evidence import accuracy_interval, fisher_interval
-from nadcore.plots.explorer import direction_explorer
-from nadcore.plots import paper_scale  # results/paper (GPU runs): drawn with their claims when present
-from nadcore.plots import separability as plots
+from nadcore.book.explorer import direction_explorer
+from nadcore.chapters.linear_separability import figures as plots
 
 ch = setup("03_linear_separability", profile=profile, seed=seed, device=device, knobs=knobs, model=model)
 cfg = ch.cfg
@@ -152,7 +152,7 @@ fig = plots.direction_images({f"$k=({a},{b})$": fourier_basis_vector(a, b) for a
 # under the random initialisation (square kernels and pooling windows, i.i.d. weights). So the
 # runs on $\mathcal{D}(v(k_2, k_1))$ have the same distribution as those on
 # $\mathcal{D}(v(k_1, k_2))$, and with `fig1_transpose` we train only the cells with
-# $k_1 \le k_2$ and mirror them (`nadcore.experiments.separability.grid_sweep`). Note that
+# $k_1 \le k_2$ and mirror them (`nadcore.chapters.linear_separability.runs.grid_sweep`). Note that
 # $(k_1, k_2) \to (-k_1, -k_2)$ is *not* such a symmetry here: with the real directions
 # $\cos\theta + \sin\theta$ the two cells are orthogonal directions, not $v$ and $-v$. The
 # published maps, trained cell by cell, bear the transposition out (printed below).
@@ -171,20 +171,20 @@ print(table.drop(columns=["momentum", "weight_decay", "batch_size"]).to_string()
 # dataset. The maps show the test accuracy averaged over the seeds ($\sigma = 3$,
 # $\epsilon = 1$), next to the authors' published map on the same cells and to what chapter 1's
 # theory predicts for LeNet's two $2 \times 2$ poolings (Theorem 1 for two stacked average
-# poolings: the Bayes accuracy after pooling, `sep.pooling_bayes_map`).
+# poolings: the Bayes accuracy after pooling, `q.pooling_bayes_map`).
 
 # %%
 grid1 = grid.subgrid(cfg["fig1_every"]) if cfg["fig1_every"] > 1 else grid
 fig1 = {arch: sep.grid_sweep(arch, grid1, settings(arch), transpose_symmetric=cfg["fig1_transpose"], **run)
         for arch in with_model(cfg["fig1_models"])}
-published1 = {a: sep.published_fig1_map(a, grid1).reshape(grid1.shape) for a in fig1 if a in ("lenet", "logreg")}
-theory1 = sep.pooling_bayes_map(grid1, epsilon=cfg["epsilon"], sigma=cfg["sigma"]).reshape(grid1.shape)
+published1 = {a: q.published_fig1_map(a, grid1).reshape(grid1.shape) for a in fig1 if a in ("lenet", "logreg")}
+theory1 = q.pooling_bayes_map(grid1, epsilon=cfg["epsilon"], sigma=cfg["sigma"]).reshape(grid1.shape)
 fig = plots.direction_heatmaps({a: seed_mean(r["test_acc"]) for a, r in fig1.items()}
                                | {f"{a}, published": m for a, m in published1.items()}
                                | {"theory: 2 average pools": theory1}, grid1,
                                title=f"Fig. 1: test accuracy on D(v), v a Fourier direction\n"
                                      f"(mean of {len(ch.seeds)} seeds; {CONVENTION}; {profile} profile)")
-fig1_data = sep.fourier_table(fig1, ch.seeds)
+fig1_data = q.fourier_table(fig1, ch.seeds)
 ch.figure_data("fig1", fig1_data)
 
 # %% [markdown]
@@ -195,13 +195,13 @@ ch.figure_data("fig1", fig1_data)
 # symmetry on the published 16x16 maps, which were trained cell by cell.
 
 # %% tags=["nbval-check-output"]
-regions = sep.fig1_regions(grid1)
+regions = q.fig1_regions(grid1)
 rows = {a: seed_mean(r["test_acc"]) for a, r in fig1.items()} | {f"{a}, published": m for a, m in published1.items()}
 region_mean = lambda m, mask: np.asarray(m).ravel()[mask].mean() if mask.any() else np.nan  # noqa: E731
 print(pd.DataFrame({name: [region_mean(m, mask) for mask in regions.values()]
                     for name, m in (rows | {"theory": theory1}).items()}, index=list(regions)).round(3).to_string())
 print("published maps, mean |A - A^T| over the 16x16 grid:",
-      ", ".join(f"{a} {sep.transpose_asymmetry(sep.published_fig1_map(a, grid).reshape(grid.shape)):.3f}"
+      ", ".join(f"{a} {q.transpose_asymmetry(q.published_fig1_map(a, grid).reshape(grid.shape)):.3f}"
                 for a in ("logreg", "lenet", "resnet18", "densenet121", "vgg11")))
 
 # %% [markdown]
@@ -222,7 +222,7 @@ contrast = sep.fourier_sweep(model, cfg["contrast_cells"], settings(model, signa
 here = sep.select_cells(fig1[model], cfg["contrast_cells"]) if model in fig1 else None
 print(pd.DataFrame({f"signal={other!r}": seed_mean(contrast["test_acc"]),
                     **({f"signal={cfg['signal']!r} (Fig. 1)": seed_mean(here["test_acc"])} if here else {}),
-                    **({"published": sep.published_fig1_map(model, cfg["contrast_cells"])} if model in published1 else {})},
+                    **({"published": q.published_fig1_map(model, cfg["contrast_cells"])} if model in published1 else {})},
                    index=[str(tuple(c)) for c in cfg["contrast_cells"]]).round(3).to_string())
 
 # %% [markdown]
@@ -239,7 +239,7 @@ direction_explorer({f"{a} (mean of {len(ch.seeds)} seeds)": seed_mean(r["test_ac
 # `gap`, the mean over all cells and the mean training accuracy (over the last epoch).
 
 # %% tags=["nbval-check-output"]
-per_seed1 = pd.concat({a: pd.DataFrame({**sep.band_means(r["test_acc"], grid1, LOW, HIGH),
+per_seed1 = pd.concat({a: pd.DataFrame({**q.band_means(r["test_acc"], grid1, LOW, HIGH),
                                         "all cells": r["test_acc"].reshape(len(ch.seeds), -1).mean(1),
                                         "train acc": r["train_acc"].reshape(len(ch.seeds), -1).mean(1)},
                                        index=pd.Index(ch.seeds, name="seed"))
@@ -249,7 +249,7 @@ print(per_seed1.round(3).to_string())
 # %%
 fill1 = dict(cells=grid1.frequencies.__len__(), **budget(model))
 if model == "lenet" and "lenet" in fig1:
-    gap_pub = float(sep.band_means(published1["lenet"][None], grid1, LOW, HIGH)["gap"][0])
+    gap_pub = float(q.band_means(published1["lenet"][None], grid1, LOW, HIGH)["gap"][0])
     ch.claim("fig1-frequency-gap", values=per_seed1.loc["lenet", "gap"], published_gap=gap_pub, **fill1)
     ch.claim("fig1-matches-published", values=np.abs(fig1["lenet"]["test_acc"] - published1["lenet"]).mean((1, 2)),
              **fill1)
@@ -257,15 +257,12 @@ elif model in fig1:
     ch.claim("fig1-low-beats-high", values=per_seed1.loc[model, "gap"], **fill1)
 if "logreg" in fig1:
     lr_acc = per_seed1.loc["logreg", "all cells"]
-    lr_pub = abs(float(sep.band_means(published1["logreg"][None], grid1, LOW, HIGH)["gap"][0]))
+    lr_pub = abs(float(q.band_means(published1["logreg"][None], grid1, LOW, HIGH)["gap"][0]))
     ch.claim("fig1-logreg-flat", values=per_seed1.loc["logreg", "gap"].abs(), published_logreg_gap=lr_pub,
              cells=fill1["cells"], **budget("logreg"),
              preconditions={"logistic regression learned: mean test accuracy >= 0.6 on every seed":
                             bool((lr_acc >= 0.6).all())})
     ch.claim("fig1-logreg-train", values=per_seed1.loc["logreg", "train acc"], **budget("logreg"))
-
-# %%
-fig = paper_scale.show(ch, "fig1")
 
 # %% [markdown]
 # ## Fig. 2: the bias also shows in optimisation
@@ -286,32 +283,29 @@ fig2 = {arch: sep.fourier_sweep(arch, cells2, settings(arch, **over2), **run)
         for arch in with_model(cfg["fig2_models"])}
 grid2 = sep.covering_subgrid(grid, cells2)
 steps2 = {a: r["iter_loss"].shape[-1] for a, r in fig2.items()}
-its = {a: sep.censored_iterations(r["iters_to_loss"], steps2[a]) for a, r in fig2.items()}
+its = {a: q.censored_iterations(r["iters_to_loss"], steps2[a]) for a, r in fig2.items()}
 fig = plots.direction_heatmaps({a: plots.map_on_grid(seed_mean(it), cells2, grid2) for a, it in its.items()},
                                grid2, vmin=0, vmax=max(steps2.values()), cmap="magma_r",
                                label=f"iterations to loss < {cfg['fig2_threshold']:g}",
                                title=f"Fig. 2: iterations to a small loss, sigma={cfg['fig2_sigma']:g}\n"
                                      f"(mean of {len(ch.seeds)} seeds; censored = budget; {CONVENTION})")
-fig2_data = sep.fourier_table(fig2, ch.seeds, keys=("iters_to_loss", "test_acc", "train_acc"))
+fig2_data = q.fourier_table(fig2, ch.seeds, keys=("iters_to_loss", "test_acc", "train_acc"))
 fig2_data["budget"] = fig2_data["model"].map(steps2)
 ch.figure_data("fig2", fig2_data)
 
-# %%
-fig = paper_scale.show(ch, "fig2")
-
 # %% tags=["nbval-check-output"]
 for arch, it in its.items():
-    b = sep.band_means(it, cells2, LOW, HIGH)
+    b = q.band_means(it, cells2, LOW, HIGH)
     reached = fig2[arch]["iters_to_loss"] >= 0
-    lows = sep.cell_radius(cells2) <= LOW
+    lows = q.cell_radius(cells2) <= LOW
     print(f"{arch}: loss < {cfg['fig2_threshold']:g} reached in {reached[:, lows].sum()}/{reached[:, lows].size} "
           f"low-frequency and {reached[:, ~lows].sum()}/{reached[:, ~lows].size} other runs "
           f"(budget {steps2[arch]} iterations)")
     print(pd.DataFrame({"low": b["low"], "high": b["high"], "high / low": b["high"] / b["low"]},
                        index=pd.Index(ch.seeds, name="seed")).round(1).to_string())
 if model in fig2:
-    b = sep.band_means(its[model], cells2, LOW, HIGH)
-    low_reached = (fig2[model]["iters_to_loss"][:, sep.cell_radius(cells2) <= LOW] >= 0).any()
+    b = q.band_means(its[model], cells2, LOW, HIGH)
+    low_reached = (fig2[model]["iters_to_loss"][:, q.cell_radius(cells2) <= LOW] >= 0).any()
     ch.claim("fig2-low-frequencies-fit-faster", values=b["high"] / b["low"], **budget(model, "fig2_train"),
              preconditions={"some low-frequency run reached the loss threshold": bool(low_reached)},
              settings={"fig2_threshold": cfg["fig2_threshold"], "cells": len(cells2)})
@@ -344,10 +338,10 @@ for arch in cfg["fig3_models"]:
 fig = plots.direction_heatmaps({a: plots.map_on_grid(seed_mean(r["test_acc"]), cells3, grid3) for a, r in fig3.items()},
                                grid3, annotate=True,
                                title=f"Fig. 3: without and with pooling\n(mean of {len(ch.seeds)} seeds; {CONVENTION})")
-ch.figure_data("fig3", sep.fourier_table(fig3, ch.seeds))
+ch.figure_data("fig3", q.fourier_table(fig3, ch.seeds))
 
 # %% tags=["nbval-check-output"]
-per_seed3 = pd.concat({a: pd.DataFrame({**sep.band_means(r["test_acc"], cells3, LOW, HIGH),
+per_seed3 = pd.concat({a: pd.DataFrame({**q.band_means(r["test_acc"], cells3, LOW, HIGH),
                                         "all cells": r["test_acc"].mean(1), "train acc": r["train_acc"].mean(1)},
                                        index=pd.Index(ch.seeds, name="seed"))
                        for a, r in fig3.items()}, names=["model", "seed"])
@@ -362,9 +356,6 @@ if "lenet_nopool" in fig3 and model in fig3:
              preconditions={"lenet_nopool learned: mean test accuracy >= 0.6 on every seed":
                             bool((nopool["all cells"] >= 0.6).all())},
              settings={"cells": len(cells3)})
-
-# %%
-fig = paper_scale.show(ch, "fig3")
 
 # %% [markdown]
 # Pooling is not the only source of the bias (the convolutions and their finite support shape it
@@ -401,7 +392,7 @@ for label, (r, where) in estimates.items():
     print(f"{label:>18}: {where}")
 
 # %% tags=["nbval-check-output"]
-convergence = sep.split_half_table({k: r for k, (r, _) in estimates.items()})
+convergence = q.split_half_table({k: r for k, (r, _) in estimates.items()})
 print("split-half overlap of the top-k NADs at the number of networks used (NaN: not recorded, or k > networks/2)")
 print(convergence.round(3).to_string())
 ck = f"k={cfg['converged_k']}"
@@ -435,14 +426,14 @@ for est, r in fig6_sets.items():
     ii = indices6[est]
     fig6[est] = sep.directions_sweep(model, r.nads[ii].reshape(len(ii), *r.input_shape), ii.tolist(),
                                      settings(model, sigma=sigma6), tag=tags[est], **run)
-    rows6.append(sep.nad_table(model, est, ii, fig6[est], ch.seeds, r.eigenvalues))
+    rows6.append(q.nad_index_table(model, est, ii, fig6[est], ch.seeds, r.eigenvalues))
 others = {}
 for arch in cfg["fig6_models"]:
     r, _ = ch.nads(arch, "published")
     others[arch] = sep.directions_sweep(arch, r.nads[idx].reshape(len(idx), *r.input_shape), idx.tolist(),
                                         settings(arch, sigma=sigma6), tag="nad-published", **run)
-    rows6.append(sep.nad_table(arch, "published NADs", idx, others[arch], ch.seeds, r.eigenvalues))
-published = sep.published_fig6_table()
+    rows6.append(q.nad_index_table(arch, "published NADs", idx, others[arch], ch.seeds, r.eigenvalues))
+published = q.published_fig6_table()
 pub = {m: d.set_index("nad_index") for m, d in published.groupby("model")}
 ours, big = f"{model} (ours) and LeNet (published)", "larger networks (published)"
 panels = {ours: {f"{model}, {e} NADs": (indices6[e], f["test_acc"]) for e, f in fig6.items()}
@@ -477,7 +468,7 @@ print(pd.DataFrame({f"sigma={cfg['sigma']:g}": seed_mean(at_fig1_sigma["test_acc
 # and the mean distance to the published LeNet curve at the same indices.
 
 # %% tags=["nbval-check-output"]
-summary6 = pd.concat({e: pd.DataFrame([sep.nad_index_summary(indices6[e], a, fig6_sets[e].eigenvalues)
+summary6 = pd.concat({e: pd.DataFrame([q.nad_index_summary(indices6[e], a, fig6_sets[e].eigenvalues)
                                        for a in f["test_acc"]], index=pd.Index(ch.seeds, name="seed"))
                       .assign(vs_published=np.abs(f["test_acc"] - pub["lenet"]["test_acc"].reindex(indices6[e]).to_numpy()).mean(1))
                       for e, f in fig6.items()}, names=["estimator", "seed"])
@@ -491,7 +482,7 @@ fill6 = dict(n_indices=len(idx), networks=n_nets["secant"], **budget(model),
              settings={"indices": idx.tolist(), "sigma": sigma6})
 pub_sel = pub_l.reindex(idx)
 ch.claim("fig6-monotone", interval=fisher_interval(s6["spearman"]),
-         published_spearman=float(sep.rank_correlations(pub_sel["test_acc"], pub_sel["eigenvalue"])[0])
+         published_spearman=float(q.rank_correlations(pub_sel["test_acc"], pub_sel["eigenvalue"])[0])
          if model == "lenet" else None, **fill6)
 if model == "lenet":
     crossing = int(pub_l.index[(pub_l["test_acc"] < 0.75).to_numpy()][0])
@@ -503,7 +494,7 @@ if model == "lenet":
              crossing=near, published_crossing=float(pub_l["test_acc"].loc[near]), **fill6)
     ch.claim("fig6-matches-published", values=s6["vs_published"], **fill6)
 shared = [int(np.flatnonzero(idx == i)[0]) for i in gidx]
-secant_on_shared = sep.rank_correlations(fig6["secant"]["test_acc"][:, shared], fig6_sets["secant"].eigenvalues[gidx])
+secant_on_shared = q.rank_correlations(fig6["secant"]["test_acc"][:, shared], fig6_sets["secant"].eigenvalues[gidx])
 ch.claim("fig6-secant-vs-gradient", values=secant_on_shared - summary6.loc["gradient"]["spearman"].to_numpy(),
          gradient_points=points, n_gradient=len(gidx), **budget(model),
          preconditions={f"secant NADs converged (split-half overlap {ck} >= {cfg['converged_overlap']})":
@@ -511,9 +502,6 @@ ch.claim("fig6-secant-vs-gradient", values=secant_on_shared - summary6.loc["grad
                         f"gradient NADs converged (split-half overlap {ck} >= {cfg['converged_overlap']})":
                         converged[f"gradient, {points} points"]},
          settings={"indices": gidx.tolist(), "networks": n_nets, "gradient_points": points, "sigma": sigma6})
-
-# %%
-fig = paper_scale.show(ch, "fig6")
 
 # %% [markdown]
 # Read the comparison of the two estimators through its verdict only. A positive difference whose
@@ -548,7 +536,7 @@ print(pd.DataFrame.from_dict({m: {"NADs 0-9": round(d["test_acc"].loc[:9].mean()
 #
 # ```python
 # from distributed import Client
-# from nadcore.experiments.separability import grid_sweep
+# from nadcore.chapters.linear_separability.runs import grid_sweep
 # client = Client("tcp://scheduler:8786")
 # res = grid_sweep("resnet18", grid, settings("resnet18"), seeds=[0, 1, 2], executor=client)
 # ```

@@ -35,7 +35,7 @@
 # `paper` profile uses the paper's ResNet-18 settings and is meant for a GPU and the full dataset.
 # Every table, figure, number and verdict below is computed by the code from this run, and every
 # claim gets a verdict computed from a criterion registered before the networks are trained
-# (`nadcore/book/claims/cifar10.py`).
+# (`nadcore/chapters/cifar10/claims.py`).
 
 # %% tags=["parameters"]
 profile = "cpu"          # "smoke" (tests), "cpu" (laptop, minutes), "paper" (GPU, the paper's settings)
@@ -56,13 +56,13 @@ import pandas as pd
 from IPython.display import Markdown
 
 from nadcore.data import cifar, poisoning
-from nadcore.experiments import cifar10
+from nadcore.chapters.cifar10 import runs as cifar10
 from nadcore.book import setup
 from nadcore.book.evidence import accuracy_interval, t_interval
-from nadcore.experiments import run_jobs
+from nadcore.book.runner import run_jobs
 from nadcore.nets import spec_name
 from nadcore.nads import complete_basis
-from nadcore.plots import cifar as plots
+from nadcore.chapters.cifar10 import figures as plots
 
 ch = setup("04_cifar10", profile=profile, seed=seed, device=device, knobs=knobs, model=model,
            data_root=data_root, download=download, subset_root=subset_root)
@@ -331,10 +331,6 @@ fig = plots.poison_accuracy_curve(
 ch.figure_data("fig7", fig7[["experiment", "index", "seed", "train_acc", "test_acc", "carrier_test_acc",
                              "l2_change"]].rename(columns={"l2_change": "poison_l2_change"}))
 
-# %%
-from nadcore.plots import paper_scale  # results/paper (GPU runs), when present
-fig = paper_scale.show(ch, "fig7")
-
 # %% [markdown]
 # In the paper (ResNet-18, full CIFAR-10, 50 epochs), test accuracy with the carrier on the first
 # NADs is "very low" and climbs back towards the clean baseline as the carrier moves to later NADs
@@ -398,9 +394,6 @@ print(f"{n_train:,} training images, {cfg['flip_epochs']} epochs, seeds {ch.seed
 # %%
 fig = plots.flip_accuracies(fig8, title=f"CIFAR-10: original vs NAD-flipped representation, {cfg['flip_epochs']} epochs")
 ch.figure_data("fig8", fig8[["model", "representation", "seed", "train_acc", "test_acc"]])
-
-# %%
-fig = paper_scale.show(ch, "fig8")
 
 # %% [markdown]
 # The paper reports that both representations are fitted ("approximately 0% training error") and

@@ -61,13 +61,13 @@ import numpy as np
 import pandas as pd
 
 from nadcore.data import cifar
-from nadcore.experiments import underspecification as ux
+from nadcore.chapters.underspecification import runs as ux
 from nadcore.book import setup
 from nadcore.book.claims import specs
 from nadcore.book.evidence import accuracy_interval, seed_summary
 from nadcore.nads import complete_basis
-from nadcore.plots import underspec as uplots
-from nadcore.experiments.separability import steps_per_run
+from nadcore.chapters.underspecification import figures as uplots
+from nadcore.chapters.linear_separability.runs import steps_per_run
 
 ch = setup("05_underspecification", profile=profile, seed=seed, device=device, knobs=knobs,
            data_root=data_root, subset_root=subset_root)
@@ -115,7 +115,7 @@ for spec, (U, where) in bases.items():
 # ## What counts as reproduced
 #
 # The claims and their criteria are registered before any network is trained
-# (`nadcore/book/claims/underspecification.py`) and printed below. The paper states one number, the
+# (`nadcore/chapters/underspecification/claims.py`) and printed below. The paper states one number, the
 # MLP's 100% test accuracy with both channels (criterion: at least 99%); the rest are words, read
 # at their strength. "Completely neglects" a channel, or fitting "only" the other one, means chance
 # (50% on these binary problems), with a tolerance of 10 points: between 40% and 60%. A network "uses" a
@@ -186,7 +186,7 @@ print(f"seeds: {len(ch.seeds)} (paper: {paper['seeds']}); test samples per run: 
 # clip the gradient norm at 0.5, as the original NAD code's training loop did (the appendix does
 # not say whether the follow-up's runs clipped; the `clip_grad_norm` setting turns it off). Every
 # run is a job of the book's common runner
-# (`nadcore.experiments.underspecification.concat_grid_experiment`), cached and spread over the
+# (`nadcore.chapters.underspecification.runs.concat_grid_experiment`), cached and spread over the
 # profile's worker processes.
 
 # %%
@@ -255,7 +255,7 @@ for m, r in concat.items():
 # maximum-margin separator. The angle comes from a least-squares plane fitted to the network's
 # output over the cross-section, so it is a summary and ignores any curvature of the boundary:
 #
-# ```{literalinclude} ../../nadcore/experiments/underspecification.py
+# ```{literalinclude} ../../nadcore/chapters/underspecification/runs.py
 # :pyobject: boundary_angle
 # ```
 #
@@ -266,10 +266,6 @@ for m, r in concat.items():
 uplots.angle_heatmaps(concat, title="Tilt of the decision boundary in the (v1, v2) plane")
 plt.show()
 ch.figure_data("fig2-tilt", concat_frame[["model", "seed", *grid, "angle", "train_acc"]])
-
-# %%
-from nadcore.plots import paper_scale  # results/paper (GPU runs), when present
-fig = paper_scale.show(ch, "us-fig2")
 
 # %% [markdown]
 # ### The claims of Sec. 3
@@ -386,9 +382,6 @@ uplots.cifar_dv_curves(cifar_runs, transitions=transitions, chance=chance,
                        title=f"Binary CIFAR-10 (+) D(v): {desc['n_train']:,} training images")
 plt.show()
 ch.figure_data("fig3", cifar_frame)
-
-# %%
-fig = paper_scale.show(ch, "us-fig3")
 
 # %% [markdown]
 # ### The claims of Sec. 4

@@ -39,7 +39,7 @@
 #
 # Every claim is registered with its kind (a reviewer's question, a statement of the papers, or
 # the book's own prediction from their theory), source and criterion in
-# `nadcore/book/claims/open_questions.py`; the code is in `nadcore.experiments.open_questions`.
+# `nadcore/chapters/open_questions/claims.py`; the code is in `nadcore.chapters.open_questions.runs`.
 
 # %% tags=["parameters"]
 profile = "cpu"          # "smoke" (tests), "cpu" (laptop, minutes), "paper" (the papers' scale)
@@ -58,13 +58,13 @@ from nadcore import nads
 from nadcore.book import setup
 from nadcore.book.evidence import accuracy_interval, exact_value, fisher_interval
 from nadcore.data import cifar, fourier_basis_vector, fourier_directions
-from nadcore.experiments import Job, run_jobs
-from nadcore.experiments import open_questions as oq
-from nadcore.experiments.nads import cached_nads
-from nadcore.experiments.separability import grid_sweep, steps_per_run
+from nadcore.book.runner import Job, run_jobs
+from nadcore.chapters.open_questions import runs as oq
+from nadcore.book.nad_jobs import cached_nads
+from nadcore.chapters.linear_separability.runs import grid_sweep, steps_per_run
 from nadcore.nets import build_model, spec_key
-from nadcore.plots import nads as nadplots
-from nadcore.plots import open_questions as plots
+from nadcore.chapters.nads import figures as nadplots
+from nadcore.chapters.open_questions import figures as plots
 from nadcore.runtime import generator
 
 ch = setup("06_open_questions", profile=profile, seed=seed, device=device, knobs=knobs, model=model)
@@ -449,7 +449,7 @@ ch.claim("oq5-lenet-aligned", values=hess_overlap[:, 1], trained=False, networks
 # with the gradient covariance as eq. (2) writes it, and with the one the authors computed (their
 # published secant NADs, 10,000 networks). The figure divides $\alpha(v)$ by $\operatorname{tr} C / D$.
 #
-# ```{literalinclude} ../../nadcore/experiments/open_questions.py
+# ```{literalinclude} ../../nadcore/chapters/open_questions/runs.py
 # :pyobject: alpha
 # ```
 

@@ -53,11 +53,11 @@ from IPython.display import Markdown, display
 
 from nadcore.book import setup
 from nadcore.book.evidence import accuracy_interval, exact_value, fisher_interval, jackknife_interval
-from nadcore.experiments import atlas
-from nadcore.experiments.separability import rank_correlations
+from nadcore.chapters.nad_atlas import runs as atlas
+from nadcore.chapters.linear_separability.quantities import rank_correlations
 from nadcore.nads import GROUPS, subspace_overlap
-from nadcore.plots import atlas as atlasplots
-from nadcore.plots.explorer import default_indices, nad_explorer
+from nadcore.chapters.nad_atlas import figures as atlasplots
+from nadcore.book.explorer import default_indices, nad_explorer
 from nadcore.theory.patches import alias_energy_fraction, token_alias_mask
 
 ch = setup("07_nad_atlas", profile=profile, seed=seed, device=device, knobs=knobs, model=model)
@@ -163,7 +163,7 @@ ch.claim("atlas-signature", interval=exact_value(len(distinct) / max(len(told), 
 # can carry only the pixel frequencies folded onto it: the multiples of $32/p$ along both axes
 # ($p^2$ of the 1,024 frequencies, `nadcore.theory.patches.token_alias_mask`).
 #
-# The prediction, registered before the run (`nadcore/book/claims/nad_atlas.py`): the top-$k$
+# The prediction, registered before the run (`nadcore/chapters/nad_atlas/claims.py`): the top-$k$
 # NADs of ViT/4, ViT/8 and MLP-Mixer/4 put at least half of their Fourier energy on their patch
 # size's alias set; and changing the patch size moves the energy: ViT/8 puts more of it than
 # ViT/4 on the frequencies that $p = 8$ folds onto zero and $p = 4$ does not. The bars show every
@@ -245,7 +245,7 @@ Markdown(ch.verdict_summary())
 
 # %% [markdown]
 # The `paper` profile computes 10,000 networks per architecture for all 18 architectures of
-# `nadcore/book/settings/nad_atlas.py` and trains on 10,000 samples per run, which is a job for
+# `nadcore/chapters/nad_atlas/settings.py` and trains on 10,000 samples per run, which is a job for
 # a GPU. To put your own model in the atlas, run this chapter with
 # `-p model "timm:NAME?k=v"` (or a registry name, or `"pkg.mod:factory"`).
 #

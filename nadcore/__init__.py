@@ -4,9 +4,9 @@ follow-up on underspecification).
 Subpackages mirror the papers; imports only point down this list (tests/test_layout.py):
 
 =================  ============================================================================
-``book``           chapter setup: profiles, knobs, provenance, claims and their evidence
-``plots``          the figures, and the interactive explorers of the web book
-``experiments``    every trained or sampled result as cached, resumable jobs of one runner
+``chapters``       one package per chapter: its settings, claims, runs and figures; campaigns
+``book``           the machinery the chapters share: setup and profiles, the job runner and its
+                   cache, evidence and the scorecard, campaigns and bundles, the explorers
 ``train``          the papers' SGD recipe, one model or many side by side
 ``nads``           the two estimators, the gradient covariance, its eigenvectors (the NADs)
 ``kernels``        speed-only paths (C kernels, structured estimators, fast draws), optional

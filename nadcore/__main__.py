@@ -188,10 +188,10 @@ def _print_compare(res: dict) -> None:
 
 
 def show(files, out: str, n: int = 8, indices=None, title=None, dpi: int = 150) -> str:
-    """Draw the NADs ``indices`` (default 0..n-1) of every file with :func:`nadcore.plots.nads.nad_grid`."""
+    """Draw the NADs ``indices`` (default 0..n-1) of every file with :func:`nadcore.chapters.nads.figures.nad_grid`."""
     import matplotlib.pyplot as plt  # only this command draws: matplotlib loads here
 
-    from nadcore.plots.nads import nad_grid
+    from nadcore.chapters.nads.figures import nad_grid
 
     results = {}
     for spec in files:

@@ -247,14 +247,15 @@ def executed_profile(ipynb: Path) -> str | None:
 # ---------------------------------------------------------------------------------------------
 # Scorecard, table of contents and HTML
 # ---------------------------------------------------------------------------------------------
-def write_scorecard(executed: Path, stems: list[str], pending_paper_scale=None) -> dict:
+def write_scorecard(executed: Path, stems: list[str], coverage=None) -> dict:
     """Merge the executed chapters' claims into ``scorecard.json`` and write the Scorecard page
     ``scorecard.md`` with its forest plots (:mod:`nadcore.book.scorecard`): verdict badges and
     counts first, one line per claim linking to the section that states its verdict.
-    ``pending_paper_scale``: figures not yet run at paper scale, listed on the page."""
+    ``coverage``: (have, missing) lines on the papers' networks (default: from the build's
+    profile and the committed campaign bundles, :func:`nadcore.chapters.campaigns.coverage_lines`)."""
     sys.path.insert(0, str(ROOT))
     from nadcore.book.evidence import read_claims
-    from nadcore.book.paper_results import not_yet_run
+    from nadcore.chapters.campaigns import coverage_lines
     from nadcore.book.scorecard import write_page
 
     files = [executed / "claims" / f"{s}.json" for s in stems if (executed / "claims" / f"{s}.json").exists()]
@@ -265,9 +266,9 @@ def write_scorecard(executed: Path, stems: list[str], pending_paper_scale=None) 
         raise ChapterError(f"claim ids must be unique across chapters; repeated: {dup}")
     (executed / "scorecard.json").write_text(json.dumps(card, indent=1))
     profile = executed_profile(executed / (stems[0] + ".ipynb")) if stems else None
-    if pending_paper_scale is None:  # what the committed paper-scale bundles (results/paper) lack
-        pending_paper_scale = not_yet_run()
-    write_page(card, executed, SCORECARD, profile=profile, pending_paper_scale=pending_paper_scale)
+    if coverage is None:
+        coverage = coverage_lines(profile if profile in ("smoke", "cpu", "paper") else "cpu")
+    write_page(card, executed, SCORECARD, profile=profile, coverage=coverage)
     return card
 
 

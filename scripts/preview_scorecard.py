@@ -3,7 +3,7 @@
 
     python scripts/preview_scorecard.py                                   # tests/fixtures/scorecard.json
     python scripts/preview_scorecard.py book/executed/scorecard.json --out /tmp/card
-    python scripts/preview_scorecard.py --pending "Fig. 6 (LeNet)" --pending "Fig. 7"
+    python scripts/preview_scorecard.py --missing "Fig. 6: ResNet-18" --missing "Fig. 7: ResNet-18"
 
 Writes a minimal book into ``--out`` (default ``_build/scorecard-preview``): this repository's
 ``_config.yml`` and ``book/`` pages, one stub page per chapter that holds the ``(claim-<id>)=``
@@ -51,8 +51,9 @@ def stub_chapter(path: Path, stem: str, claims: list[dict]) -> None:
 
 
 def build_preview(card_path: Path = FIXTURE, out: Path = ROOT / "_build" / "scorecard-preview",
-                  pending_paper_scale=(), quiet: bool = False) -> tuple[Path, int]:
-    """(the built ``scorecard.html``, jupyter-book's exit status)."""
+                  coverage=None, quiet: bool = False) -> tuple[Path, int]:
+    """(the built ``scorecard.html``, jupyter-book's exit status); ``coverage``: (have, missing)
+    lines of the section on the papers' networks."""
     sys.path.insert(0, str(ROOT))
     from nadcore.book.scorecard import write_page
 
@@ -70,7 +71,7 @@ def build_preview(card_path: Path = FIXTURE, out: Path = ROOT / "_build" / "scor
     for stem in stems:
         stub_chapter(executed / f"{stem}.ipynb", stem, [c for c in card["claims"] if c["chapter"] == stem])
     (executed / "scorecard.json").write_text(json.dumps(card, indent=1))
-    write_page(card, executed, bb.SCORECARD, profile="preview", pending_paper_scale=pending_paper_scale)
+    write_page(card, executed, bb.SCORECARD, profile="preview", coverage=coverage)
     toc = out / "_toc.yml"
     toc.write_text(bb.toc_text(stems))
     if quiet:
@@ -91,10 +92,11 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("card", nargs="?", type=Path, default=FIXTURE, help="scorecard JSON (default: the test fixture)")
     p.add_argument("--out", type=Path, default=ROOT / "_build" / "scorecard-preview")
-    p.add_argument("--pending", action="append", default=[], metavar="FIGURE",
-                   help="a figure not yet run at paper scale (repeatable)")
+    p.add_argument("--missing", action="append", default=[], metavar="LINE",
+                   help="a figure's networks not yet computed, for the section on the papers' networks "
+                        "(repeatable)")
     a = p.parse_args(argv)
-    page, rc = build_preview(a.card, a.out, a.pending)
+    page, rc = build_preview(a.card, a.out, ([], a.missing))
     print(f"jupyter-book exit status {rc}; open {page}")
     return rc
 

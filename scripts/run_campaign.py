@@ -5,13 +5,13 @@
     python scripts/run_campaign.py --campaign cpu --dask tcp://scheduler:8786   # on a cluster
     python scripts/run_campaign.py --campaign cpu --dry-run              # the plan and its state
 
-Campaigns are defined in nadcore/book/settings/campaigns.py (``cpu``: the 2-core machine at the
+Campaigns are defined in nadcore/chapters/campaigns.py (``cpu``: the 2-core machine at the
 widths the width study supports; ``paper``: full width on a GPU; ``tiny``: tests of the
 machinery, never results). Every finished job is stored in the cache at once and the bundle
 (``results/<campaign>/<chapter>/<figure>.csv`` and ``results/<campaign>/provenance.json``) is
 rewritten after each, so the command can be killed at any moment and run again: it continues
 where it stopped, even without the cache (the bundle's ledger holds the done jobs). See
-nadcore/book/campaign.py.
+nadcore/chapters/campaigns.py and nadcore/book/campaign.py.
 """
 from __future__ import annotations
 
@@ -45,7 +45,7 @@ def _executor(a):
                                                                    if a.slurm_partition else {}))
         return ex, int(a.window or 64), lambda: None
     if a.workers > 1:
-        from nadcore.experiments.runner import make_executor
+        from nadcore.book.runner import make_executor
 
         ex = make_executor(a.workers)
         return ex, a.workers, ex.shutdown
@@ -54,9 +54,10 @@ def _executor(a):
 
 def main(argv=None) -> int:
     from nadcore.book import campaign as cp
+    from nadcore.chapters import campaigns
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--campaign", required=True, help=f"one of {', '.join(cp.CAMPAIGNS)}")
+    ap.add_argument("--campaign", required=True, help=f"one of {', '.join(campaigns.CAMPAIGNS)}")
     ap.add_argument("--figures", default=None, help="comma separated (default: every stage's)")
     ap.add_argument("--archs", default=None, help="comma separated registry names (default: every stage's)")
     ap.add_argument("--stages", default=None, help="comma separated stage numbers (default: all, in order)")
@@ -77,12 +78,12 @@ def main(argv=None) -> int:
 
     import torch
 
-    from nadcore.experiments.cache import Cache
+    from nadcore.book.cache import Cache
 
     split = (lambda s: [x.strip() for x in s.split(",") if x.strip()] if s else None)
     try:
         stages = [int(x) for x in split(a.stages)] if a.stages else None
-        tasks, settings = cp.plan(a.campaign, figures=split(a.figures), archs=split(a.archs), stages=stages,
+        tasks, settings = campaigns.plan(a.campaign, figures=split(a.figures), archs=split(a.archs), stages=stages,
                                   device=a.device)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
@@ -100,8 +101,7 @@ def main(argv=None) -> int:
     cache = Cache(a.cache or os.environ.get("NADCORE_CACHE") or ROOT / ".nadcache")
     prov = cp.load_provenance(out)
     for t in tasks:
-        done = sum(1 for j in t.jobs if ("directional_job", j.config) in cache
-                   or cp._bundle_id(t, j) in prov["jobs"])
+        done = sum(cp.done_jobs(t, cache, prov, out))
         print(f"stage {t.stage:2d}: {t.label}: {len(t.jobs)} job(s), {t.runs} run(s), {done} job(s) done")
     if a.dry_run:
         return 0

@@ -1,5 +1,5 @@
 """Chapter 7's library side: patch embeddings as pooling (nadcore.theory.patches), the atlas
-functions (nadcore.experiments.atlas), the claims registered before the run."""
+functions (nadcore.chapters.nad_atlas.runs), the claims registered before the run."""
 from __future__ import annotations
 
 import numpy as np
@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from nadcore.book import claims, profiles
-from nadcore.experiments import atlas
+from nadcore.chapters.nad_atlas import runs as atlas
 from nadcore.nads import NADResult, compute_nads, subspace_overlap
 from nadcore.theory.patches import alias_energy_fraction, token_alias_mask
 

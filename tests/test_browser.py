@@ -333,7 +333,7 @@ def _explorer_pages(book_html) -> list[str]:
 def test_nad_explorer_slider_changes_the_nad(book_html, server, browser):
     pages = _explorer_pages(book_html)
     assert pages, ("no page holds a NAD explorer (chapters/02_nads.py should call "
-                   "nadcore.plots.explorer.nad_explorer)")
+                   "nadcore.book.explorer.nad_explorer)")
     shots = _screenshot_dir()
     for rel in pages:
         ctx, page, log = open_page(browser, server, rel)
@@ -377,7 +377,7 @@ def test_direction_explorer_shows_the_selected_direction(book_html, server, brow
     pages = sorted(str(p.relative_to(book_html)) for p in _html_pages(book_html)
                    if "direction-explorer" in p.read_text(encoding="utf-8", errors="replace"))
     if not pages:
-        pytest.skip("no page calls nadcore.plots.explorer.direction_explorer yet (chapter 3)")
+        pytest.skip("no page calls nadcore.book.explorer.direction_explorer yet (chapter 3)")
     for rel in pages:
         ctx, page, log = open_page(browser, server, rel)
         try:
@@ -491,7 +491,7 @@ def fixture_scorecard(tmp_path_factory):
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     page, rc = mod.build_preview(mod.FIXTURE, tmp_path_factory.mktemp("scorecard-preview"),
-                                 ["Fig. 6 for every architecture"], quiet=True)
+                                 (["Fig. 6: 1 of 4 networks"], ["Fig. 6: ResNet-18, VGG-11"]), quiet=True)
     assert rc == 0 and page.exists(), "jupyter-book could not build the Scorecard preview (scripts/preview_scorecard.py)"
     return page.parents[2], len(json.loads(mod.FIXTURE.read_text())["claims"])
 

@@ -1,4 +1,4 @@
-"""nadcore.experiments.cache: keys that see the config and the code, atomic checksummed entries, no pickle."""
+"""nadcore.book.cache: keys that see the config and the code, atomic checksummed entries, no pickle."""
 import inspect
 import json
 import os
@@ -14,9 +14,9 @@ import pytest
 import nadcore
 from nadcore import kernels
 from nadcore.kernels import native
-from nadcore.experiments import cache as cache_mod
-from nadcore.experiments.cache import Cache, code_fingerprint
-from nadcore.experiments.nads import cached_nads
+from nadcore.book import cache as cache_mod
+from nadcore.book.cache import Cache, code_fingerprint
+from nadcore.book.nad_jobs import cached_nads
 from nadcore.runtime import digest
 from nadcore.train import lr_at
 
@@ -105,15 +105,19 @@ def test_config_must_be_json_like(tmp_path):
         Cache(tmp_path).save("f", {"fn": object()}, {"a": np.ones(1)})
 
 
-def test_editing_nadcore_code_changes_the_fingerprint_but_plots_do_not(tmp_path):
+def test_editing_nadcore_code_changes_the_fingerprint_but_figures_do_not(tmp_path):
     pkg = tmp_path / "nadcore"
     src_root = Path(nadcore.__file__).parent
     shutil.copytree(src_root, pkg, ignore=shutil.ignore_patterns("__pycache__"))
     before = code_fingerprint(pkg)
     assert before == code_fingerprint(src_root) == code_fingerprint()
-    plots = pkg / "plots" / "nads.py"
-    plots.write_text(plots.read_text() + "\n# a presentation-only edit\n")
+    for f in ("chapters/nads/figures.py", "chapters/linear_separability/claims.py", "book/scorecard.py"):
+        (pkg / f).write_text((pkg / f).read_text() + "\n# a presentation-only edit\n")
     assert code_fingerprint(pkg) == before
+    runs = pkg / "chapters" / "linear_separability" / "runs.py"  # a chapter's experiments compute results
+    runs.write_text(runs.read_text() + "\n# an edit\n")
+    assert code_fingerprint(pkg) != before
+    runs.write_text(runs.read_text().replace("\n# an edit\n", ""))
     train = pkg / Path(inspect.getsourcefile(lr_at)).relative_to(src_root)  # where the recipe lives
     src = train.read_text()
     train.write_text(src.replace("def lr_at(", "def lr_at(  # edited\n", 1))

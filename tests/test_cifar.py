@@ -1,4 +1,4 @@
-"""Fast tests of nadcore.data.cifar, nadcore.data.poisoning and nadcore.experiments.cifar10:
+"""Fast tests of nadcore.data.cifar, nadcore.data.poisoning and nadcore.chapters.cifar10.runs:
 loading, poisoning and flipping preserve what they must, and the chapter-4 jobs pair their runs."""
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ import pytest
 import torch
 
 from nadcore.data import cifar, poisoning
-from nadcore.experiments import Cache, cifar10, run_jobs
+from nadcore.book.cache import Cache
+from nadcore.book.runner import run_jobs
+from nadcore.chapters.cifar10 import runs as cifar10
 from nadcore.nads import complete_basis
 
 

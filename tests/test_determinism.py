@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import nadcore.nads.sampling as sampling
-from nadcore.experiments.cache import Cache
-from nadcore.experiments.nads import cached_nads
+from nadcore.book.cache import Cache
+from nadcore.book.nad_jobs import cached_nads
 from nadcore.nads import compute_nads
 
 ARRAYS = ("eigenvalues", "nads")

@@ -1,4 +1,4 @@
-"""nadcore.experiments (the runner) and nadcore.experiments.separability: every executor
+"""nadcore.book.runner (the runner) and nadcore.chapters.linear_separability.runs: every executor
 (in-process, threads, a local Dask cluster) gives the same results, threads included (no global
 RNG), an interrupted run resumes from the cache, and `accept` decides which cached results serve."""
 import concurrent.futures as cf
@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from nadcore.data import fourier_basis_vector
-from nadcore.experiments import Cache, Job, JobsInterrupted, run_jobs
-from nadcore.experiments.separability import direction_jobs, directional_job, directions_sweep
+from nadcore.book.cache import Cache
+from nadcore.book.runner import Job, JobsInterrupted, run_jobs
+from nadcore.chapters.linear_separability.runs import direction_jobs, directional_job, directions_sweep
 
 FREQS = [(0, 2), (4, 0), (8, 8), (-6, 2)]
 SETTINGS = dict(epochs=2, max_lr=0.5, batch_size=32, n_train=64, n_test=64, sigma=1.0, epsilon=1.0)

@@ -1,4 +1,4 @@
-"""nadcore.plots.explorer: the interactive figures are self-contained and linked client-side only.
+"""nadcore.book.explorer: the interactive figures are self-contained and linked client-side only.
 
 What the browser does with them is tested in tests/test_browser.py; here: structure, sizes, links,
 the embedded images, and the errors.
@@ -13,7 +13,7 @@ import re
 import numpy as np
 import pytest
 
-from nadcore.plots import explorer
+from nadcore.book import explorer as explorer
 from nadcore.data import fourier_grid
 from nadcore.nads import NADResult
 

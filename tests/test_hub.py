@@ -12,7 +12,7 @@ from threadpoolctl import threadpool_limits
 
 import nadcore.__main__ as cli
 from nadcore import nads
-from nadcore.experiments.nads import nad_config
+from nadcore.book.nad_jobs import nad_config
 from nadcore.nets import ModelSpecError, build_model, hub, spec_key
 from nadcore.nets.hub import build_hub_model, parse_spec
 

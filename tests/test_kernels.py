@@ -326,8 +326,11 @@ def test_every_strategy_gives_the_same_estimate(method):
           for s in ("fast", "vmap", "loop")}
     assert {s: r.meta["sampling_path"] for s, r in rs.items()} == {s: s for s in rs}
     ref = _cov(rs["loop"])
+    # float32 rounding, which the secant's difference quotient (step 100) amplifies: on an AMD
+    # EPYC two of the 1024^2 entries differ by 1.5e-6 of the largest (the C kernel's order of
+    # additions against torch's)
     for s in ("fast", "vmap"):
-        assert np.allclose(_cov(rs[s]), ref, rtol=1e-4, atol=1e-6 * np.abs(ref).max()), s
+        assert np.allclose(_cov(rs[s]), ref, rtol=1e-4, atol=1e-5 * np.abs(ref).max()), s
     if method == "secant":
         a, b = (nads.compute_nads("resnet18_narrow", num_networks=2, seed=4, strategy=s, lanes=1)
                 for s in ("fast", "loop"))

@@ -13,8 +13,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "nadcore"
 
 #: top to bottom: a module may import from its own subpackage and from the layers below it
-LAYERS = ["__main__", "plots", "book", "experiments", "train", "nads", "kernels", "nets", "data",
-          "theory", "runtime"]
+LAYERS = ["__main__", "chapters", "book", "train", "nads", "kernels", "nets", "data", "theory", "runtime"]
 
 
 def _modules() -> dict[str, Path]:
@@ -117,7 +116,7 @@ def test_no_private_names_across_modules():
 
 
 #: function-level imports of nadcore modules that load an optional heavy package, and why
-DEFERRED = {("nadcore.__main__", "nadcore.plots.nads"): "matplotlib, needed by the `show` command only"}
+DEFERRED = {("nadcore.__main__", "nadcore.chapters.nads.figures"): "matplotlib, needed by the `show` command only"}
 
 
 def test_nadcore_imports_at_module_level():
@@ -132,7 +131,7 @@ def test_nadcore_imports_at_module_level():
 def test_import_compiles_and_computes_nothing(tmp_path):
     """``import nadcore`` and its subpackages run no compiler: the native library's folder stays
     empty until a kernel is asked for."""
-    code = ("import nadcore, nadcore.book, nadcore.plots, nadcore.experiments, nadcore.kernels, "
+    code = ("import nadcore, nadcore.book, nadcore.chapters, nadcore.kernels, "
             "nadcore.nads, nadcore.train")
     env = {"NADCORE_NATIVE_DIR": str(tmp_path / "native"), "PATH": "/nonexistent", "HOME": str(tmp_path),
            "PYTHONPATH": str(ROOT)}

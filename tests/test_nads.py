@@ -2,7 +2,7 @@
 (nadcore.nads.sampling: Sampler, compute_nads and its lanes), the gradient covariance and its
 eigenvectors (nadcore.nads.covariance: GroupSums, covariance_of, split halves, the jackknife,
 overlaps), the published NADs (nadcore.nads.published), cached estimates
-(nadcore.experiments.nads) and the `python -m nadcore nads` command.
+(nadcore.book.nad_jobs) and the `python -m nadcore nads` command.
 
 The fast sampling paths (nadcore.kernels) are checked against these estimators in
 tests/test_kernels.py."""
@@ -17,9 +17,9 @@ import pytest
 import torch
 
 from nadcore import kernels, nads
-from nadcore.experiments import Cache
-from nadcore.experiments import nads as nad_jobs
-from nadcore.experiments.nads import cached_nads
+from nadcore.book.cache import Cache
+from nadcore.book import nad_jobs as nad_jobs
+from nadcore.book.nad_jobs import cached_nads
 from nadcore.nads import covariance, published, sampling
 from nadcore.nads import estimators as est
 from nadcore.nads.covariance import (CHUNK, GROUPS, JACKKNIFE_K, GroupSums, covariance_of,

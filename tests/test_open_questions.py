@@ -1,7 +1,7 @@
 """Chapter 6's library code: the downsampling variants (nadcore.nets.variants), the mixed-Hessian
 operator (nadcore.nads.mixed_hessian), eqs. (4)-(5) (nadcore.pooling.linear_pooling), the NADs of
 trained networks (nadcore.nads.trained) and the anisotropy summaries and jobs
-(nadcore.experiments.open_questions)."""
+(nadcore.chapters.open_questions.runs)."""
 from __future__ import annotations
 
 import numpy as np
@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 from nadcore.data import fourier_basis_vector
-from nadcore.experiments import open_questions as oq
+from nadcore.chapters.open_questions import runs as oq
 from nadcore.nads import mixed_hessian, subspace_overlap
 from nadcore.nads import trained as T
 from nadcore.nads.sampling import Sampler

@@ -154,18 +154,19 @@ def test_forest_plot_per_chapter_with_its_data(card, tmp_path):
             assert (r["paper_value"] == "") == (c["paper_value"] is None)
 
 
-def test_paper_scale_hook():
-    assert sc.not_yet_at_paper_scale([]) == [] and sc.not_yet_at_paper_scale(None) == []
-    sec = "\n".join(sc.not_yet_at_paper_scale(["Fig. 1 (LeNet, 8x8)", "  ", "Fig. 6"]))
-    assert sec.startswith("## Not yet run at paper scale")
-    assert "- Fig. 1 (LeNet, 8x8)" in sec and "- Fig. 6" in sec and sec.count("\n- ") == 2
+def test_coverage_section():
+    assert sc.coverage_section(([], [])) == [] and sc.coverage_section(None) == []
+    sec = "\n".join(sc.coverage_section((["Fig. 1: 2 of 5 networks"], ["Fig. 1 (LeNet, 8x8)", "  ", "Fig. 6"])))
+    assert sec.startswith("## The papers' networks") and "- Fig. 1: 2 of 5 networks" in sec
+    assert "Not yet computed" in sec and "- Fig. 1 (LeNet, 8x8)" in sec and "- Fig. 6" in sec
+    assert sec.count("\n- ") == 3
 
 
-def test_paper_scale_section_on_the_page(card, tmp_path):
-    text = sc.write_page(card, tmp_path, pending_paper_scale=["Fig. 6, all architectures"]).read_text()
-    assert "## Not yet run at paper scale" in text and "- Fig. 6, all architectures" in text
-    assert text.index("Not yet run at paper scale") < text.index("<claim-")
-    assert "Not yet run" not in sc.write_page(card, tmp_path).read_text()
+def test_coverage_section_on_the_page(card, tmp_path):
+    text = sc.write_page(card, tmp_path, coverage=(["Fig. 6: 1 of 4 networks"], ["Fig. 6, all architectures"])).read_text()
+    assert "## The papers' networks" in text and "- Fig. 6, all architectures" in text
+    assert text.index("The papers' networks") < text.index("<claim-")
+    assert "The papers' networks" not in sc.write_page(card, tmp_path).read_text()
 
 
 def test_rows_of_the_older_schema(card, tmp_path):

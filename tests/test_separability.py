@@ -1,14 +1,15 @@
-"""nadcore.experiments.separability: the summaries behind chapter 3's claims and the tidy figure tables."""
+"""nadcore.chapters.linear_separability.runs: the summaries behind chapter 3's claims and the tidy figure tables."""
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
 from nadcore.data import fourier_grid
-from nadcore.experiments import Cache
-from nadcore.experiments import separability as sep
+from nadcore.book.cache import Cache
+from nadcore.chapters.linear_separability import runs as sep
+from nadcore.chapters.linear_separability import quantities as q
 from nadcore.nads import OVERLAP_KS, NADResult
-from nadcore.plots.separability import map_on_grid
+from nadcore.chapters.linear_separability.figures import map_on_grid
 
 GRID = fourier_grid(32, 16).subgrid(4)  # 4x4, k in {-16, -8, 0, 8}
 TINY = dict(epochs=1, max_lr=0.5, batch_size=16, n_train=32, n_test=32, sigma=1.0, epsilon=1.0,
@@ -24,50 +25,50 @@ def _fake_grid_result(seeds=2, grid=GRID):
 
 
 def test_band_means_per_seed_over_low_and_high_cells():
-    r = sep.cell_radius(GRID)
+    r = q.cell_radius(GRID)
     vals = np.stack([np.where(r <= 4, 0.9, 0.5), np.where(r <= 4, 0.7, 0.6)]).reshape(2, 4, 4)
-    b = sep.band_means(vals, GRID, low=4, high=8)
+    b = q.band_means(vals, GRID, low=4, high=8)
     np.testing.assert_allclose(b["low"], [0.9, 0.7])
     np.testing.assert_allclose(b["high"], [0.5, 0.6])
     np.testing.assert_allclose(b["gap"], [0.4, 0.1])
     # the same with a list of cells, NaN cells skipped, and a band without cells
     cells = [(0, 0), (0, 8), (-16, 8), (8, 8)]
-    b = sep.band_means([[1.0, 0.5, np.nan, 0.7]], cells)
+    b = q.band_means([[1.0, 0.5, np.nan, 0.7]], cells)
     assert b["low"][0] == 1.0 and b["high"][0] == pytest.approx(0.6)
-    assert np.isnan(sep.band_means([[0.5, 0.6]], [(8, 8), (-16, 0)])["low"][0])
+    assert np.isnan(q.band_means([[0.5, 0.6]], [(8, 8), (-16, 0)])["low"][0])
     with pytest.raises(ValueError, match="3 cells of values but 4 frequencies"):
-        sep.band_means(np.zeros((1, 3)), cells)
+        q.band_means(np.zeros((1, 3)), cells)
 
 
 def test_band_means_middle_band_is_in_neither():
     cells = [(0, 2), (6, 0), (0, 10)]  # radius 2 (low), 6 (neither), 10 (high)
-    b = sep.band_means([[0.9, 0.0, 0.6]], cells, low=4, high=8)
+    b = q.band_means([[0.9, 0.0, 0.6]], cells, low=4, high=8)
     assert b["low"][0] == pytest.approx(0.9) and b["high"][0] == pytest.approx(0.6)
 
 
 def test_censored_iterations_count_as_the_budget():
-    it = sep.censored_iterations(np.array([[5, -1], [-1, 40]]), 100)
+    it = q.censored_iterations(np.array([[5, -1], [-1, 40]]), 100)
     np.testing.assert_array_equal(it, [[5.0, 100.0], [100.0, 40.0]])
     assert it.dtype == np.float64
     # consistent with iterations_to_loss: a run that never gets below the threshold is censored
     losses = np.array([np.linspace(1, 0, 50), np.ones(50)])
-    got = sep.censored_iterations(sep.iterations_to_loss(losses, 0.3, 5), 50)
+    got = q.censored_iterations(q.iterations_to_loss(losses, 0.3, 5), 50)
     assert 30 < got[0] < 50 and got[1] == 50
 
 
 def test_rank_correlations_per_seed():
     ref = np.array([4.0, 3.0, 2.0, 1.0])
     acc = np.array([[0.9, 0.8, 0.6, 0.5], [0.5, 0.6, 0.8, 0.9], [0.7, 0.7, 0.7, 0.7]])
-    rho = sep.rank_correlations(acc, ref)
+    rho = q.rank_correlations(acc, ref)
     assert rho[0] == pytest.approx(1.0) and rho[1] == pytest.approx(-1.0) and np.isnan(rho[2])
     # NaN references (an index the published data lack) are left out
-    rho = sep.rank_correlations([0.9, 0.8, 0.1], [3.0, 2.0, np.nan])
+    rho = q.rank_correlations([0.9, 0.8, 0.1], [3.0, 2.0, np.nan])
     assert rho[0] == pytest.approx(1.0)
 
 
 def test_fourier_table_has_one_row_per_model_cell_and_seed():
     res = {"lenet": _fake_grid_result(), "logreg": _fake_grid_result()}
-    df = sep.fourier_table(res, seeds=[7, 8])
+    df = q.fourier_table(res, seeds=[7, 8])
     assert list(df.columns) == ["model", "k1", "k2", "seed", "test_acc", "train_acc", "trained"]
     assert len(df) == 2 * 16 * 2
     row = df[(df.model == "lenet") & (df.seed == 8) & (df.k1 == -8) & (df.k2 == 8)].iloc[0]
@@ -109,7 +110,7 @@ def test_grid_sweep_and_fourier_sweep_label_runs_by_frequency(tmp_path):
     # the same cell as a one-run sweep: the same data, initialisation and batch order
     one = sep.fourier_sweep("logreg", [g.frequencies[3]], TINY, seeds=[1], chunk=8, cache=Cache(tmp_path), outputs=2)
     np.testing.assert_allclose(one["iter_loss"][0, 0], out["iter_loss"][1, 1, 1], rtol=1e-4, atol=1e-5)
-    df = sep.fourier_table({"logreg": out}, [0, 1])
+    df = q.fourier_table({"logreg": out}, [0, 1])
     assert len(df) == 8 and df.test_acc.between(0, 1).all()
 
 
@@ -126,7 +127,7 @@ def test_balanced_jobs_keep_every_run_once():
 
 def test_nad_table_rows_and_eigenvalue_ratio():
     res = {"test_acc": np.array([[0.9, 0.5]]), "train_acc": np.array([[1.0, 0.8]])}
-    df = sep.nad_table("lenet", "secant", [0, 5], res, [3], np.arange(10, 0, -1.0))
+    df = q.nad_index_table("lenet", "secant", [0, 5], res, [3], np.arange(10, 0, -1.0))
     assert list(df.columns) == ["model", "estimator", "nad_index", "seed", "test_acc", "train_acc",
                                 "eigenvalue", "eigenvalue_ratio"]
     assert df.eigenvalue.tolist() == [10.0, 5.0] and df.eigenvalue_ratio.tolist() == [1.0, 0.5]
@@ -138,7 +139,7 @@ def test_split_half_table_reads_the_full_split_half():
     r = NADResult(np.ones(D), np.eye(D, dtype=np.float32), {"networks": 64, "points": 2},
                   {"split_half": sh})
     bare = NADResult(np.ones(D), np.eye(D, dtype=np.float32), {"networks": 20})
-    t = sep.split_half_table({"a": r, "b": bare})
+    t = q.split_half_table({"a": r, "b": bare})
     assert t.loc["a", "networks"] == 64 and t.loc["a", "points"] == 2
     assert t.loc["a", "k=1"] == 0.5 and t.loc["a", "k=16"] == 0.7
     assert np.isnan(t.loc["a", "k=64"])  # 32 networks per half: k = 64 is not identifiable
@@ -148,7 +149,7 @@ def test_split_half_table_reads_the_full_split_half():
 def test_published_fig6_table_numbers():
     pytest.importorskip("pandas")
     try:
-        df = sep.published_fig6_table()
+        df = q.published_fig6_table()
     except FileNotFoundError:
         pytest.skip("the authors' Fig. 6 data are not available here")
     assert set(df.model) == {"lenet", "resnet18", "densenet121", "vgg11"}
@@ -167,11 +168,11 @@ def test_nad_index_summary_first_beyond_and_eigenvalue_rank():
     idx = [0, 3, 9, 10, 500, 701, 1000]
     ev = np.linspace(1.0, 0.0, 1024)  # sorted eigenvalues: index order = eigenvalue order
     acc = np.array([0.95, 0.9, 0.85, 0.7, 0.6, 0.52, 0.5])
-    s = sep.nad_index_summary(idx, acc, ev)
+    s = q.nad_index_summary(idx, acc, ev)
     assert s["first_n"] == 3 and s["beyond_n"] == 2
     assert s["first_mean"] == pytest.approx(0.9) and s["beyond_mean"] == pytest.approx(0.51)
     assert s["spearman"] == pytest.approx(1.0)
-    assert sep.nad_index_summary(idx, acc[::-1], ev)["spearman"] == pytest.approx(-1.0)
+    assert q.nad_index_summary(idx, acc[::-1], ev)["spearman"] == pytest.approx(-1.0)
 
 
 def test_fourier_directions_transpose_into_each_other():
@@ -214,21 +215,21 @@ def test_grid_sweep_transpose_symmetric_trains_one_of_each_pair(tmp_path):
     full = sep.grid_sweep("logreg", g, TINY, seeds=[0], chunk=16, cache=Cache(tmp_path), outputs=2)
     upper = np.triu(np.ones((4, 4), dtype=bool))  # k1 <= k2: rows and columns share the ticks
     np.testing.assert_allclose(out["test_acc"][0][upper], full["test_acc"][0][upper])
-    df = sep.fourier_table({"logreg": out}, [0])
+    df = q.fourier_table({"logreg": out}, [0])
     assert df.trained.sum() == 10
 
 
 def test_published_fig1_map_and_pooling_theory():
     g = fourier_grid(32, 16).subgrid(2)
-    pub = sep.published_fig1_map("lenet", g).reshape(8, 8)
+    pub = q.published_fig1_map("lenet", g).reshape(8, 8)
     ticks = list(range(-16, 16, 4))
     at = lambda k1, k2: pub[ticks.index(k1), ticks.index(k2)]  # noqa: E731
     assert at(0, 0) > 0.7 and at(0, 12) > 0.7 and at(0, 8) < 0.52 and at(-16, -16) < 0.52
-    theory = sep.pooling_bayes_map(g).reshape(8, 8)
-    lines = sep.fig1_regions(g)["blind lines"].reshape(8, 8)
+    theory = q.pooling_bayes_map(g).reshape(8, 8)
+    lines = q.fig1_regions(g)["blind lines"].reshape(8, 8)
     np.testing.assert_allclose(theory[lines], 0.5, atol=1e-9)  # two 2x2 poolings blind |k| = 8
     assert theory[ticks.index(0), ticks.index(12)] > 0.5  # k = 12 aliases onto -4
-    assert sep.transpose_asymmetry(np.eye(3)) == 0.0
+    assert q.transpose_asymmetry(np.eye(3)) == 0.0
     with pytest.raises(ValueError, match="published"):
         from nadcore.nads.published import load_published_fig1
         load_published_fig1(["mynet"])

@@ -8,7 +8,7 @@ import torch
 import torch.nn as nn
 
 from nadcore.data import directional_train_test, fourier_basis_vector
-from nadcore.experiments.separability import iterations_to_loss
+from nadcore.chapters.linear_separability.quantities import iterations_to_loss
 from nadcore.kernels.cpu import keep_freed_memory
 from nadcore.nets import build_model
 from nadcore.train import lr_at, sgd_step, supports_train_many, train_classifier, train_many

@@ -1,5 +1,5 @@
 """Tests of chapter 5 (underspecification): the datasets of nadcore.data.underspec, the channel
-ablations, cross-sections and experiments of nadcore.experiments.underspecification, and the
+ablations, cross-sections and experiments of nadcore.chapters.underspecification.runs, and the
 seed summaries of nadcore.book.evidence."""
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ import torch.nn as nn
 from nadcore.book import evidence, profiles
 from nadcore.data import cifar
 from nadcore.data import underspec as us
-from nadcore.experiments import Cache
-from nadcore.experiments import underspecification as ux
+from nadcore.book.cache import Cache
+from nadcore.chapters.underspecification import runs as ux
 from nadcore.nets import build_model, variants
 from nadcore.train import lr_at
 
@@ -308,7 +308,7 @@ def test_figures_show_means_intervals_and_one_seed(tmp_path):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from nadcore.plots import underspec as up
+    from nadcore.chapters.underspecification import figures as up
 
     r = _concat_result(tmp_path)
     fig = up.ablation_heatmaps(r, title="t")

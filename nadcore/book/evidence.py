@@ -39,15 +39,24 @@ import numpy as np
 import pandas as pd
 from scipy.stats import t as student_t
 
-__all__ = ["VERDICTS", "KINDS", "Interval", "t_interval", "accuracy_interval", "fisher_interval",
-           "jackknife_interval", "exact_value", "Criterion", "ClaimSpec", "Claim", "CLAIM_KEYS",
+__all__ = ["VERDICTS", "KINDS", "EVIDENCE", "MUCH", "Interval", "t_interval", "accuracy_interval", "fisher_interval",
+           "jackknife_interval", "exact_value", "runs_interval", "difference_interval", "correlation_interval", "Criterion", "ClaimSpec", "Claim", "CLAIM_KEYS",
            "write_claims", "read_claims", "seed_mean_halfwidth", "format_fixed", "seed_summary",
            "number", "fill_placeholders", "UNBOUNDED"]
 
 VERDICTS = ("reproduced", "not reproduced", "inconclusive")
 #: what a claim is: a statement of the NAD paper, of its follow-up, a question a reviewer asked,
-#: a prediction this book makes beyond the papers, or a check of the book's own machinery
-KINDS = ("paper", "follow-up", "reviewer question", "extension", "sanity check")
+#: a prediction this book makes beyond the papers, a check of the book's own machinery
+#: ("sanity check"), exact algebra or a property that holds by construction ("check": it cannot
+#: fail short of a bug, so it is no evidence), or a comparison with published data that one of
+#: the book's settings was fitted to ("calibration": it says how well the fit went, not whether
+#: the paper reproduces). Only "paper" and "follow-up" claims make the headline.
+KINDS = ("paper", "follow-up", "reviewer question", "extension", "sanity check", "check", "calibration")
+#: the kinds of claim that count as evidence that the papers reproduce
+EVIDENCE = ("paper", "follow-up")
+#: the book's one reading of the papers' "much" (much longer, much slower, much larger): at least
+#: an order of magnitude, a ratio of 10 (the papers give no number for any of them)
+MUCH = 10.0
 #: the keys of a scorecard claim, in order (the schema of book/executed/scorecard.json)
 CLAIM_KEYS = ("id", "chapter", "kind", "source", "paper", "paper_value", "paper_value_source",
               "value", "ci_low", "ci_high", "seeds", "groups", "trained", "budget_fraction",
@@ -74,7 +83,8 @@ def number(v) -> str:
 class Interval:
     """A value with a 95% interval: ``method`` says how it was obtained, ``n`` from how many
     independent values, and ``unit`` what they are: "seeds" (independent training runs),
-    "groups" (Monte Carlo groups of random networks, for a jackknife) or "values" (1 for an
+    "groups" (Monte Carlo groups of random networks, for a jackknife, or independent runs that
+    make up one quantity, such as the cells of a one-seed map) or "values" (1 for an
     exact value)."""
 
     value: float
@@ -90,11 +100,13 @@ class Interval:
         return f"{number(self.value)} [{number(self.low)}, {number(self.high)}]"
 
     def clipped(self, bounds) -> "Interval":
-        """The interval intersected with the quantity's range ``bounds = (lo, hi)``."""
+        """The value and the interval kept inside the quantity's range ``bounds = (lo, hi)`` (an
+        overlap computed as 1.0000000007 by float rounding is 1)."""
         lo, hi = bounds
+        value = min(max(self.value, lo), hi) if math.isfinite(self.value) else self.value
         if not (math.isfinite(self.low) and math.isfinite(self.high)):
-            return self
-        return Interval(self.value, min(max(self.low, lo), hi), max(min(self.high, hi), lo), self.n,
+            return Interval(value, self.low, self.high, self.n, self.method, self.unit)
+        return Interval(value, min(max(self.low, lo), hi), max(min(self.high, hi), lo), self.n,
                         self.method, self.unit)
 
 
@@ -152,6 +164,38 @@ def jackknife_interval(value: float, low: float, high: float, groups: int, bound
     """An interval from a delete-one-group jackknife (e.g. :func:`nadcore.nads.overlap_interval`)."""
     return Interval(float(value), float(low), float(high), int(groups),
                     f"jackknife over {groups} Monte Carlo groups", "groups").clipped(bounds)
+
+
+def runs_interval(values, bounds=UNBOUNDED, what: str = "runs") -> Interval:
+    """Mean of independent runs' values (one seed: each run is its own cell or NAD index, with
+    its own data and initialisation) and its Student-t interval, labelled by ``what`` they are."""
+    iv = t_interval(values, bounds=bounds)
+    return Interval(iv.value, iv.low, iv.high, iv.n, f"t-interval over {iv.n} {what}", "groups").clipped(bounds)
+
+
+def difference_interval(a, b, bounds=UNBOUNDED, what: str = "runs") -> Interval:
+    """mean(a) - mean(b) of two sets of independent runs, with Welch's t-interval."""
+    a, b = _finite(a), _finite(b)
+    if a.size < 2 or b.size < 2:
+        return Interval(float(a.mean() - b.mean()) if a.size and b.size else float("nan"),
+                        float("nan"), float("nan"), int(a.size + b.size), "too few runs", "groups")
+    va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
+    se = math.sqrt(va + vb)
+    dof = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1)) if se > 0 else a.size + b.size - 2
+    d = float(a.mean() - b.mean())
+    half = float(student_t.ppf(0.975, dof)) * se
+    return Interval(d, d - half, d + half, int(a.size + b.size),
+                    f"Welch t-interval over {a.size} + {b.size} {what}", "groups").clipped(bounds)
+
+
+def correlation_interval(r: float, n: int, spearman: bool = False, what: str = "points") -> Interval:
+    """One correlation over ``n`` points with its Fisher-z interval: standard error
+    ``1 / sqrt(n - 3)`` for Pearson, ``1.03 / sqrt(n - 3)`` for Spearman (Fieller et al. 1957)."""
+    if n <= 3 or not np.isfinite(r):
+        return Interval(float(r), float("nan"), float("nan"), int(n), f"too few {what}", "groups")
+    z, se = math.atanh(min(max(r, -0.999999), 0.999999)), (1.03 if spearman else 1.0) / math.sqrt(n - 3)
+    return Interval(float(r), math.tanh(z - 1.96 * se), math.tanh(z + 1.96 * se), int(n),
+                    f"Fisher-z interval over {n} {what}", "groups")
 
 
 def exact_value(value: float, method: str = "exact") -> Interval:
@@ -242,7 +286,8 @@ class ClaimSpec:
     range of the quantity (an accuracy (0, 1), a difference of accuracies (-1, 1), a
     correlation (-1, 1), an overlap (0, 1), a spread (0, inf)); intervals are kept inside it.
     ``tolerance``: for a criterion "within the paper's value", how far from it still counts, and
-    why (stated, not computed)."""
+    why (stated, not computed). ``fitted``: for a calibration claim, the setting that was chosen
+    by matching the very data the claim compares with, and how."""
 
     id: str
     kind: str
@@ -256,8 +301,11 @@ class ClaimSpec:
     paper_value_source: str = ""
     tolerance: str = ""
     trained: bool = True
+    fitted: str = ""
 
     def __post_init__(self):
+        if self.kind == "calibration" and not self.fitted:
+            raise ValueError(f"claim {self.id}: a calibration claim says which setting was fitted to what (fitted)")
         if self.kind not in KINDS:
             raise ValueError(f"claim {self.id}: kind must be one of {KINDS}, got {self.kind!r}")
         if self.op not in _OPS:

@@ -1,7 +1,8 @@
 """Execution profiles, nanoGPT-style: one base dict per chapter plus small overrides.
 
-Each chapter has a module in :mod:`nadcore.book.settings` (named after the chapter's stem without
-its number, e.g. ``settings/linear_separability.py``) defining
+Each chapter has a package in :mod:`nadcore.chapters`, named after the chapter's stem without its
+number (``nadcore/chapters/linear_separability/`` for ``03_linear_separability``), whose
+``settings`` module defines
 
 * ``PAPER``: every setting, at the papers' scale (the ``paper`` profile, meant for a GPU);
 * ``CPU``: only what the ``cpu`` profile (the default build, a 2-core laptop) changes;
@@ -21,12 +22,21 @@ import importlib
 PROFILES = ("smoke", "cpu", "paper")
 
 
-def _module(chapter: str):
+def chapter_module(chapter: str, part: str):
+    """The module ``part`` (``settings``, ``claims``, ``runs``, ``figures``) of ``chapter``'s
+    package, e.g. ``nadcore.chapters.linear_separability.claims`` for
+    ``("03_linear_separability", "claims")``; ModuleNotFoundError where there is none. (The book
+    machinery finds a chapter's modules by name: it never imports the chapters statically.)"""
     name = chapter.split("_", 1)[1] if chapter[:2].isdigit() else chapter
+    return importlib.import_module(f"nadcore.chapters.{name}.{part}")
+
+
+def _module(chapter: str):
     try:
-        return importlib.import_module(f"nadcore.book.settings.{name}")
+        return chapter_module(chapter, "settings")
     except ModuleNotFoundError as e:
-        raise KeyError(f"no settings for chapter {chapter!r} (expected nadcore/book/settings/{name}.py)") from e
+        name = chapter.split("_", 1)[1] if chapter[:2].isdigit() else chapter
+        raise KeyError(f"no settings for chapter {chapter!r} (expected nadcore/chapters/{name}/settings.py)") from e
 
 
 def resolve(chapter: str, profile: str, knobs: dict | None = None) -> dict:

@@ -6,8 +6,9 @@
 1. the headline, "Paper claims reproduced: x of y", and the verdicts counted per kind of claim
    (and per profile, when some rows were computed at paper scale on a GPU); sanity checks and
    extensions are counted apart from the papers' claims;
-2. the hook :func:`not_yet_at_paper_scale` (figures not yet run at paper scale; nothing when the
-   list is empty);
+2. :func:`coverage_section`: for each of the papers' figures, how many of the networks it shows
+   the book has computed and where (the build or a committed campaign bundle), and which are
+   still missing;
 3. one section per chapter: one short line per claim, grouped by kind (a verdict badge first,
    the claim's id linking to the cell that states its verdict, the measured value with its 95%
    interval, the criterion's threshold, the paper's number), each folding out to the paper's
@@ -32,7 +33,7 @@ from nadcore.book.claim_rows import (FILES_DIR, KIND_TITLES, OPS_TEXT, VERDICT_S
 from nadcore.book.evidence import VERDICTS, number
 from nadcore.book.forest import FOREST_COLUMNS, forest_plot
 
-__all__ = ["write_page", "page_text", "not_yet_at_paper_scale", "forest_plot", "FOREST_COLUMNS", "clean_text",
+__all__ = ["write_page", "page_text", "coverage_section", "forest_plot", "FOREST_COLUMNS", "clean_text",
            "parse_criterion", "kind_of", "profile_of", "counts", "FILES_DIR"]
 
 # --------------------------------------------------------------------------------------------
@@ -146,16 +147,20 @@ def claim_block(c: dict) -> list[str]:
     return [f"::::{{dropdown}} {claim_title(c)}", ":class-container: nad-claim", ""] + claim_details(c) + ["::::", ""]
 
 
-def not_yet_at_paper_scale(figures) -> list[str]:
-    """The section listing figures not yet run at paper scale (one bullet per entry, MyST
-    allowed); nothing for an empty list. Filled in by the paper-scale runs' helper."""
-    figures = [str(f).strip() for f in (figures or []) if str(f).strip()]
-    if not figures:
+def coverage_section(coverage) -> list[str]:
+    """The section on the papers' networks: ``coverage = (have, missing)``, one line per figure
+    (how many of its networks are computed, and where) and one per figure still missing some
+    (MyST allowed); nothing when both are empty."""
+    have, missing = ([str(x).strip() for x in part or [] if str(x).strip()] for part in (coverage or ((), ())))
+    if not have and not missing:
         return []
-    return (["## Not yet run at paper scale", "",
-             "These figures were computed only at the reduced budget of this build's profile; "
-             "their claims above say so in their budget and Monte Carlo fractions.", ""]
-            + [f"- {clean_text(f)}" for f in figures] + [""])
+    lines = ["## The papers' networks", "",
+             "For each of the papers' figures, the networks it shows that this book has computed, and "
+             "where: this build, or a committed campaign bundle (the paper's big networks, trained "
+             "off-build at the width stated).", ""] + [f"- {clean_text(f)}" for f in have] + [""]
+    if missing:
+        lines += ["Not yet computed:", ""] + [f"- {clean_text(f)}" for f in missing] + [""]
+    return lines
 
 
 def _count_cells(counter: Counter) -> list[str]:
@@ -238,7 +243,7 @@ INTRO = ("Every claim this book tests, with its verdict computed from the measur
 
 
 def page_text(card: dict, executed: Path | None = None, profile: str | None = None,
-              pending_paper_scale=(), plots: dict | None = None) -> str:
+              coverage=None, plots: dict | None = None) -> str:
     """The page's MyST source. ``plots``: ``{chapter: (png, csv)}`` paths relative to the page."""
     claims = [dict(c) for c in card.get("claims", [])]
     lines = ["# Reproduction scorecard", ""]
@@ -247,7 +252,7 @@ def page_text(card: dict, executed: Path | None = None, profile: str | None = No
     lines += summary(claims)
     lines += [INTRO.format(r=badge("reproduced"), n=badge("not reproduced"), i=badge("inconclusive"))
               + (f" Profile of this build: {md_escape(profile)}." if profile else ""), ""]
-    lines += not_yet_at_paper_scale(pending_paper_scale)
+    lines += coverage_section(coverage)
     chapters = list(dict.fromkeys(c.get("chapter", "") for c in claims))
     for stem in chapters:
         mine = [c for c in claims if c.get("chapter", "") == stem]
@@ -270,7 +275,7 @@ def page_text(card: dict, executed: Path | None = None, profile: str | None = No
 
 
 def write_page(card: dict, executed: Path, name: str = "scorecard", profile: str | None = None,
-               pending_paper_scale=(), plots: bool = True) -> Path:
+               coverage=None, plots: bool = True) -> Path:
     """Write ``executed/<name>.md`` (and the forest plots in ``executed/scorecard_files/``)."""
     executed = Path(executed)
     files = executed / FILES_DIR
@@ -287,5 +292,5 @@ def write_page(card: dict, executed: Path, name: str = "scorecard", profile: str
             forest_plot(mine, files / f"forest-{slug}.png", files / f"forest-{slug}.csv")
             drawn[stem] = (f"{FILES_DIR}/forest-{slug}.png", f"{FILES_DIR}/forest-{slug}.csv")
     path = executed / f"{name}.md"
-    path.write_text(page_text(card, executed, profile, pending_paper_scale, drawn) + "\n")
+    path.write_text(page_text(card, executed, profile, coverage, drawn) + "\n")
     return path

@@ -27,9 +27,9 @@ import nadcore
 from nadcore import kernels
 from nadcore.book import claims as claim_specs
 from nadcore.book import evidence, profiles
-from nadcore.experiments.cache import Cache
-from nadcore.experiments.nads import cached_nads
-from nadcore.experiments.runner import make_executor
+from nadcore.book.cache import Cache
+from nadcore.book.nad_jobs import cached_nads
+from nadcore.book.runner import make_executor
 from nadcore.nads import METHODS
 from nadcore.nads.published import FIG6_COLUMNS, PUBLISHED_NETWORKS, load_published_nads
 from nadcore.runtime import resolve_device
@@ -150,20 +150,20 @@ class Chapter:
         behind a NAD estimate (over ``paper_networks``: its ``mc_fraction``). Shows the verdict
         under a label the scorecard page links to; returns nothing, so a cell that ends with a
         claim prints only its verdict. (``paper`` and ``criterion`` given here instead of
-        registered: an unregistered claim of kind "paper".) ``profile``: the profile the
-        numbers were made on, when not this run's: ``"paper"`` for the committed paper-scale
-        bundles (:mod:`nadcore.book.paper_results`), whose claims are registered in
-        ``claims/paper_scale.py``."""
-        registry = "paper" if profile == "paper" else None  # claims/paper_scale.py
+        registered: an unregistered claim of kind "paper".) ``profile``: what the numbers were
+        made on, when not this run: ``"campaign cpu"`` for a committed campaign bundle
+        (:mod:`nadcore.book.bundles`)."""
         profile = profile or self.profile
         values_for_text = {**self.cfg, **self.params, "profile": profile, **fill}
         if paper is None:
-            s = claim_specs.spec(self.name, id, registry)
+            s = claim_specs.spec(self.name, id)
             statement = evidence.fill_placeholders(s.statement, values_for_text)
             crit = s.criterion(values_for_text)
             kind, source, bounds, trained = s.kind, s.source, s.bounds, s.trained
             paper_value = s.resolved_paper_value(values_for_text)
             pv_source = evidence.fill_placeholders(s.paper_value_source, values_for_text)
+            if s.fitted:  # a calibration: what was fitted to what, shown on the scorecard
+                settings = {"fitted": evidence.fill_placeholders(s.fitted, values_for_text), **(settings or {})}
         else:
             statement, crit, kind, source, bounds, pv_source = paper, criterion, "paper", "", evidence.UNBOUNDED, ""
         iv = interval if interval is not None else evidence.t_interval(values, bounds=bounds)

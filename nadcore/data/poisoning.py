@@ -7,7 +7,7 @@ images in the NAD basis with the order of their coordinates reversed, ``x' = U f
 (:func:`flip_representation`, per colour channel, on normalised images). NADs are given as ROWS,
 ``(K, H*W)``, the layout of the published ``<Arch>_NADs.npy``; a full basis comes from
 :func:`nadcore.nads.complete_basis`. Chapter 4's training jobs are
-:mod:`nadcore.experiments.cifar10`.
+:mod:`nadcore.chapters.cifar10.runs`.
 """
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ Two kinds of *underspecified* datasets, both solvable in more than one way:
   same label. :func:`cifar_dv_dataset`.
 
 The directions ``v`` are NADs of a one-channel copy of each architecture. How a trained network
-uses the channels, and the experiments themselves, are :mod:`nadcore.experiments.underspecification`.
+uses the channels, and the experiments themselves, are :mod:`nadcore.chapters.underspecification.runs`.
 """
 from __future__ import annotations
 

@@ -42,7 +42,7 @@ class TrainResult:
     ``train_acc`` / ``train_loss``: running accuracy / mean loss over the last epoch's batches,
     as the original code reported them. ``epoch_loss`` / ``epoch_acc``: the same per epoch.
     ``iter_loss``: the loss of every mini-batch, in order (``epochs * batches_per_epoch`` values);
-    ``nadcore.experiments.separability.iterations_to_loss`` turns it into the paper's Fig. 2 quantity.
+    ``nadcore.chapters.linear_separability.runs.iterations_to_loss`` turns it into the paper's Fig. 2 quantity.
     ``test_acc`` / ``test_loss``:
     after training, model in eval mode (None without a test set).
     """

@@ -1,0 +1,66 @@
+"""The committed campaign bundles, as the chapters and the scorecard read them.
+
+A bundle is ``results/<campaign>/<chapter>/<figure>.csv`` with ``results/<campaign>/provenance.json``
+(written by :mod:`nadcore.book.campaign`). :func:`load` gives a :class:`Bundle`, or None where a
+campaign has none (one file-existence check: a build without bundles costs nothing).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from nadcore.book.campaign import PROVENANCE, results_root
+
+__all__ = ["Bundle", "load"]
+
+
+@dataclass
+class Bundle:
+    """One campaign's committed results: ``frame(chapter, figure)`` and their provenance."""
+
+    name: str
+    root: Path
+    provenance: dict
+
+    def frame(self, chapter: str, figure: str) -> pd.DataFrame | None:
+        """The figure's rows, or None if the bundle has none."""
+        p = self.root / chapter / f"{figure}.csv"
+        if not p.is_file():
+            return None
+        df = pd.read_csv(p)
+        return None if df.empty else df
+
+    def machines(self) -> list[str]:
+        """The machines that computed the bundle's jobs: the GPU, else the CPU model."""
+        used = {int(j["session"]) for j in self.provenance.get("jobs", {}).values()}
+        sessions = [s for i, s in enumerate(self.provenance.get("sessions", [])) if i in used]
+        return sorted({s.get("gpu") or s.get("cpu") or s.get("device", "?") for s in sessions}) or ["?"]
+
+    def commits(self) -> list[str]:
+        used = {int(j["session"]) for j in self.provenance.get("jobs", {}).values()}
+        return sorted({str(s.get("commit", "?"))[:8] for i, s in enumerate(self.provenance.get("sessions", []))
+                       if i in used}) or ["?"]
+
+    def cpu_hours(self, figure: str | None = None) -> float:
+        """Wall hours of the bundle's jobs (of ``figure``), summed over jobs as they ran."""
+        return sum(float(j.get("seconds", 0.0)) for j in self.provenance.get("jobs", {}).values()
+                   if figure is None or j.get("figure") == figure) / 3600
+
+    def title(self) -> str:
+        """Provenance in one line: the campaign, its machines, commits and last date."""
+        dates = [str(j.get("date", "")) for j in self.provenance.get("jobs", {}).values()]
+        last = max(dates, default="")[:10]
+        return (f"campaign {self.name!r}: {'; '.join(self.machines())}, commit {', '.join(self.commits())}, "
+                f"last job {last or 'none'}")
+
+
+def load(name: str, root=None) -> Bundle | None:
+    """The bundle of campaign ``name`` under ``root`` (default ``results/``), or None."""
+    folder = Path(root if root is not None else results_root()) / name
+    p = folder / PROVENANCE
+    if not p.is_file():
+        return None
+    return Bundle(name, folder, json.loads(p.read_text()))

@@ -1,0 +1,165 @@
+"""Content-addressed cache of expensive results.
+
+An entry is keyed on ``(name, config, code, kernel path)``: ``config`` is the JSON-like
+description of the computation (model, settings, seed, ...), ``code`` the :func:`code_fingerprint`
+of the nadcore modules that compute results, plus the source of any user module the config names
+(a model factory given as ``"package.module:factory"``; see :func:`nadcore.nets.spec_key`), and
+the kernel path (:func:`nadcore.kernels.path`: whether nadcore's C kernels ran, which moves
+results by float rounding). Editing any of that code changes the key, so stale results are never
+served: they are recomputed. The same key always holds the same numbers on one machine: every
+result that is cached is computed in a fixed order, however the work was shared out.
+
+Each entry is a directory ``<root>/<name>/<key>/`` holding ``arrays.npz`` (plain arrays, loaded
+with ``allow_pickle=False``) and ``meta.json`` (the full key material and the SHA-256 of
+``arrays.npz``). Entries are written into a temporary directory and renamed into place, so an
+interrupted run - Ctrl-C, SIGKILL, a killed cluster job - never leaves a half-written entry; the
+temporary directories of dead processes are removed by the next writer. An entry whose checksum
+or key material does not match is reported and recomputed, never used.
+
+The root is, in order: the ``root`` argument, ``$NADCORE_CACHE``, or ``~/.cache/nadcore``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+import time
+import warnings
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from nadcore.kernels import path as kernel_path
+from nadcore.runtime import canonical, digest, file_sha256, source_digest
+
+__all__ = ["Cache", "CacheCorruptError", "code_fingerprint"]
+
+
+class CacheCorruptError(RuntimeError):
+    pass
+
+
+#: nadcore modules that only draw, print, state claims or orchestrate chapters: they compute no
+#: cached result (settings enter the cache keys as values), so editing them keeps the cache valid.
+_PRESENTATION = ("book", "__main__.py", "figures.py", "claims.py", "settings.py", "campaigns.py")
+
+
+def _package_root() -> Path:
+    return Path(__file__).resolve().parent.parent
+
+
+def code_fingerprint(root: Path | None = None) -> str:
+    """Digest of every nadcore source file that computes results (all ``*.py`` and ``*.c`` of the
+    package except the presentation modules in ``_PRESENTATION``). Recomputed from the files'
+    sizes and modification times at every call, so an edit made while Python runs is seen at
+    once."""
+    root = Path(root) if root is not None else _package_root()
+    files = [p for pattern in ("*.py", "*.c") for p in root.rglob(pattern)
+             if not any(part in _PRESENTATION for part in p.relative_to(root).parts)]
+    return source_digest(files)
+
+
+# --------------------------------------------------------------------------------------------
+# The cache
+# --------------------------------------------------------------------------------------------
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Cache:
+    """``Cache(root)``: see the module docstring. ``enabled=False`` computes everything anew
+    (and stores nothing)."""
+
+    def __init__(self, root: str | os.PathLike | None = None, enabled: bool = True):
+        root = root or os.environ.get("NADCORE_CACHE") or Path.home() / ".cache" / "nadcore"
+        self.root = Path(root).expanduser()
+        self.enabled = enabled
+
+    # key material ---------------------------------------------------------------------------
+    def key(self, name: str, config: dict) -> tuple[str, dict]:
+        material = {"function": name, "config": canonical(config), "code": code_fingerprint(),
+                    "kernel_path": kernel_path()}
+        return digest(material, 32), material
+
+    def path(self, name: str, config: dict) -> Path:
+        return self.root / name / self.key(name, config)[0]
+
+    def __contains__(self, item) -> bool:
+        name, config = item
+        d = self.path(name, config)
+        return (d / "meta.json").is_file() and (d / "arrays.npz").is_file()
+
+    # reading and writing --------------------------------------------------------------------
+    def load(self, name: str, config: dict):
+        """Return ``(arrays, meta)`` or ``None`` if absent. Damaged entries warn and return None."""
+        if not self.enabled:
+            return None
+        key, material = self.key(name, config)
+        d = self.root / name / key
+        if not (d / "meta.json").is_file() or not (d / "arrays.npz").is_file():
+            return None
+        try:
+            meta = json.loads((d / "meta.json").read_text())
+            if meta.get("key_material") != material:
+                raise CacheCorruptError("key material does not match the request")
+            if file_sha256(d / "arrays.npz") != meta.get("sha256"):
+                raise CacheCorruptError("checksum of arrays.npz does not match meta.json")
+            with np.load(d / "arrays.npz", allow_pickle=False) as z:
+                arrays = {k: z[k] for k in z.files}
+        except (CacheCorruptError, ValueError, OSError, json.JSONDecodeError) as e:
+            warnings.warn(f"ignoring damaged cache entry {d}: {e}; it will be recomputed")
+            return None
+        return arrays, meta.get("meta", {})
+
+    def save(self, name: str, config: dict, arrays: dict[str, np.ndarray], meta: dict | None = None) -> Path:
+        key, material = self.key(name, config)
+        final = self.root / name / key
+        final.parent.mkdir(parents=True, exist_ok=True)
+        self._remove_orphans(final.parent)
+        for k, v in arrays.items():
+            if np.asarray(v).dtype == object:
+                raise TypeError(f"array {k!r} has dtype object; only plain arrays are cached")
+        tmp = Path(tempfile.mkdtemp(prefix=f".{key}.{os.getpid()}.", dir=final.parent))
+        try:
+            np.savez(tmp / "arrays.npz", **{k: np.asarray(v) for k, v in arrays.items()})
+            record = {"key_material": material, "sha256": file_sha256(tmp / "arrays.npz"),
+                      "meta": canonical(meta or {}), "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
+            (tmp / "meta.json").write_text(json.dumps(record, indent=1, sort_keys=True))
+            if final.exists():
+                shutil.rmtree(final)
+            os.replace(tmp, final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return final
+
+    @staticmethod
+    def _remove_orphans(folder: Path) -> None:
+        """Delete temporary entry folders (``.<key>.<pid>.<rand>``) left by dead processes."""
+        for d in folder.glob(".*.*.*"):
+            parts = d.name.split(".")
+            try:
+                pid = int(parts[2])
+            except (IndexError, ValueError):
+                continue
+            if not _pid_alive(pid):
+                shutil.rmtree(d, ignore_errors=True)
+
+    def get_or_compute(self, name: str, config: dict,
+                       compute: Callable[[], tuple[dict[str, np.ndarray], dict]]):
+        """Load ``(arrays, meta)`` from the cache, or call ``compute()`` and store its result."""
+        hit = self.load(name, config)
+        if hit is not None:
+            return hit
+        arrays, meta = compute()
+        if self.enabled:
+            self.save(name, config, arrays, meta)
+        return arrays, meta

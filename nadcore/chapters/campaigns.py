@@ -1,0 +1,364 @@
+"""The campaigns and their plans: what the 30-minute cpu build cannot afford, run off-build by
+``scripts/run_campaign.py`` (the machinery: :mod:`nadcore.book.campaign`) into committed result
+bundles under ``results/<campaign>/``.
+
+A campaign trains the paper's big networks with chapter 3's ``paper`` settings (10,000 samples,
+10,000 test samples, sigma 3, the authors' released recipe: 20 epochs, max_lr 0.5, no momentum,
+gradient clipping 0.5), on its ``device``, at its ``widths`` (registry options, see
+:data:`nadcore.nets.OPTIONS`; a missing name is trained at full width), with its ``train``
+overrides (the trainer and speed-only options). Its ``stages`` run in order, job by job; a stage
+is a dict:
+
+* ``figure``: the bundle CSV it writes (``fig1``, ``fig2``, ``fig3``, ``fig6``);
+* ``arch``: a registry name; ``widths``: the widths to train it at (default: the campaign's);
+* ``cells`` (Figs. 1-3): a list of ``[k1, k2]``, or ``"rows:0,2"`` (every cell of those rows of
+  the 16x16 grid, coarse to fine: every 8th frequency first, then every 4th, then the rest), or
+  ``"grid"`` (every cell distinct under the transposition, coarse to fine); ``limit``: only the
+  first N of them (a later stage with the same cells continues where this one stopped: a job is
+  never run twice);
+* ``seeds``: the seeds (default ``[0]``); ``recipe``: a name of chapter 3's ``recipes``
+  (default ``"authors"``);
+* ``sigmas`` and ``indices`` (Fig. 6): the noise levels and NAD indices; the NADs are
+  ``fig6_nads`` (``"published"``: the authors' published NADs of the full-width network).
+
+The order is the issue's plan: the width study's diagnostic cells first (they decide whether the
+reduced widths are usable), then the two full rows k1 = 0 and k1 = 2 of Fig. 1 for each network
+(ResNet-18's checkerboard, DenseNet-121's cross and VGG-11's diamond all cross them), Fig. 6 at
+the paper's sigma and at the sigma chapter 3 fitted on LeNet, then Figs. 3 and 2, more cells,
+more seeds.
+"""
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from nadcore.book import bundles, profiles
+from nadcore.book.campaign import Task
+from nadcore.chapters.linear_separability import runs as sep
+from nadcore.data import fourier_basis_vector, fourier_grid
+from nadcore.nads.published import load_published_nads
+from nadcore.nets import OPTIONS, REGISTRY, registry_spec, spec_width
+
+__all__ = ["CAMPAIGNS", "CPU", "PAPER", "TINY", "CHAPTER", "NOT_WIRED", "COLUMNS", "KEYS", "campaign_settings",
+           "plan", "distinct_cells", "row_cells", "stage_cells", "mirror", "DIAGNOSTIC"]
+
+ROWS = "rows:0,2"
+#: the width study's diagnostic cells: per network, a cell the published map has at chance and
+#: one it has well above (ResNet-18: both frequencies 2 mod 4 against one of them 0 mod 4)
+DIAGNOSTIC = {"resnet18": [[2, 2], [2, 4]], "vgg11": [[4, 4], [0, 4]], "densenet121": [[2, 2], [2, 0]]}
+#: Fig. 6 indices (chapter 3's cpu indices)
+FIG6_INDICES = [0, 3, 6, 9, 20, 40, 64, 90, 110, 125, 133, 145, 160, 300, 720, 1000]
+#: Fig. 3 and Fig. 2 cells: on the rows, coarse, both sides of ResNet-18's checkerboard
+FIG3_CELLS = [[0, 0], [0, 8], [0, -16], [2, 2], [2, 4], [2, -6], [2, 8], [2, -16]]
+FIG2_CELLS = [[0, 4], [2, 4], [2, 2], [0, -16], [2, -6], [2, 8]]
+
+CPU = dict(
+    device="cpu",
+    widths={"resnet18": 16, "resnet18_nopool": 16, "vgg11": 16, "densenet121": 8},
+    train=dict(trainer="many", channels_last=True),
+    chunk=1, fig6_nads="published",
+    stages=[
+        # 1. the width study: the diagnostic cells at two widths each (DenseNet-121: the book's)
+        dict(figure="fig1", arch="vgg11", cells=DIAGNOSTIC["vgg11"], widths=[8, 16]),
+        dict(figure="fig1", arch="resnet18", cells=DIAGNOSTIC["resnet18"], widths=[8, 16]),
+        # 2. Fig. 1, the two full rows k1 = 0 and k1 = 2 (32 cells), DenseNet-121 8 of them first
+        dict(figure="fig1", arch="vgg11", cells=ROWS),
+        dict(figure="fig1", arch="resnet18", cells=ROWS),
+        dict(figure="fig1", arch="densenet121", cells=ROWS, limit=8),
+        # 3. Fig. 6 on the published NADs, at the paper's sigma and at the one fitted on LeNet
+        dict(figure="fig6", arch="resnet18", sigmas=[3.0, 1.0], indices=FIG6_INDICES),
+        dict(figure="fig6", arch="vgg11", sigmas=[3.0, 1.0], indices=FIG6_INDICES),
+        # 4. the recipe: the follow-up's on the diagnostic cells, against the authors'
+        dict(figure="fig1", arch="resnet18", cells=DIAGNOSTIC["resnet18"], recipe="follow-up"),
+        # 5. Fig. 3 (ResNet-18 without its average pool) and Fig. 2 (iterations to fit)
+        dict(figure="fig3", arch="resnet18_nopool", cells=FIG3_CELLS),
+        dict(figure="fig2", arch="resnet18", cells=FIG2_CELLS),
+        # 6. the width study at a third width, DenseNet-121's rows to the end
+        dict(figure="fig1", arch="vgg11", cells=DIAGNOSTIC["vgg11"], widths=[32]),
+        dict(figure="fig1", arch="densenet121", cells=ROWS),
+        dict(figure="fig1", arch="resnet18", cells=DIAGNOSTIC["resnet18"], widths=[32]),
+        # 7. the rest of the grid, coarse to fine, then more seeds
+        dict(figure="fig1", arch="vgg11", cells="grid"),
+        dict(figure="fig1", arch="resnet18", cells="grid"),
+        dict(figure="fig1", arch="vgg11", cells=ROWS, seeds=[1, 2]),
+        dict(figure="fig1", arch="resnet18", cells=ROWS, seeds=[1, 2]),
+        dict(figure="fig1", arch="densenet121", cells="grid"),
+    ],
+)
+
+#: the GPU campaign: full width, every big network side by side with bf16 autocast
+PAPER = dict(
+    device="cuda", widths={},
+    train=dict(trainer="side_by_side", autocast="bf16"),
+    chunk=16, fig6_nads="published",
+    stages=[
+        dict(figure="fig1", arch="resnet18", cells="grid"),
+        dict(figure="fig1", arch="vgg11", cells="grid"),
+        dict(figure="fig1", arch="densenet121", cells="grid"),
+        dict(figure="fig6", arch="resnet18", sigmas=[3.0, 1.0], indices=FIG6_INDICES),
+        dict(figure="fig6", arch="vgg11", sigmas=[3.0, 1.0], indices=FIG6_INDICES),
+        dict(figure="fig6", arch="densenet121", sigmas=[3.0, 1.0], indices=FIG6_INDICES),
+        dict(figure="fig3", arch="resnet18_nopool", cells="grid"),
+        dict(figure="fig2", arch="resnet18", cells="grid"),
+    ],
+)
+
+#: tiny networks and sizes, for CPU tests of the machinery (never results)
+TINY = dict(
+    device="cpu",
+    widths={"resnet18": 4, "resnet18_nopool": 4, "vgg11": 4, "densenet121": 2},
+    train=dict(trainer="many"), chunk=2, fig6_nads="published",
+    overrides=dict(n_test=64, recipes={r: dict(n_train=64, epochs=1, max_lr=0.05, momentum=0.0, weight_decay=0.0,
+                                                batch_size=32) for r in ("authors", "follow-up")},
+                   fig2_train=dict(n_train=64, epochs=1)),
+    stages=[
+        dict(figure="fig1", arch="resnet18", cells=ROWS, limit=5),
+        dict(figure="fig6", arch="resnet18", sigmas=[3.0, 1.0], indices=[0, 1, 500, 1000]),
+        dict(figure="fig1", arch="vgg11", cells=[[0, 4]], widths=[2, 4]),
+    ],
+)
+
+CAMPAIGNS = {"cpu": CPU, "paper": PAPER, "tiny": TINY}
+
+#: the chapter whose settings, runs and figure data the campaigns' figures follow
+CHAPTER = "03_linear_separability"
+#: figures of the papers not wired into campaigns yet, and their chapters
+NOT_WIRED = {"fig7": "04_cifar10", "fig8": "04_cifar10", "us-fig2": "05_underspecification",
+             "us-fig3": "05_underspecification"}
+_RUN = ["model", "width", "recipe"]
+COLUMNS = {"fig1": _RUN + ["k1", "k2", "seed", "test_acc", "train_acc"],
+           "fig2": _RUN + ["k1", "k2", "seed", "iters_to_loss", "test_acc", "train_acc", "budget"],
+           "fig3": _RUN + ["k1", "k2", "seed", "test_acc", "train_acc"],
+           "fig6": _RUN + ["sigma", "estimator", "nad_index", "seed", "test_acc", "train_acc", "eigenvalue",
+                           "eigenvalue_ratio"]}
+#: the columns that identify a run (a bundle has one row per run)
+KEYS = {"fig1": _RUN + ["k1", "k2", "seed"], "fig2": _RUN + ["k1", "k2", "seed"],
+        "fig3": _RUN + ["k1", "k2", "seed"], "fig6": _RUN + ["sigma", "nad_index", "seed"]}
+
+
+def campaign_settings(name: str) -> dict:
+    """The campaign ``name`` (a deep copy, with its name)."""
+    if name not in CAMPAIGNS:
+        raise ValueError(f"unknown campaign {name!r}; choose one of {', '.join(CAMPAIGNS)}")
+    return {"name": name, **copy.deepcopy(CAMPAIGNS[name])}
+
+
+
+
+
+# --------------------------------------------------------------------------------------------
+# Cells
+# --------------------------------------------------------------------------------------------
+def mirror(k1: int, k2: int) -> tuple[int, int]:
+    """The cell (k2, k1): the transposed direction, the same problem in distribution (see
+    :func:`nadcore.chapters.linear_separability.runs.grid_sweep`)."""
+    return (int(k2), int(k1))
+
+
+def _coarse_to_fine(cells, grid) -> list[tuple[int, int]]:
+    order = []
+    for every in (8, 4, 2):
+        sub = set(grid.subgrid(every).frequencies)
+        order += [c for c in cells if c in sub and c not in order]
+    return order + [c for c in cells if c not in order]
+
+
+def distinct_cells(grid) -> list[tuple[int, int]]:
+    """One representative of every class of cells of ``grid`` under (k1, k2) -> (k2, k1) (the
+    first in row-major order), coarse to fine: the cells of ``grid.subgrid(8)``, then
+    ``subgrid(4)``, ``subgrid(2)``, then the rest."""
+    seen, reps = set(), []
+    for k1, k2 in grid.frequencies:
+        key = frozenset({(k1, k2), (k2, k1)})
+        if key not in seen:
+            seen.add(key)
+            reps.append((k1, k2))
+    return _coarse_to_fine(reps, grid)
+
+
+def row_cells(grid, rows) -> list[tuple[int, int]]:
+    """Every cell of the rows ``k1 in rows`` of ``grid``, coarse to fine in k2, row by row within
+    each level (all of them: a cell and its transpose on the rows are both trained, a free check
+    of the transposition symmetry)."""
+    cells = [(int(a), int(b)) for a, b in grid.frequencies if int(a) in rows]
+    return _coarse_to_fine(cells, grid)
+
+
+def stage_cells(cells, grid) -> list[tuple[int, int]]:
+    """A stage's ``cells``: ``"grid"``, ``"rows:K1,K1'..."`` or a list of [k1, k2]."""
+    if cells == "grid":
+        return distinct_cells(grid)
+    if isinstance(cells, str) and cells.startswith("rows:"):
+        return row_cells(grid, {int(k) for k in cells[5:].split(",")})
+    out = [(int(a), int(b)) for a, b in cells]
+    bad = [c for c in out if c not in set(grid.frequencies)]
+    if bad:
+        raise ValueError(f"cells {bad} are not on the {grid.grid}x{grid.grid} Fourier grid")
+    return out
+
+
+
+# --------------------------------------------------------------------------------------------
+# Tasks
+# --------------------------------------------------------------------------------------------
+def _train(cfg: dict, camp: dict, figure: str, recipe: str, arch: str) -> dict:
+    if recipe not in cfg["recipes"]:
+        raise ValueError(f"unknown recipe {recipe!r}; chapter 3 knows {', '.join(cfg['recipes'])}")
+    s = dict(cfg["recipes"][recipe]) | camp["train"]
+    data = {k: cfg[k] for k in ("sigma", "epsilon", "signal", "n_test")}
+    if figure == "fig2":
+        s.update(cfg["fig2_train"])
+        data.update(sigma=cfg["fig2_sigma"], loss_threshold=cfg["fig2_threshold"])
+    return data | s
+
+
+def _fourier_rows(task_fields: dict, keys, budget: bool):
+    def rows(job, arrays):
+        out = []
+        for j, (label, seed) in enumerate(job.config["runs"]):
+            r = {**task_fields, "k1": int(label[0]), "k2": int(label[1]), "seed": int(seed),
+                 **{k: np.asarray(arrays[k])[j].item() for k in keys}}
+            if budget:
+                r["budget"] = int(np.asarray(arrays["iter_loss"]).shape[-1])
+            out.append(r)
+        return out
+    return rows
+
+
+def _fig6_rows(task_fields: dict, eigenvalues):
+    ev = np.asarray(eigenvalues, dtype=np.float64)
+
+    def rows(job, arrays):
+        return [{**task_fields, "estimator": "published NADs", "nad_index": int(i), "seed": int(seed),
+                 "test_acc": float(arrays["test_acc"][j]), "train_acc": float(arrays["train_acc"][j]),
+                 "eigenvalue": float(ev[i]), "eigenvalue_ratio": float(ev[i] / ev[0]) if ev[0] > 0 else float("nan")}
+                for j, (i, seed) in enumerate(job.config["runs"])]
+    return rows
+
+
+def _spec(arch: str, width) -> str:
+    if arch not in REGISTRY:
+        raise ValueError(f"unknown architecture {arch!r}; the registry has {', '.join(sorted(REGISTRY))}")
+    if width is None:
+        return arch
+    if arch not in OPTIONS:
+        raise ValueError(f"{arch!r} has no width option (those with one: {', '.join(OPTIONS)})")
+    (key, _), = OPTIONS[arch].items()
+    return registry_spec(arch, **{key: int(width)})
+
+
+def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | None = None) -> tuple[list[Task], dict]:
+    """The tasks of ``campaign`` in stage order (only ``figures`` / ``archs`` / stage numbers
+    ``stages`` where given) and the settings they use (the campaign's and chapter 3's)."""
+    camp = campaign_settings(campaign)
+    cfg = profiles.resolve(CHAPTER, "paper", camp.get("overrides"))
+    grid = fourier_grid(32, cfg["grid"])
+    dev = device or camp["device"]
+    tasks = []
+    for n, st in enumerate(camp["stages"]):
+        fig, arch = st["figure"], st["arch"]
+        if fig not in COLUMNS:
+            raise ValueError(f"stage {n}: unknown figure {fig!r}; campaigns run {', '.join(COLUMNS)}")
+        if (figures and fig not in figures) or (archs and arch not in archs) or (stages and n not in stages):
+            continue
+        recipe = st.get("recipe", "authors")
+        seeds = [int(s) for s in st.get("seeds", [0])]
+        widths = st.get("widths") or [camp["widths"].get(arch)]
+        for width in widths:
+            spec = _spec(arch, width)
+            w = spec_width(spec)
+            fields = {"model": arch, "width": w, "recipe": recipe}
+            train = _train(cfg, camp, fig, recipe, arch)
+            common = dict(chapter=CHAPTER, arch=arch, spec=spec, width=w, recipe=recipe, fn=sep.directional_job,
+                          columns=COLUMNS[fig], keys=KEYS[fig], stage=n)
+            if fig == "fig6":
+                nads = load_published_nads(arch)
+                idx = [int(i) for i in st["indices"]]
+                V = nads.nads[idx].reshape(len(idx), *nads.input_shape)
+                for sigma in st["sigmas"]:
+                    jobs = sep.direction_jobs(V, idx, seeds, model=spec, settings=train | {"sigma": float(sigma)},
+                                              chunk=camp["chunk"], tag="nad-published", device=dev,
+                                              outputs=cfg["outputs"])
+                    f = fields | {"sigma": float(sigma)}
+                    tasks.append(Task(figure=fig, jobs=jobs, rows=_fig6_rows(f, nads.eigenvalues),
+                                      runs=len(idx) * len(seeds), meta={"sigma": float(sigma)}, **common))
+                continue
+            cells = stage_cells(st["cells"], grid)[:st.get("limit")]
+            V = np.stack([fourier_basis_vector(a, b, 32).numpy() for a, b in cells])
+            jobs = sep.direction_jobs(V, [list(c) for c in cells], seeds, model=spec, settings=train,
+                                      chunk=camp["chunk"], tag="fourier", device=dev, outputs=cfg["outputs"])
+            keys = ("iters_to_loss", "test_acc", "train_acc") if fig == "fig2" else ("test_acc", "train_acc")
+            tasks.append(Task(figure=fig, jobs=jobs, rows=_fourier_rows(fields, keys, fig == "fig2"),
+                              runs=len(cells) * len(seeds), **common))
+    if not tasks:
+        raise ValueError(f"campaign {campaign!r} has no stage for figures={figures} archs={archs} stages={stages}")
+    return tasks, {"campaign": camp, CHAPTER: cfg}
+
+
+# --------------------------------------------------------------------------------------------
+# Coverage: which of the paper's networks each figure has, and where from
+# --------------------------------------------------------------------------------------------
+#: the papers' figures, their chapter and the networks each shows
+PAPER_FIGURES = {
+    "fig1": ("03_linear_separability", "Fig. 1", ["logreg", "lenet", "resnet18", "vgg11", "densenet121"]),
+    "fig2": ("03_linear_separability", "Fig. 2", ["lenet", "resnet18"]),
+    "fig3": ("03_linear_separability", "Fig. 3", ["lenet_nopool", "resnet18_nopool"]),
+    "fig6": ("03_linear_separability", "Fig. 6", ["lenet", "resnet18", "vgg11", "densenet121"]),
+    "fig7": ("04_cifar10", "Fig. 7", ["resnet18"]),
+    "fig8": ("04_cifar10", "Fig. 8", ["lenet", "resnet18", "vgg11", "densenet121"]),
+    "us-fig2": ("05_underspecification", "follow-up Fig. 2", ["mlp", "lenet", "resnet18"]),
+    "us-fig3": ("05_underspecification", "follow-up Fig. 3", ["mlp", "lenet", "resnet18"]),
+}
+#: where the cpu build trains each figure's networks: (chapter, settings key of its list, the
+#: chapter's default model where the figure trains it)
+_BUILD = {"fig1": ("fig1_models", None), "fig2": ("fig2_models", None), "fig3": ("fig3_models", None),
+          "fig6": ("fig6_models", "lenet"), "fig7": (None, "lenet"), "fig8": ("flip_models", "lenet"),
+          "us-fig2": ("concat_models", None), "us-fig3": ("cifar_models", None)}
+NAMES = {"logreg": "LogReg", "lenet": "LeNet", "lenet_nopool": "LeNet without pooling", "mlp": "MLP",
+         "resnet18": "ResNet-18", "resnet18_nopool": "ResNet-18 without pooling", "vgg11": "VGG-11",
+         "densenet121": "DenseNet-121"}
+
+
+def coverage(profile: str = "cpu", root=None) -> list[dict]:
+    """Per paper figure: its networks, and for each the source of its results, the ``profile``
+    build's chapter or a committed campaign bundle (with the width and the number of runs), or
+    None where nothing computes it yet."""
+    found = {name: b for name in CAMPAIGNS if name != "tiny" and (b := bundles.load(name, root)) is not None}
+    out = []
+    for fig, (chapter, label, nets) in PAPER_FIGURES.items():
+        key, model = _BUILD[fig]
+        cfg = profiles.resolve(chapter, profile)
+        built = set(cfg.get(key) or []) | ({model} if model else set())
+        where = {}
+        for arch in nets:
+            if arch in built:
+                where[arch] = f"{profile} build"
+                continue
+            for name, b in found.items():
+                df = b.frame(chapter, fig) if fig in COLUMNS else None
+                width = spec_width(_spec(arch, CAMPAIGNS[name]["widths"].get(arch)))
+                part = df[(df["model"] == arch) & (df["width"] == width)] if df is not None else None
+                if part is not None and len(part):
+                    widths = ", ".join(str(int(w)) for w in sorted(part["width"].dropna().unique()))
+                    where[arch] = f"campaign {name} (width {widths}, {len(part)} runs)"
+                    break
+            else:
+                where[arch] = None
+        out.append({"figure": fig, "label": label, "chapter": chapter, "networks": where})
+    return out
+
+
+def coverage_lines(profile: str = "cpu", root=None) -> tuple[list[str], list[str]]:
+    """(one line per figure: how many of the paper's networks it has and from where; one line
+    per figure still missing networks, naming them)."""
+    have, missing = [], []
+    for c in coverage(profile, root):
+        nets = c["networks"]
+        done = {a: w for a, w in nets.items() if w}
+        have.append(f"{c['label']}: {len(done)} of {len(nets)} networks"
+                    + (" (" + "; ".join(f"{NAMES.get(a, a)}: {w}" for a, w in done.items()) + ")" if done else ""))
+        lack = [NAMES.get(a, a) for a, w in nets.items() if not w]
+        if lack:
+            missing.append(f"{c['label']}: {', '.join(lack)}")
+    return have, missing

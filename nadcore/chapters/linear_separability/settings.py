@@ -1,0 +1,65 @@
+"""Chapter 3, linear separability (paper Sec. 2 and 4.1, Figs. 1, 2, 3 and 6).
+
+D(v) with ``sigma``, ``epsilon`` and the ``signal`` convention ("paper": x = eps y v + noise, as
+their text and as their published Fig. 1 was made; "authors": exactly balanced classes,
+x = +-(eps/2) v + noise, as their released code);
+``outputs`` 2 = two logits and cross-entropy (the authors' code), 1 = one logit and the logistic
+loss. ``train[arch]`` (or ``"default"``): n_train and the SGD recipe (linear decay to 0 and
+gradient clipping 0.5 always); ``n_test`` test samples per run; ``seeds`` independent runs per
+direction (each its own data, initialisation and batch order). ``low``/``high``: the frequency
+bands of the claims, max(|k1|, |k2|) <= low and >= high.
+
+Fig. 1: the 16x16 Fourier grid of ``grid`` cells per side, every ``fig1_every``-th cell (1 = full
+grid); ``fig1_transpose``: train only the cells with k1 <= k2 and mirror them (exact in
+distribution, see nadcore.chapters.linear_separability.runs.grid_sweep); ``contrast_cells``: the cells on
+which the chapter's model is also trained with the other ``signal`` convention. Figs. 2 and 3: ``fig2_cells`` / ``fig3_cells``, a list of [k1, k2] (None = the Fig. 1
+grid). Fig. 2 trains with ``fig2_sigma`` and ``fig2_train`` (n_train, epochs) and counts the
+iterations until the loss averaged over 20 mini-batches falls below ``fig2_threshold``. Fig. 6 (noise ``fig6_sigma``, the rest as Fig. 1; ``fig6_contrast_indices``: secant NADs also
+trained with Fig. 1's ``sigma``):
+``fig6_indices`` NAD indices of the chapter's model, for its secant NADs and its gradient NADs
+averaged over chapter 2's ``gradient_points`` evaluation points; ``fig6_models``: further
+architectures trained on the authors' published NADs (their curves are drawn in any case).
+``converged_k`` / ``converged_overlap``: an estimator counts as converged when the split-half
+overlap of its top-k NADs reaches this value. ``chunk``: runs trained together by train_many;
+``workers``: processes (1 = in-process).
+"""
+_LENET = dict(n_train=10000, epochs=20, max_lr=0.5, momentum=0.0, weight_decay=0.0, batch_size=128)
+# the follow-up paper's ResNet-18 recipe (its appendix), a guess for the NAD paper's big networks
+_FOLLOWUP = dict(n_train=10000, epochs=30, max_lr=0.1, momentum=0.9, weight_decay=1e-5, batch_size=128)
+# Fig. 6: every NAD index up to 160 in steps of 4 or so, then sparser; 0-9 and past 700 for the
+# first-vs-beyond claim; 130-140 around where the published LeNet curve crosses 0.75 (index 133)
+_FIG6 = sorted(set(range(0, 10)) | set(range(10, 160, 6)) | {133} | set(range(160, 1023, 40)) | {1022})
+PAPER = dict(grid=16, sigma=3.0, epsilon=1.0, signal="paper", outputs=2, n_test=10000, seeds=3,
+             chunk=16, workers=1, low=4, high=8,
+             fig1_models=["logreg", "lenet", "vgg11", "resnet18", "densenet121"], fig1_every=1,
+             fig1_transpose=True, contrast_cells=[[0, 0], [0, -4], [0, -8], [0, -12], [-12, 0]],
+             fig2_models=["lenet", "resnet18"], fig2_cells=None, fig2_sigma=0.5, fig2_threshold=0.1,
+             fig2_train=dict(n_train=10000, epochs=20),
+             fig3_models=["lenet_nopool", "resnet18_nopool"], fig3_cells=None,
+             fig6_sigma=1.0, fig6_indices=_FIG6, fig6_gradient_indices=_FIG6,
+             fig6_contrast_indices=[0, 20, 64, 133],
+             fig6_models=["vgg11", "resnet18", "densenet121"],
+             converged_k=16, converged_overlap=0.8,
+             # the big networks' recipe: the authors' released directional_bias.py trains every
+             # network with LeNet's call (20 epochs, max_lr 0.5, no momentum); the follow-up's
+             # ResNet-18 recipe is the alternative the campaign measures on a few cells
+             recipes={"authors": _LENET, "follow-up": _FOLLOWUP},
+             train={"logreg": _LENET, "lenet": _LENET, "lenet_nopool": _LENET,
+                    # on a GPU: the big networks side by side (BatchNorm and Dropout nets
+                    # included) with bf16 autocast (nadcore.train.train_side_by_side)
+                    "default": dict(_LENET, trainer="side_by_side", autocast="bf16")})
+# cpu: LeNet and logistic regression get the paper's budget (10,000 samples, 20 epochs, 1,580 SGD
+# steps) and three seeds on every second frequency of the paper's grid (8x8); Figs. 2 and 3 take a
+# few cells, Fig. 6 sixteen NAD indices for the secant NADs and eight for the gradient ones.
+CPU = dict(chunk=8, workers=2, fig1_models=["logreg", "lenet"], fig1_every=2,
+           fig2_models=["lenet"], fig2_cells=[[0, 4], [-4, 0], [4, 4], [12, 12], [-16, 8], [8, -12]],
+           fig2_threshold=0.2, fig2_train=dict(n_train=2560, epochs=16),
+           fig3_models=["lenet_nopool"], fig3_cells=[[0, 4], [0, 8], [12, 12], [-16, 8]],
+           fig6_indices=[0, 3, 6, 9, 20, 40, 64, 90, 110, 125, 133, 145, 160, 300, 720, 1000],
+           fig6_gradient_indices=[0, 6, 20, 64, 133, 300, 720, 1000], fig6_models=[],
+           contrast_cells=[[0, 0], [0, -4], [0, -8], [0, -12]], fig6_contrast_indices=[0, 20, 64, 133])
+SMOKE = dict(n_test=256, seeds=2, chunk=16, workers=1, fig1_every=4, contrast_cells=[[0, 0], [0, 8]],
+             fig6_contrast_indices=[0, 1000], fig6_gradient_indices=[0, 1, 800, 1000],
+             fig2_cells=[[0, 0], [-16, 8]], fig2_train=dict(n_train=256, epochs=2),
+             fig3_cells=[[0, 0], [-16, 8]], fig6_indices=[0, 1, 800, 1000],
+             train={"default": dict(_LENET, n_train=256, epochs=2)})

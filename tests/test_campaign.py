@@ -1,0 +1,128 @@
+"""Campaigns on a CPU, with the ``tiny`` campaign (tiny networks, a few cells, never results):
+scripts/run_campaign.py makes a bundle with its ledger, resumes without recomputing (from the
+cache, or from the ledger alone), stops at its time budget, refuses bad arguments, and gives the
+same bundle through a local Dask cluster as in-process."""
+import importlib.util
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from nadcore.book import bundles
+from nadcore.chapters import campaigns
+from nadcore.data import fourier_grid
+
+REPO = Path(__file__).resolve().parents[1]
+spec = importlib.util.spec_from_file_location("run_campaign", REPO / "scripts" / "run_campaign.py")
+run_campaign = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(run_campaign)
+CHAPTER = campaigns.CHAPTER
+
+
+def test_distinct_cells_cover_the_grid_once_under_the_transposition():
+    grid = fourier_grid(32, 16)
+    cells = campaigns.distinct_cells(grid)
+    assert len(cells) == len(set(cells)) == 136  # 16 * 17 / 2: the diagonal and one triangle
+    assert set(cells) | {campaigns.mirror(*c) for c in cells} == set(grid.frequencies)
+    assert set(cells[:len(grid.subgrid(8).frequencies)]) <= set(grid.subgrid(4).frequencies)  # coarse first
+
+
+def test_row_cells_are_the_full_rows_coarse_to_fine():
+    grid = fourier_grid(32, 16)
+    cells = campaigns.row_cells(grid, {0, 2})
+    assert len(cells) == len(set(cells)) == 32 and {k1 for k1, _ in cells} == {0, 2}
+    assert cells[:4] == [(0, -16), (0, 0), (0, -8), (0, 8)]  # the coarse subgrids first
+    assert campaigns.stage_cells("rows:0,2", grid) == cells
+    with pytest.raises(ValueError, match="not on the 16x16"):
+        campaigns.stage_cells([[1, 2]], grid)
+
+
+def test_cpu_campaign_plans_the_issue_order():
+    tasks, settings = campaigns.plan("cpu")
+    first = [(t.figure, t.spec) for t in tasks[:4]]
+    assert first == [("fig1", "vgg11?width=8"), ("fig1", "vgg11?width=16"), ("fig1", "resnet18?width=8"),
+                     ("fig1", "resnet18?width=16")]  # the width study decides first
+    rows = [t for t in tasks if t.figure == "fig1" and t.stage in (2, 3)]
+    assert [t.spec for t in rows] == ["vgg11?width=16", "resnet18?width=16"] and all(t.runs == 32 for t in rows)
+    train = tasks[0].jobs[0].config["train"]
+    assert (train["epochs"], train["max_lr"], train["momentum"]) == (20, 0.5, 0.0)  # the authors' recipe
+    assert tasks[0].jobs[0].config["data"]["n_train"] == 10000 and settings["campaign"]["device"] == "cpu"
+    fig6 = [t for t in tasks if t.figure == "fig6"]
+    assert {t.meta["sigma"] for t in fig6} == {1.0, 3.0}
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("campaign")
+    out, cache = tmp / "bundle", tmp / "cache"
+    args = ["--campaign", "tiny", "--out", str(out), "--cache", str(cache), "--nice", "0"]
+    assert run_campaign.main(args) == 0
+    return out, cache, args
+
+
+def test_tiny_bundle_rows_and_provenance(bundle):
+    out, _, _ = bundle
+    fig1 = pd.read_csv(out / CHAPTER / "fig1.csv")
+    assert list(fig1.columns) == campaigns.COLUMNS["fig1"] + ["kernel_path"]
+    assert sorted(fig1.groupby(["model", "width"]).size().items()) == [(("resnet18", 4), 5), (("vgg11", 2), 1),
+                                                                       (("vgg11", 4), 1)]
+    fig6 = pd.read_csv(out / CHAPTER / "fig6.csv")
+    assert list(fig6.columns) == campaigns.COLUMNS["fig6"] + ["kernel_path"]
+    assert sorted(set(fig6["nad_index"])) == [0, 1, 500, 1000] and set(fig6["sigma"]) == {1.0, 3.0}
+    prov = json.loads((out / "provenance.json").read_text())
+    s = prov["sessions"][0]
+    assert s["jobs_computed"] == len(prov["jobs"]) == 3 + 2 + 2 + 2 and s["commit"] and s["torch"] and s["cpu"]
+    assert prov["campaign"] == "tiny" and prov["figures"]["fig1"]["complete"]
+    assert all(j["seconds"] >= 0 and j["date"] and j["session"] == 0 and j["width"] for j in prov["jobs"].values())
+    b = bundles.load("b", out.parent) if out.name == "b" else bundles.Bundle("tiny", out, prov)
+    assert "campaign 'tiny'" in b.title() and b.frame(CHAPTER, "fig1") is not None
+
+
+def test_resumes_from_the_cache_and_from_the_ledger_alone(bundle, tmp_path):
+    out, cache, args = bundle
+    before = (out / CHAPTER / "fig1.csv").read_text()
+    assert run_campaign.main(args) == 0  # same cache: every job is a hit
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["sessions"][-1]["jobs_computed"] == 0
+    fresh = [a if a != str(cache) else str(tmp_path / "empty-cache") for a in args]
+    assert run_campaign.main(fresh) == 0  # no cache: the ledger and the bundle's rows suffice
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["sessions"][-1]["jobs_computed"] == 0 and (out / CHAPTER / "fig1.csv").read_text() == before
+
+
+def test_budget_stops_before_a_job_that_would_not_fit(tmp_path):
+    out = tmp_path / "b"
+    args = ["--campaign", "tiny", "--out", str(out), "--cache", str(tmp_path / "c"), "--nice", "0",
+            "--stages", "2"]
+    assert run_campaign.main(args + ["--budget", "0"]) == 0  # no time at all: nothing starts
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["sessions"][0]["jobs_computed"] == 0 and "budget" in prov["sessions"][0]["stopped"]
+    assert run_campaign.main(args) == 0
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["sessions"][1]["jobs_computed"] == 2 and prov["sessions"][1]["stopped"] is None
+    assert prov["estimates"]  # per task, the longest job so far: what the next budget is checked against
+
+
+def test_bad_arguments_exit_2(tmp_path, capsys):
+    base = ["--out", str(tmp_path / "b"), "--cache", str(tmp_path / "c")]
+    assert run_campaign.main(["--campaign", "cpu3", *base]) == 2
+    assert run_campaign.main(["--campaign", "tiny", "--figures", "fig9", *base]) == 2
+    assert run_campaign.main(["--campaign", "tiny", "--cache", str(tmp_path / "c")]) == 2  # tiny needs --out
+    err = capsys.readouterr().err
+    assert "unknown campaign" in err and "no stage" in err and "never results" not in err or "--out" in err
+
+
+def test_a_local_dask_cluster_gives_the_same_bundle(bundle, tmp_path):
+    pytest.importorskip("distributed")  # the cluster extra: pip install nadcore[cluster]
+    out, _, _ = bundle
+    other = tmp_path / "dask"
+    args = ["--campaign", "tiny", "--out", str(other), "--cache", str(tmp_path / "c"), "--nice", "0",
+            "--dask", "local:2"]
+    assert run_campaign.main(args) == 0
+    for fig in ("fig1", "fig6"):
+        a = pd.read_csv(out / CHAPTER / f"{fig}.csv")
+        b = pd.read_csv(other / CHAPTER / f"{fig}.csv")
+        pd.testing.assert_frame_equal(a, b)
+    prov = json.loads((other / "provenance.json").read_text())
+    assert prov["sessions"][0]["executor"] == "Client" and prov["sessions"][0]["jobs_computed"] == 9
