@@ -32,7 +32,7 @@ def test_row_cells_are_the_full_rows_coarse_to_fine():
     grid = fourier_grid(32, 16)
     cells = campaigns.row_cells(grid, {0, 2})
     assert len(cells) == len(set(cells)) == 32 and {k1 for k1, _ in cells} == {0, 2}
-    assert cells[:4] == [(0, -16), (0, 0), (0, -8), (0, 8)]  # the coarse subgrids first
+    assert cells[:8] == [(0, -16), (2, -16), (0, 0), (2, 0), (0, -8), (2, -8), (0, 8), (2, 8)]  # coarse first
     assert campaigns.stage_cells("rows:0,2", grid) == cells
     with pytest.raises(ValueError, match="not on the 16x16"):
         campaigns.stage_cells([[1, 2]], grid)

@@ -187,11 +187,16 @@ def distinct_cells(grid) -> list[tuple[int, int]]:
 
 
 def row_cells(grid, rows) -> list[tuple[int, int]]:
-    """Every cell of the rows ``k1 in rows`` of ``grid``, coarse to fine in k2, row by row within
-    each level (all of them: a cell and its transpose on the rows are both trained, a free check
-    of the transposition symmetry)."""
-    cells = [(int(a), int(b)) for a, b in grid.frequencies if int(a) in rows]
-    return _coarse_to_fine(cells, grid)
+    """Every cell of the rows ``k1 in rows`` of ``grid``, coarse to fine in k2 (every 8th
+    frequency of the grid first, then every 4th, every 2nd, the rest), the rows interleaved at
+    each level, so that the first cells already span both rows (all of them: a cell and its
+    transpose on the rows are both trained, a free check of the transposition symmetry)."""
+    ks = [int(k) for k in grid.ticks]
+    order = []
+    for every in (8, 4, 2, 1):
+        level = [k for k in ks[::every] if all((r, k) not in order for r in rows)]
+        order += [(int(r), k) for k in level for r in sorted(rows)]
+    return list(dict.fromkeys(order))
 
 
 def stage_cells(cells, grid) -> list[tuple[int, int]]:
