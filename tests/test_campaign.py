@@ -44,7 +44,7 @@ def test_cpu_campaign_plans_the_issue_order():
     assert first == [("fig1", "vgg11?width=8"), ("fig1", "vgg11?width=16"), ("fig1", "resnet18?width=8"),
                      ("fig1", "resnet18?width=16")]  # the width study decides first
     rows = [t for t in tasks if t.figure == "fig1" and t.stage in (2, 3)]
-    assert [t.spec for t in rows] == ["vgg11?width=16", "resnet18?width=16"] and all(t.runs == 32 for t in rows)
+    assert [t.spec for t in rows] == ["vgg11?width=8", "resnet18?width=16"] and all(t.runs == 32 for t in rows)
     train = tasks[0].jobs[0].config["train"]
     assert (train["epochs"], train["max_lr"], train["momentum"]) == (20, 0.5, 0.0)  # the authors' recipe
     assert tasks[0].jobs[0].config["data"]["n_train"] == 10000 and settings["campaign"]["device"] == "cpu"
