@@ -98,6 +98,7 @@ from nadcore.data import low_frequency_fraction
 from nadcore.book import setup
 from nadcore.book.evidence import exact_value, jackknife_interval
 from nadcore.chapters.nads import figures as nadplots
+from nadcore.chapters.nads import quantities as nq
 from nadcore.nads.published import PUBLISHED_NETWORKS, load_published_nads
 from nadcore.nets import PUBLISHED_NAMES
 
@@ -287,6 +288,58 @@ ch.figure_data("spectra", pd.DataFrame([{"set": k, "index": i, "normalised_eigen
 # %%
 from nadcore.book.explorer import nad_explorer
 nad_explorer(spectra)
+
+# %% [markdown]
+# ### Fig. 5 against Fig. 1
+#
+# The paper reads its Fig. 5 with Fig. 1 beside it: the Fourier energy of the first few NADs
+# lies inside the regions where the network generalises on $\mathcal{D}(v)$, and ResNet-18's
+# NADs look like combs of spikes. Both sentences can be measured on the authors' own published
+# NADs and maps. A network's high-accuracy region is where its published Fig. 1 map is above
+# the level halfway from chance to its best cell (Fig. 1 samples every second frequency; a
+# frequency in between takes the mean of its neighbours there), and the table gives the share
+# of each first NAD's Fourier energy inside it, beside the share of the spectrum the region
+# covers (what energy spread at random would give). A *spike* is a frequency whose energy is
+# at least 1% of the largest and none of whose four neighbours is, and a *comb* is eight or
+# more of them; the last columns give the share of a NAD's energy in a comb.
+
+# %% tags=["nbval-check-output"]
+support = nq.support_table({a: load_published_nads(a) for a in ("lenet", "resnet18", "vgg11",
+                                                                "densenet121")})
+if model in ("lenet", "resnet18", "vgg11", "densenet121") and model in gallery_secant:
+    support.loc[f"{model}, ours (secant)"] = nq.support_row(gallery_secant[model], model)
+print(support.round(3).to_string())
+
+# %%
+for arch in ("lenet", "resnet18", "vgg11", "densenet121"):
+    ch.claim(f"fig5-support-{arch}", **nq.support_evidence(support, arch))
+if f"{model}, ours (secant)" in support.index:
+    ch.claim("fig5-support-ours", **nq.support_evidence(support, f"{model}, ours (secant)",
+                                                        method="secant", network=model))
+ch.claim("fig5-resnet-comb", **nq.comb_evidence(load_published_nads("resnet18")))
+
+# %% [markdown]
+# ### The big networks at a reduced width
+#
+# The paper's big networks are expensive to train on a CPU, so the book's campaign trains
+# them at a reduced width (chapter 3). Does a narrower network keep the NADs of the full one?
+# Gradient NADs are cheap at any width, so here they are at the widths of the campaign and its
+# width study, from as many networks as the full network's estimate, against that estimate.
+# Two estimates of the same NADs from a finite number of networks never overlap perfectly, so
+# the comparison is with a second, independent estimate of the full network (the next seed):
+# the noise floor. A narrow network whose overlap reaches the floor has, as far as this many
+# networks can tell, the same NADs. Where the floor itself sits near the chance level $k/D$,
+# the estimates have not converged and the comparison says nothing.
+
+# %% tags=["nbval-check-output"]
+widths = nq.width_study(ch, cfg["width_study"], cfg["gradient_networks"])
+for arch, table in widths.items():
+    print(f"{arch}: top-k overlaps with a full-width estimate ({table.attrs['networks']} "
+          f"networks each; chance k/D)\n{table.round(3).to_string()}\n")
+
+# %%
+for arch, table in widths.items():
+    ch.claim(f"width-nads-{arch}", **nq.width_evidence(ch, arch, table, cfg["width_k"]))
 
 # %% [markdown]
 # For logistic regression the sample spectrum of $N$ draws of an isotropic covariance spreads,

@@ -307,6 +307,9 @@ for m, r in concat.items():
              values=r.values("angle", early, early))
     ch.claim(f"us-fig2-{m}-tilt-range", preconditions=fit([(late, early), (early, late)]), **common,
              values=r.values("angle", late, early) - r.values("angle", early, late))
+    ch.claim(f"us-fig2-{m}-late-poorer", preconditions=fit([(early, early), (late, late)]), **common,
+             interval=accuracy_interval(r.values("acc_both", early, early) - r.values("acc_both", late, late),
+                                        cfg["n_test"], difference=True))
 
 # %% [markdown]
 # ## Experiment 2: binary CIFAR-10 with a linearly separable fourth channel
@@ -398,7 +401,7 @@ for m, r in cifar_runs.items():
     iv = lambda v, diff=False: accuracy_interval(v, desc["n_test"], difference=diff)  # noqa: E731
     common = dict(networks=nad_networks[cifar_specs[m]], **cifar_steps(m), **fill)
     if m == "mlp":
-        ch.claim("us-fig3-mlp-simplicity", interval=iv((r.acc_dv - r.acc_cifar).min(axis=1), True), **common,
+        ch.claim("us-fig3-mlp-simplicity", interval=iv(np.asarray(r.acc_dv).min(axis=1)), **common,
                  preconditions={"the MLPs fitted their training sets": r.fitted(threshold=FIT)})
         continue
     if f"us-fig3-{m}-dv-early" not in specs(ch.name):

@@ -19,8 +19,10 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-VERDICTS = ("reproduced", "not reproduced", "inconclusive")
-KINDS = ("paper", "follow-up", "reviewer question", "extension", "sanity check")
+sys.path.insert(0, str(ROOT))
+
+from nadcore.book.claim_rows import headline, limits  # noqa: E402
+from nadcore.book.evidence import KINDS, VERDICTS  # noqa: E402
 
 
 def _minutes(seconds: float) -> str:
@@ -35,6 +37,8 @@ def _claims_profile(claims: list) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--all", action="store_true", help="list every claim not reproduced, not only the papers'")
+    ap.add_argument("--no-coverage", dest="coverage", action="store_false",
+                    help="leave out the paper's figures and the networks computed for each")
     ap.add_argument("--executed", type=Path, default=None,
                     help="the build's folder: scorecard.json and the executed notebooks (default book/executed)")
     ap.add_argument("--scorecard", type=Path, default=None,
@@ -77,9 +81,14 @@ def main(argv=None) -> int:
             "Execution times: not in the scorecard (they are in the build's notebooks: --executed).")
     lines += ["", f"{when} Kernel path: {', '.join(paths)}."]
     kinds = list(dict.fromkeys([k for k in KINDS if any((c.get("kind") or "paper") == k for c in claims)]))
-    paper = [c for c in claims if (c.get("kind") or "paper") == "paper"]
-    lines += ["", f"Paper claims reproduced: {sum(c['verdict'] == 'reproduced' for c in paper)} of {len(paper)}.", "",
-              "| kind | claims | reproduced | not reproduced | inconclusive |", "|---|---|---|---|---|"]
+    lines += ["", f"{headline(claims)}.", "", limits(claims)]
+    if a.coverage:
+        from nadcore.chapters.campaigns import coverage_lines
+
+        have, missing = coverage_lines(_claims_profile(claims) if _claims_profile(claims) != "?" else "cpu")
+        lines += ["", "The paper's figures, networks computed (this build or a committed campaign bundle):", ""]
+        lines += [f"- {h}" for h in have]
+    lines += ["", "| kind | claims | reproduced | not reproduced | inconclusive |", "|---|---|---|---|---|"]
     for k in kinds:
         mine = [c for c in claims if (c.get("kind") or "paper") == k]
         lines.append(f"| {k} | {len(mine)} | " + " | ".join(str(sum(c["verdict"] == v for c in mine)) for v in VERDICTS)

@@ -74,6 +74,8 @@ def main(argv=None) -> int:
     ap.add_argument("--slurm-timeout", default=120, help="minutes per Slurm job")
     ap.add_argument("--window", type=int, default=None, help="jobs in flight on a cluster (default: its workers)")
     ap.add_argument("--dry-run", action="store_true", help="print the plan and the bundle's state, run nothing")
+    ap.add_argument("--report", action="store_true",
+                    help="print the campaign's state and cost per task as a markdown table, run nothing")
     a = ap.parse_args(argv)
 
     import torch
@@ -99,6 +101,22 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     cache = Cache(a.cache or os.environ.get("NADCORE_CACHE") or ROOT / ".nadcache")
+    if a.report:
+        table = cp.report(tasks, cache, out)
+        cols = list(table.columns)
+        print("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
+        for _, r in table.iterrows():
+            print("| " + " | ".join(f"{v:.2f}" if isinstance(v, float) else str(v) for v in r) + " |")
+        total = table[["hours so far", "hours left (at that rate)"]].sum()
+        print(f"\n{int(table['jobs done'].sum())} of {int(table['jobs planned'].sum())} jobs done, "
+              f"{total.iloc[0]:.1f} h so far; the rest at the same rates: {total.iloc[1]:.1f} h "
+              "(tasks without a done job not counted)")
+        widths = campaigns.width_table(out)
+        if len(widths):
+            print("\nThe width study: test accuracy on the diagnostic cells (seed mean; seeds in brackets), "
+                  "and the published accuracy of the full network\n")
+            print(widths.to_markdown() if hasattr(widths, "to_markdown") else widths.to_string())
+        return 0
     prov = cp.load_provenance(out)
     for t in tasks:
         done = sum(cp.done_jobs(t, cache, prov, out))

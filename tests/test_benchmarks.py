@@ -105,3 +105,13 @@ def test_report_writes_the_page_from_json_results_without_running_benchmarks(tmp
     assert report.MARKER in committed
     for line in report.table(RECORDED):
         assert line in committed.split(report.MARKER)[0], line
+
+
+def test_bench_big_networks_prints_images_per_second_and_the_cost_of_a_cell(tmp_path):
+    out = tmp_path / "b.json"
+    text = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_big_networks.py"), "--quick",
+                           "--json", str(out)], check=True, cwd=ROOT, capture_output=True, text=True).stdout
+    r = json.loads(out.read_text())
+    assert r["peak_gflops"] > 0 and [x["network"] for x in r["rows"]] == ["resnet18?width=4", "vgg11?width=4"]
+    assert all(x["images_per_s_1x2"] > 0 and x["images_per_s_2x1"] > 0 and 0 < x["peak_fraction"] for x in r["rows"])
+    assert "| `resnet18?width=4` |" in text and "hours per Fig. 1 cell" in text

@@ -62,7 +62,7 @@ def restore_environ():
 
 
 def test_local_dask_cluster_equals_in_process(tmp_path, restore_environ):
-    distributed = pytest.importorskip("distributed")
+    import distributed
     ref = run_jobs(_jobs(), directional_job, cache=Cache(tmp_path / "ref"))
     with distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=2,
                                   host="127.0.0.1", dashboard_address=None) as cluster, \

@@ -16,7 +16,7 @@ from nadcore.book.nad_jobs import nad_config
 from nadcore.nets import ModelSpecError, build_model, hub, spec_key
 from nadcore.nets.hub import build_hub_model, parse_spec
 
-pytest.importorskip("timm")
+import timm  # noqa: E402,F401  (the hub extra: the tests need it)
 
 VIT = "timm:vit_tiny_patch16_224?patch_size=8&depth=2&embed_dim=48&num_heads=3"
 CONVNEXT = "timm:convnext_atto?depths=(1,1,1,1)&dims=(8,16,32,64)&ls_init_value=1.0"

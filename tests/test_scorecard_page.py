@@ -73,15 +73,16 @@ def test_headline_and_counts_per_kind(card, page):
         mine = [c for c in claims if c["kind"] == kind]
         cells = [str(sum(c["verdict"] == v for c in mine)) for v in VERDICTS] + [str(len(mine))]
         assert f"| {title} | " + " | ".join(cells) + " |" in page
-    assert "counted apart" in page
-    # rows computed at paper scale: counted per profile too
-    assert "at paper scale" in head.group(1) and "| paper | Paper claims | 1 | 0 | 0 | 1 |" in page
+    assert "counted apart" in page and "checks and calibrations are no evidence" in page
+    assert f"The headline counts the NAD paper's own claims, {len(paper)} of them" in page
+    # rows computed elsewhere (a profile or a campaign): counted per profile too
+    assert "| computed on |" in page and "| paper | Paper claims | 1 | 0 | 0 | 1 |" in page
 
 
-def test_no_profile_table_without_paper_scale_rows(card, tmp_path):
+def test_no_profile_table_when_every_row_comes_from_one_profile(card, tmp_path):
     card["claims"] = [c for c in card["claims"] if c["profile"] != "paper"]
     text = sc.write_page(card, tmp_path).read_text()
-    assert "| profile |" not in text and "at paper scale" not in text.split("##")[0]
+    assert "| computed on |" not in text
 
 
 def test_one_line_per_claim_badge_first_grouped_by_chapter_and_kind(card, page):
@@ -204,3 +205,10 @@ def test_chapter_title_from_the_executed_notebook(card, tmp_path):
     text = sc.write_page(card, tmp_path).read_text()
     assert "## Pooling makes networks anisotropic" in text and "{doc}`the chapter <01_pooling>`" in text
     assert "## 2. Nads" in text and "<02_nads>" not in text  # not executed here: no link
+
+
+def test_calibrations_say_what_was_fitted(card, page):
+    cal = [c for c in card["claims"] if c["kind"] == "calibration"]
+    assert cal and all(c["settings"]["fitted"] for c in cal)
+    assert page.count("**Calibration, not evidence**") == len(cal)
+    assert "| Calibrations (against data a setting was fitted to) |" in page

@@ -147,11 +147,7 @@ def test_split_half_table_reads_the_full_split_half():
 
 
 def test_published_fig6_table_numbers():
-    pytest.importorskip("pandas")
-    try:
-        df = q.published_fig6_table()
-    except FileNotFoundError:
-        pytest.skip("the authors' Fig. 6 data are not available here")
+    df = q.published_fig6_table()
     assert set(df.model) == {"lenet", "resnet18", "densenet121", "vgg11"}
     ln = df[df.model == "lenet"].set_index("nad_index")
     assert ln.test_acc.loc[:9].mean() == pytest.approx(1.00, abs=0.005)

@@ -64,6 +64,19 @@ def code_fingerprint(root: Path | None = None) -> str:
 # --------------------------------------------------------------------------------------------
 # The cache
 # --------------------------------------------------------------------------------------------
+#: config entries that hold the digest of an array computed upstream (direction vectors, NADs):
+#: they follow float rounding, so the experiments' digest leaves them out
+_DERIVED = ("vectors", "nads", "reference", "digest")
+
+
+def _without_derived(config):
+    if isinstance(config, dict):
+        return {k: _without_derived(v) for k, v in config.items() if k not in _DERIVED}
+    if isinstance(config, list):
+        return [_without_derived(v) for v in config]
+    return config
+
+
 def _pid_alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -82,6 +95,18 @@ class Cache:
         root = root or os.environ.get("NADCORE_CACHE") or Path.home() / ".cache" / "nadcore"
         self.root = Path(root).expanduser()
         self.enabled = enabled
+        self.requested: dict[str, str] = {}  # every experiment asked for: digest -> function name
+
+    # what was asked for -----------------------------------------------------------------------
+    def _note(self, name: str, config: dict) -> None:
+        self.requested[digest({"function": name, "config": _without_derived(canonical(config))}, 16)] = name
+
+    def experiments(self) -> tuple[int, str]:
+        """How many distinct experiments (job function and config) were asked of this cache, and
+        a digest of them all: it changes with the settings, the seeds and the set of runs, and
+        not with float rounding (configs' digests of computed arrays, such as the direction
+        vectors of a sweep, are left out) nor with the code that computed them."""
+        return len(self.requested), digest(sorted(self.requested), 16)
 
     # key material ---------------------------------------------------------------------------
     def key(self, name: str, config: dict) -> tuple[str, dict]:
@@ -100,6 +125,7 @@ class Cache:
     # reading and writing --------------------------------------------------------------------
     def load(self, name: str, config: dict):
         """Return ``(arrays, meta)`` or ``None`` if absent. Damaged entries warn and return None."""
+        self._note(name, config)
         if not self.enabled:
             return None
         key, material = self.key(name, config)

@@ -39,7 +39,8 @@ from nadcore.book.runner import Job, as_completed, run_jobs
 from nadcore.runtime import (canonical, commit_info, digest, machine_info, resolve_device, utc_now,
                              write_json_atomic)
 
-__all__ = ["Task", "PROVENANCE", "run", "export", "load_provenance", "results_root", "bundle_id", "done_jobs"]
+__all__ = ["Task", "PROVENANCE", "run", "export", "load_provenance", "results_root", "bundle_id", "done_jobs",
+           "report"]
 
 PROVENANCE = "provenance.json"
 
@@ -284,3 +285,22 @@ def run(tasks: list[Task], settings: dict, *, cache: Cache, out, device: str = "
 def _first_done(futures):
     """The first of ``futures`` to finish (concurrent.futures, Dask or submitit futures)."""
     return next(iter(as_completed(futures)))
+
+
+def report(tasks: list[Task], cache: Cache, out) -> pd.DataFrame:
+    """The campaign's state and cost, per task: jobs done and planned, the wall hours its done
+    jobs took (the ledger's, as they ran: a job that shared the CPU with other work took longer),
+    the mean per job, and the hours the remaining jobs would take at that mean."""
+    out = Path(out)
+    prov = load_provenance(out)
+    rows = []
+    for t in tasks:
+        done = done_jobs(t, cache, prov, out)
+        secs = [float(prov["jobs"][bundle_id(t, j)]["seconds"]) for j, d in zip(t.jobs, done)
+                if d and bundle_id(t, j) in prov["jobs"]]
+        per = float(np.mean(secs)) / 3600 if secs else float("nan")
+        rows.append({"stage": t.stage, "figure": t.figure, "network": t.spec, "recipe": t.recipe,
+                     "sigma": t.meta.get("sigma", ""), "jobs done": int(sum(done)), "jobs planned": len(t.jobs),
+                     "hours so far": sum(secs) / 3600, "hours per job": per,
+                     "hours left (at that rate)": per * (len(t.jobs) - sum(done))})
+    return pd.DataFrame(rows)

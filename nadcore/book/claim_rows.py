@@ -9,18 +9,19 @@ import math
 import re
 from collections import Counter
 
-from nadcore.book.evidence import KINDS, number
+from nadcore.book.evidence import EVIDENCE, KINDS, number
 
 __all__ = ["FILES_DIR", "KIND_TITLES", "VERDICT_SIGNS", "VERDICT_COLOURS", "VERDICT_MARKERS", "OPS_TEXT",
            "clean_text", "parse_criterion", "kind_of", "profile_of", "num_or_none", "has_interval",
-           "measured_text", "counts"]
+           "measured_text", "counts", "headline", "limits"]
 
 #: folder (beside scorecard.md) for the forest plots and their data
 FILES_DIR = "scorecard_files"
 #: what each kind is called in the summary (plural)
 KIND_TITLES = {"paper": "Paper claims", "follow-up": "Follow-up claims",
                "reviewer question": "Reviewer questions", "extension": "Extensions",
-               "sanity check": "Sanity checks"}
+               "sanity check": "Sanity checks", "check": "Checks (exact by construction)",
+               "calibration": "Calibrations (against data a setting was fitted to)"}
 #: a sign beside the verdict's word, so that the badge reads in grey scale too
 VERDICT_SIGNS = {"reproduced": "\u2713", "not reproduced": "\u2717", "inconclusive": "?"}
 VERDICT_COLOURS = {"reproduced": "#1a7f37", "not reproduced": "#cf222e", "inconclusive": "#9a6700"}
@@ -118,3 +119,48 @@ def counts(claims, key=kind_of) -> dict:
         out.setdefault(key(c), Counter())[c.get("verdict", "inconclusive")] += 1
     order = {k: i for i, k in enumerate(KINDS)}
     return dict(sorted(out.items(), key=lambda kv: (order.get(kv[0], len(order)), str(kv[0]))))
+
+
+def headline(claims, kind: str = "paper") -> str:
+    """``"Paper claims reproduced: x of y"``: the claims of ``kind`` only (checks, calibrations,
+    extensions and sanity checks never count)."""
+    mine = [c for c in claims if kind_of(c) == kind]
+    return (f"{KIND_TITLES[kind]} reproduced: {sum(c.get('verdict') == 'reproduced' for c in mine)} "
+            f"of {len(mine)}")
+
+
+def _reduced(c: dict) -> bool:
+    b, m = num_or_none(c.get("budget_fraction")), num_or_none(c.get("mc_fraction"))
+    return (b is not None and b < 0.999) or (m is not None and m < 0.999)
+
+
+_NOUNS = {"check": ("check", "checks"), "calibration": ("calibration", "calibrations"),
+          "extension": ("extension", "extensions"), "sanity check": ("sanity check", "sanity checks"),
+          "reviewer question": ("reviewer question", "reviewer questions"),
+          "follow-up": ("claim of the follow-up", "claims of the follow-up")}
+
+
+def _count(n: int, kind: str) -> str:
+    return f"{n} {_NOUNS[kind][n != 1]}"
+
+
+def limits(claims) -> str:
+    """What the headline does and does not say, in one paragraph computed from the rows: the
+    kinds it leaves out, how many of its claims ran below the paper's budget or Monte Carlo
+    sample, rest on networks narrower than the paper's or on a campaign bundle, and how many are
+    inconclusive."""
+    paper = [c for c in claims if kind_of(c) == "paper"]
+    apart = [_count(n, k) for k in ("follow-up", "reviewer question", "extension", "sanity check", "check",
+                                    "calibration") if (n := sum(kind_of(c) == k for c in claims))]
+    out = [f"The headline counts the NAD paper's own claims, {len(paper)} of them"
+           + (f"; the {', '.join(apart[:-1]) + ' and ' + apart[-1] if len(apart) > 1 else apart[0]} are "
+              "counted apart (checks and calibrations are no evidence that the paper reproduces)." if apart else ".")]
+    if paper:
+        reduced = sum(_reduced(c) for c in paper)
+        narrow = sum((c.get("settings") or {}).get("width") is not None for c in paper)
+        bundled = sum(profile_of(c).startswith("campaign") for c in paper)
+        unsure = sum(c.get("verdict") == "inconclusive" for c in paper)
+        out.append(f"Of those, {reduced} ran with fewer SGD steps or random networks than the paper's, {narrow} "
+                   f"rest on networks narrower than the paper's, {bundled} come from a committed campaign bundle "
+                   f"rather than from this build, and {unsure} are inconclusive.")
+    return " ".join(out)

@@ -3,9 +3,11 @@
 :func:`write_page` turns the merged claims (``scorecard.json``, rows as in
 :data:`nadcore.book.evidence.CLAIM_KEYS`) into one MyST page:
 
-1. the headline, "Paper claims reproduced: x of y", and the verdicts counted per kind of claim
-   (and per profile, when some rows were computed at paper scale on a GPU); sanity checks and
-   extensions are counted apart from the papers' claims;
+1. the headline, "Paper claims reproduced: x of y" (the NAD paper's own claims only; the
+   follow-up's beside it), a paragraph computed from the rows saying what it leaves out and how
+   many of its claims rest on reduced settings, and the verdicts counted per kind of claim (and
+   per profile or campaign, when some rows come from a committed bundle); checks, calibrations,
+   extensions and sanity checks are counted apart from the papers' claims;
 2. :func:`coverage_section`: for each of the papers' figures, how many of the networks it shows
    the book has computed and where (the build or a committed campaign bundle), and which are
    still missing;
@@ -28,8 +30,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from nadcore.book.claim_rows import (FILES_DIR, KIND_TITLES, OPS_TEXT, VERDICT_SIGNS, clean_text, counts, kind_of,
-                                     measured_text, num_or_none, parse_criterion, profile_of)
+from nadcore.book.claim_rows import (FILES_DIR, KIND_TITLES, OPS_TEXT, VERDICT_SIGNS, clean_text, counts, headline,
+                                     kind_of, limits, measured_text, num_or_none, parse_criterion, profile_of)
 from nadcore.book.evidence import VERDICTS, number
 from nadcore.book.forest import FOREST_COLUMNS, forest_plot
 
@@ -107,6 +109,9 @@ def claim_details(c: dict) -> list[str]:
     elif seeds == 1:
         how.append("1 value")
     lines.append(f"- **Measured**: {md_escape(measured_text(c))}" + (f" ({'; '.join(how)})" if how else ""))
+    fitted = (c.get("settings") or {}).get("fitted")
+    if fitted:
+        lines.append(f"- **Calibration, not evidence**: {md_escape(fitted)}")
     pv = num_or_none(c.get("paper_value"))
     if pv is not None:
         src = c.get("paper_value_source")
@@ -127,7 +132,7 @@ def claim_details(c: dict) -> list[str]:
         run.append(f"profile: {md_escape(profile_of(c))}")
     if c.get("kernel_path"):
         run.append(f"kernel path: {md_escape(c['kernel_path'])}")
-    settings = {k: v for k, v in (c.get("settings") or {}).items() if k != "profile"}
+    settings = {k: v for k, v in (c.get("settings") or {}).items() if k not in ("profile", "fitted")}
     if settings:
         run.append("settings: " + ", ".join(f"{md_escape(k)}={md_escape(_setting(v))}" for k, v in settings.items()))
     lines.append("- **Run**: " + "; ".join(run))
@@ -168,40 +173,24 @@ def _count_cells(counter: Counter) -> list[str]:
 
 
 def summary(claims) -> list[str]:
-    """The headline and the counts per kind (and per profile when rows were computed at paper
-    scale)."""
+    """The headline (the NAD paper's own claims), the follow-up's beside it, what the headline
+    leaves out (a paragraph computed from the rows) and the counts per kind: the papers' claims
+    first, then the kinds that are no evidence that the papers reproduce."""
     lines = []
     by_kind = counts(claims)
-    profiles = counts(claims, profile_of)
-    several = "paper" in profiles and len(profiles) > 1
-    heads = []
-    for kind in ("paper", "follow-up"):
-        if kind not in by_kind:
-            continue
-        n = by_kind[kind]
-        text = f"{KIND_TITLES[kind]} reproduced: {n.get('reproduced', 0)} of {sum(n.values())}"
-        if several:
-            per = counts([c for c in claims if kind_of(c) == kind], profile_of)
-            text += " (" + ", ".join(f"{p.get('reproduced', 0)} of {sum(p.values())} "
-                                     + ("at paper scale" if prof == "paper" else f"on {prof or 'an unnamed'} profile")
-                                     for prof, p in per.items()) + ")"
-        heads.append(text)
+    heads = [headline(claims, k) for k in ("paper", "follow-up") if k in by_kind]
     if heads:
         lines += [f'<p class="nad-headline">{_html_escape(heads[0])}</p>', ""]
         lines += [f"**{h}**" for h in heads[1:]] + ([""] if heads[1:] else [])
+        lines += [md_escape(limits(claims)), ""]
     head = "| kind | " + " | ".join(badge(v) for v in VERDICTS) + " | total |"
     rows = [head, "|---|" + "---:|" * (len(VERDICTS) + 1)]
-    groups = ([(k, c) for k, c in by_kind.items() if k not in ("extension", "sanity check")],
-              [(k, c) for k, c in by_kind.items() if k in ("extension", "sanity check")])
-    for group in groups:
-        for kind, n in group:
-            rows.append(f"| {KIND_TITLES.get(kind, md_escape(kind))} | " + " | ".join(_count_cells(n)) + " |")
+    for kind, n in by_kind.items():
+        rows.append(f"| {KIND_TITLES.get(kind, md_escape(kind))} | " + " | ".join(_count_cells(n)) + " |")
     lines += rows + [""]
-    if groups[1]:
-        lines += ["Extensions (predictions of this book beyond the papers) and sanity checks (of the "
-                  "book's own machinery) are counted apart: they are not in the headline.", ""]
-    if several:
-        lines += ["| profile | kind | " + " | ".join(VERDICTS) + " | total |",
+    profiles = counts(claims, profile_of)
+    if len(profiles) > 1:
+        lines += ["| computed on | kind | " + " | ".join(VERDICTS) + " | total |",
                   "|---|---|" + "---:|" * (len(VERDICTS) + 1)]
         for prof in profiles:
             for kind, n in counts([c for c in claims if profile_of(c) == prof]).items():

@@ -89,6 +89,11 @@ class Chapter:
         """One seed per independent repetition (``seeds`` setting): seed, seed + 1, ..."""
         return [self.seed + k for k in range(int(self.cfg.get("seeds", 1)))]
 
+    def settings_of(self, chapter: str) -> dict:
+        """Another chapter's settings on this run's profile (without this run's knobs): where
+        a chapter reuses another's results, e.g. chapter 2's NAD estimates."""
+        return profiles.resolve(chapter, self.profile)
+
     def executor(self):
         """A process pool of ``workers`` one-thread processes on the CPU (None: in-process)."""
         if self._executor is None and self.device.type == "cpu":
@@ -195,6 +200,14 @@ class Chapter:
         lines = [f"* **{c.verdict}**: {c.paper} {c.criterion}: {c.measured()} ({{ref}}`details <claim-{c.id}>`)"
                  for g in groups for c in g]
         return "\n".join(lines) if lines else "(no claims recorded)"
+
+    def experiments(self) -> str:
+        """One line naming what this run computed or read from the cache: the number of
+        distinct experiments and their digest (:meth:`nadcore.book.cache.Cache.experiments`),
+        which follows the settings and the seeds, not float rounding. A chapter prints it in a
+        checked cell, so that a changed seed or setting fails its smoke test."""
+        n, d = self.cache.experiments()
+        return f"{n} experiments (job configurations), digest {d}"
 
     def figure_data(self, figure: str, frame) -> Path:
         """Write the tidy table behind a figure to ``data/<chapter>/<figure>.csv`` and show a

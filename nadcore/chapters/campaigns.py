@@ -30,18 +30,20 @@ more seeds.
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from nadcore.book import bundles, profiles
 from nadcore.book.campaign import Task
 from nadcore.chapters.linear_separability import runs as sep
 from nadcore.data import fourier_basis_vector, fourier_grid
-from nadcore.nads.published import load_published_nads
+from nadcore.nads.published import load_published_nads, published_fig1_map
 from nadcore.nets import OPTIONS, REGISTRY, registry_spec, spec_width
 
 __all__ = ["CAMPAIGNS", "CPU", "PAPER", "TINY", "CHAPTER", "NOT_WIRED", "COLUMNS", "KEYS", "campaign_settings",
-           "plan", "distinct_cells", "row_cells", "stage_cells", "mirror", "DIAGNOSTIC"]
+           "plan", "spec_of", "width_table", "coverage", "coverage_lines", "PAPER_FIGURES", "NAMES", "distinct_cells", "row_cells", "stage_cells", "mirror", "DIAGNOSTIC"]
 
 ROWS = "rows:0,2"
 #: the width study's diagnostic cells: per network, a cell the published map has at chance and
@@ -68,13 +70,14 @@ CPU = dict(
         # 1. the width study: the diagnostic cells at two widths each (DenseNet-121: the book's)
         dict(figure="fig1", arch="vgg11", cells=DIAGNOSTIC["vgg11"], widths=[8, 16]),
         dict(figure="fig1", arch="resnet18", cells=DIAGNOSTIC["resnet18"], widths=[8, 16]),
-        # 2. Fig. 1, the two full rows k1 = 0 and k1 = 2 (32 cells), DenseNet-121 8 of them first
+        # 2. VGG-11, the cheapest: Fig. 1's two full rows k1 = 0 and k1 = 2 (32 cells), and Fig. 6
+        #    on the published NADs at the paper's sigma and at the one fitted on LeNet
         dict(figure="fig1", arch="vgg11", cells=ROWS),
+        dict(figure="fig6", arch="vgg11", sigmas=[3.0, 1.0], indices=FIG6_INDICES),
+        # 3. the same rows for ResNet-18, 8 of DenseNet-121's, then ResNet-18's Fig. 6
         dict(figure="fig1", arch="resnet18", cells=ROWS),
         dict(figure="fig1", arch="densenet121", cells=ROWS, limit=8),
-        # 3. Fig. 6 on the published NADs, at the paper's sigma and at the one fitted on LeNet
         dict(figure="fig6", arch="resnet18", sigmas=[3.0, 1.0], indices=FIG6_INDICES),
-        dict(figure="fig6", arch="vgg11", sigmas=[3.0, 1.0], indices=FIG6_INDICES),
         # 4. the recipe: the follow-up's on the diagnostic cells, against the authors'
         dict(figure="fig1", arch="resnet18", cells=DIAGNOSTIC["resnet18"], recipe="follow-up"),
         # 5. Fig. 3 (ResNet-18 without its average pool) and Fig. 2 (iterations to fit)
@@ -251,7 +254,7 @@ def _fig6_rows(task_fields: dict, eigenvalues):
     return rows
 
 
-def _spec(arch: str, width) -> str:
+def spec_of(arch: str, width) -> str:
     if arch not in REGISTRY:
         raise ValueError(f"unknown architecture {arch!r}; the registry has {', '.join(sorted(REGISTRY))}")
     if width is None:
@@ -280,7 +283,7 @@ def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | 
         seeds = [int(s) for s in st.get("seeds", [0])]
         widths = st.get("widths") or [camp["widths"].get(arch)]
         for width in widths:
-            spec = _spec(arch, width)
+            spec = spec_of(arch, width)
             w = spec_width(spec)
             fields = {"model": arch, "width": w, "recipe": recipe}
             train = _train(cfg, camp, fig, recipe, arch)
@@ -351,7 +354,7 @@ def coverage(profile: str = "cpu", root=None) -> list[dict]:
                 continue
             for name, b in found.items():
                 df = b.frame(chapter, fig) if fig in COLUMNS else None
-                width = spec_width(_spec(arch, CAMPAIGNS[name]["widths"].get(arch)))
+                width = spec_width(spec_of(arch, CAMPAIGNS[name]["widths"].get(arch)))
                 part = df[(df["model"] == arch) & (df["width"] == width)] if df is not None else None
                 if part is not None and len(part):
                     widths = ", ".join(str(int(w)) for w in sorted(part["width"].dropna().unique()))
@@ -376,3 +379,30 @@ def coverage_lines(profile: str = "cpu", root=None) -> tuple[list[str], list[str
         if lack:
             missing.append(f"{c['label']}: {', '.join(lack)}")
     return have, missing
+
+
+def width_table(out) -> "pd.DataFrame":
+    """The width study's diagnostic cells in a bundle folder ``out``: per network and cell, the
+    test accuracy at each width trained (seed mean, with the number of seeds) and the published
+    accuracy of the full network."""
+    p = Path(out) / CHAPTER / "fig1.csv"
+    if not p.is_file():
+        return pd.DataFrame()
+    df = pd.read_csv(p)
+    rows = []
+    for arch, cells in DIAGNOSTIC.items():
+        part = df[(df["model"] == arch) & (df["recipe"] == "authors")]
+        part = part[[(int(a), int(b)) in {tuple(c) for c in cells} for a, b in zip(part["k1"], part["k2"])]]
+        if part.empty:
+            continue
+        for (k1, k2), g in part.groupby(["k1", "k2"]):
+            row = {"network": NAMES[arch], "cell": f"({k1}, {k2})"}
+            for w, gw in g.groupby("width"):
+                row[f"width {int(w)}"] = f"{gw['test_acc'].mean():.3f} [{len(gw)}]"
+            row["published (full width)"] = f"{published_fig1_map(arch, [(k1, k2)])[0]:.3f}"
+            rows.append(row)
+    if not rows:
+        return pd.DataFrame()
+    t = pd.DataFrame(rows).set_index(["network", "cell"])
+    widths = sorted((c for c in t.columns if c.startswith("width ")), key=lambda c: int(c.split()[1]))
+    return t[widths + ["published (full width)"]].fillna("-")

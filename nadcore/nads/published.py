@@ -20,7 +20,7 @@ from nadcore.runtime import file_sha256
 
 __all__ = ["PUBLISHED_NETWORKS", "published_nads_root", "load_published_nads",
            "load_published_fig6", "FIG6_SHA256", "FIG6_COLUMNS", "load_published_fig1", "FIG1_SHA256",
-           "FIG1_COLUMNS"]
+           "FIG1_COLUMNS", "published_fig1_map"]
 
 #: Number of networks behind the authors' published NADs (their scripts: num_networks=10000).
 PUBLISHED_NETWORKS = 10_000
@@ -106,19 +106,16 @@ def load_published_nads(arch: str, root=None, download: bool = False):
 
 
 def load_published_fig6(root=None):
-    """The authors' Fig. 6 data as a pandas DataFrame indexed by NAD index, with columns
+    """The authors' Fig. 6 data (``published_data/fig6_nads.csv``, shipped with nadcore; ``root``:
+    a folder holding another copy) as a pandas DataFrame indexed by NAD index, with columns
     ``acc_<net>`` (test accuracy in [0, 1], converted from their percent) and ``eig_<net>`` (their
     eigenvalue, on their own scale) for ``<net>`` in :data:`FIG6_COLUMNS`' suffixes. Checks the
     file's SHA-256."""
-    if root:
-        path = Path(root) / "fig6_nads.csv"
-    else:
-        path = next((c / "fig6_nads.csv" for c in _candidates("lts4-figures", "NADCORE_PUBLISHED_FIGURES")
-                     if (c / "fig6_nads.csv").is_file()), None)
-    if path is None or not path.is_file():
+    path = Path(root) / "fig6_nads.csv" if root else Path(__file__).resolve().parent / "published_data" / "fig6_nads.csv"
+    if not path.is_file():
         raise FileNotFoundError(
-            "the authors' Fig. 6 data (fig6_nads.csv, docs/data/nads.csv of "
-            "LTS4/neural-anisotropy-directions) was not found; set NADCORE_PUBLISHED_FIGURES to its folder")
+            f"the authors' Fig. 6 data (fig6_nads.csv, docs/data/nads.csv of "
+            f"LTS4/neural-anisotropy-directions) was not found at {path}")
     if file_sha256(path) != FIG6_SHA256:
         raise ValueError(f"{path}: SHA-256 does not match the authors' nads.csv; the file is damaged")
     df = pd.read_csv(path).set_index("index")
@@ -144,3 +141,11 @@ def load_published_fig1(models=None) -> pd.DataFrame:
     return pd.concat([pd.DataFrame({"model": m, "k1": k1, "k2": k2,
                                     "test_acc": df[f"acc_{FIG1_COLUMNS[m]}"].to_numpy(dtype=np.float64) / 100.0})
                       for m in (models or FIG1_COLUMNS)], ignore_index=True)
+
+
+def published_fig1_map(model: str, frequencies) -> np.ndarray:
+    """The authors' published Fig. 1 accuracies of ``model`` (:func:`load_published_fig1`) at the
+    cells ``frequencies`` ((k1, k2) pairs or a FourierGrid, row-major), as a flat array."""
+    pub = load_published_fig1([model]).set_index(["k1", "k2"])["test_acc"]
+    freqs = frequencies.frequencies if hasattr(frequencies, "frequencies") else frequencies
+    return np.array([pub.loc[(int(a), int(b))] for a, b in freqs], dtype=np.float64)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import matplotlib.pyplot as plt
 
-from nadcore.book.evidence import t_interval
+from nadcore.book.evidence import seed_mean_halfwidth
 
 __all__ = ["nad_strip", "poisoned_examples", "poison_accuracy_curve", "flip_accuracies", "flipped_examples"]
 
@@ -68,9 +68,8 @@ def poisoned_examples(x_clean, versions: dict, labels, class_names, *, amplify: 
 
 def _mean_and_halfwidth(values):
     """Mean and 95% t-interval half-width over seeds (0 for a single seed)."""
-    iv = t_interval(values)
-    half = (iv.high - iv.low) / 2 if np.isfinite(iv.high) else 0.0
-    return iv.value, half
+    m, h = seed_mean_halfwidth(np.asarray(values, dtype=float)[:, None])
+    return float(m[0]), float(h[0]) if np.isfinite(h[0]) else 0.0
 
 
 def poison_accuracy_curve(runs, *, title=None, chance: float = 0.1):

@@ -2,7 +2,7 @@
 
 ``eps``: the carrier's value on the [0, 1] pixel scale; ``indices``: carrier at NADs (i, i+1);
 ``early`` / ``late``: the indices (among ``indices``) whose mean the Fig. 7 claims compare with
-the clean baseline; ``epochs``: the poisoning runs and their clean baseline; ``flip_epochs``: the
+the clean baseline (``late``: the last NADs, the paper's "end of the sequence"); ``epochs``: the poisoning runs and their clean baseline; ``flip_epochs``: the
 original/flipped pairs of Fig. 8 (long enough for both to fit the training set); ``max_lr``,
 ``momentum``, ``weight_decay``, ``batch_size``: SGD with the authors' linear decay and clipping;
 ``flip_models``: trained on both representations besides the chapter's model (``mlp`` and
@@ -12,14 +12,14 @@ None = every image found; ``seeds``: independent runs (initialisation, batch ord
 configuration, paired across versions; ``control_seeds``: the same for the (cheap) fully
 connected controls, whose paired differences are noisier; ``workers``: processes (1 = in-process).
 """
-PAPER = dict(eps=0.05, indices=[0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512, 768, 1022],
-             early=[0, 1, 2], late=[512, 768, 1022], epochs=50, flip_epochs=50, max_lr=0.21,
+PAPER = dict(eps=0.05, indices=[0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512, 768, 1000, 1010, 1022],
+             early=[0, 1, 2], late=[1000, 1010, 1022], epochs=50, flip_epochs=50, max_lr=0.21,
              momentum=0.9, weight_decay=5e-4, batch_size=128, max_train=None, max_test=None,
              flip_models=["resnet18", "vgg11", "densenet121", "lenet", "mlp"], fit=0.98, seeds=3,
              control_seeds=6, workers=1)
 # cpu: LeNet on the 5,170-image subset, no weight decay, max_lr 0.2: the flipped images are fitted
 # within the paper's 50 epochs; the poisoning runs stop at 20 (they need not fit, see the chapter)
-CPU = dict(indices=[0, 1, 2, 8, 32, 128, 1022], late=[128, 1022], epochs=20, max_lr=0.2,
+CPU = dict(indices=[0, 1, 2, 8, 32, 128, 1000, 1022], late=[1000, 1022], epochs=20, max_lr=0.2,
            weight_decay=0.0, flip_models=["mlp"], workers=2)
 SMOKE = dict(indices=[0, 1, 1022], early=[0, 1], late=[1022], epochs=10, flip_epochs=10,
              max_train=500, max_test=500, seeds=2, control_seeds=2)

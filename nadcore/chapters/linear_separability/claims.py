@@ -4,83 +4,211 @@ Tolerances for "within the paper's value" criteria: 0.05 in accuracy. The publis
 Fig. 6 come from one network per cell or index, so a published accuracy carries its own run-to-run
 spread (about 0.02-0.03 between seeds of ours at the same cell) and the test set's binomial noise
 (0.005 at 10,000 samples); 0.05 allows for both and is small against the effects claimed (0.2-0.5).
+A rank correlation over 16 NAD indices is noisier: 0.1 around the published one.
+
+"Much" (Fig. 2's "much longer") is read as everywhere in the book: at least an order of magnitude
+(:data:`nadcore.book.evidence.MUCH`).
+
+Fig. 6 has two sets of claims. The paper states sigma = 3 for its D(v) experiments (Sec. 2), and
+its Fig. 6 claims are tested there (``fig6-*``). With sigma = 3 LeNet's accuracy falls earlier
+along the NADs than the published curve; with sigma = 1 it meets the curve. So the book also
+trains at ``fig6_sigma`` = 1, and the claims that compare those runs with the published LeNet
+curve are calibrations (``*-calibrated``: the sigma was fitted to that curve), outside the
+headline. The fit is a finding (``fig6-sigma-fit``), validated on curves it was not fitted on:
+the published curves of ResNet-18 and VGG-11 against the campaign's runs at both sigmas
+(``fig6-sigma-validation-<network>``).
+
+The paper's big networks (ResNet-18, VGG-11, DenseNet-121) come from the committed campaign
+bundle (``results/cpu``, reduced width; :mod:`nadcore.chapters.linear_separability.bundled`): one
+claim per network, the same quantity and criterion as LeNet's, with the width in the statement.
 """
-from nadcore.book.evidence import ClaimSpec
+from nadcore.book.evidence import MUCH, ClaimSpec
 
 ACC, DIFF, CORR, RATIO = (0.0, 1.0), (-1.0, 1.0), (-1.0, 1.0), (0.0, float("inf"))
-TOL = 0.05
+TOL, TOL_RHO = 0.05, 0.1
+NAD = "NAD paper"
+#: the paper's big networks, trained by the campaigns
+BIG = ("resnet18", "vgg11", "densenet121")
+_T = "0.05: one-network-per-cell noise of the published map and the test sets"
+_SIGMA = ("sigma = {fig6_sigma} for Fig. 6: chosen because, with it, LeNet's accuracy along its NADs met "
+          "this published curve (at the paper's sigma = 3 it fell earlier)")
+
+
+def _fig1_big(arch: str) -> list[ClaimSpec]:
+    return [
+        ClaimSpec(f"fig1-train-fit-{arch}", "paper", f"{NAD}, Fig. 1 caption",
+                  "All networks except LeNet reach nearly 100% train accuracy: {network}.",
+                  "mean final training accuracy of {network} over its {cells} trained cells", ">=", 0.99, ACC,
+                  paper_value=1.0, paper_value_source="Fig. 1 caption: 'nearly 100% train accuracy'",
+                  tolerance="'nearly 100%' read as at least 99%, as for logistic regression"),
+        ClaimSpec(f"fig1-matches-published-{arch}", "paper", f"{NAD}, Fig. 1 (published data)",
+                  "Cell by cell, {network}'s map is the authors' published map of the full network.",
+                  "mean over {network}'s {cells} trained cells of |our accuracy - published accuracy|", "<=", TOL,
+                  ACC, paper_value=0.0, paper_value_source="identical maps", tolerance=_T),
+        ClaimSpec(f"fig1-frequency-gap-{arch}", "paper", f"{NAD}, Sec. 2 and Fig. 1",
+                  "{network} generalises on low-frequency directions and not on high-frequency ones, by as "
+                  "much as in the published map.",
+                  "mean test accuracy of {network} on max(|k1|,|k2|) <= {low} minus on >= {high} (its {cells} "
+                  "trained cells)", "within", TOL, DIFF, paper_value="{published_gap}",
+                  paper_value_source="the published map of the full network, the same cells", tolerance=_T),
+    ]
+
+
+def _fig6_big(arch: str) -> list[ClaimSpec]:
+    return [
+        ClaimSpec(f"fig6-first-vs-beyond-{arch}", "paper", f"{NAD}, Sec. 4.1 and Fig. 6",
+                  "{network} learns D(u_i) on its first NADs and not on NADs past index 700, by as much as "
+                  "its published curve (sigma = 3).",
+                  "mean test accuracy on NADs 0-9 minus on NADs past 700 ({network}, the authors' NADs)",
+                  "within", TOL, DIFF, paper_value="{published_gap}",
+                  paper_value_source="the authors' published Fig. 6 data, the same network and indices",
+                  tolerance=_T),
+        ClaimSpec(f"fig6-monotone-{arch}", "paper", f"{NAD}, Sec. 4.1 and Fig. 6",
+                  "The accuracy of {network} on D(u_i) decreases with the NAD index as in its published "
+                  "curve (sigma = 3).",
+                  "Spearman(eigenvalue, test accuracy) over the {n_indices} trained NADs", "within", TOL_RHO,
+                  CORR, paper_value="{published_spearman}",
+                  paper_value_source="the authors' published Fig. 6 data, the same network and indices",
+                  tolerance="0.1: a rank correlation over 16 indices of one network each"),
+        ClaimSpec(f"fig6-sigma-validation-{arch}", "extension", f"{NAD}, Fig. 6 (published data)",
+                  "The sigma fitted on LeNet's curve (sigma = {fig6_sigma}) also explains {network}'s "
+                  "published curve, which it was not fitted on: our curve at sigma = {fig6_sigma} is closer "
+                  "to it than at the paper's sigma = 3.",
+                  "mean over the NAD indices of |acc(sigma=3) - published| - |acc(sigma={fig6_sigma}) - "
+                  "published| ({network})", ">", 0.0, DIFF),
+    ]
+
 
 CLAIMS = [
     # Fig. 1 ---------------------------------------------------------------------------------
-    ClaimSpec("fig1-frequency-gap", "paper", "NAD paper, Sec. 2 and Fig. 1",
+    ClaimSpec("fig1-frequency-gap", "paper", f"{NAD}, Sec. 2 and Fig. 1",
               "LeNet generalises on low-frequency directions and not on high-frequency ones, although "
               "every D(v) is linearly separable; the gap is the published map's.",
               "mean test accuracy of lenet on max(|k1|,|k2|) <= {low} minus on >= {high}",
               "within", TOL, DIFF, paper_value="{published_gap}",
               paper_value_source="the authors' published Fig. 1 data (dft_accuracies.csv), LeNet, the same "
-                                 "{cells} cells",
-              tolerance="0.05: one-network-per-cell noise of the published map and the test sets"),
-    ClaimSpec("fig1-matches-published", "paper", "NAD paper, Fig. 1 (published data)",
+                                 "{cells} cells", tolerance=_T),
+    ClaimSpec("fig1-matches-published", "paper", f"{NAD}, Fig. 1 (published data)",
               "Cell by cell, LeNet's map is the authors' published map.",
               "mean over the {cells} cells of |our accuracy - published accuracy| (per seed)",
-              "<=", TOL, ACC, paper_value=0.0,
-              paper_value_source="identical maps",
+              "<=", TOL, ACC, paper_value=0.0, paper_value_source="identical maps",
               tolerance="0.05: as for the gap; a cell's own seed-to-seed spread is about 0.02-0.03"),
-    ClaimSpec("fig1-low-beats-high", "extension", "NAD paper, Sec. 2 (for a model the paper did not train)",
+    ClaimSpec("fig1-low-beats-high", "extension", f"{NAD}, Sec. 2 (for a model the paper did not train)",
               "{model} generalises better on low-frequency directions than on high-frequency ones.",
               "mean test accuracy of {model} on max(|k1|,|k2|) <= {low} minus on >= {high}",
               ">=", 0.1, DIFF),
-    ClaimSpec("fig1-logreg-flat", "paper", "NAD paper, Sec. 1 and Fig. 1",
+    ClaimSpec("fig1-logreg-flat", "paper", f"{NAD}, Sec. 1 and Fig. 1",
               "Logistic regression generalises equally well in every direction.",
               "|mean test accuracy of logreg on max(|k1|,|k2|) <= {low} minus on >= {high}|",
               "<=", 0.02, ACC, paper_value="{published_logreg_gap}",
               paper_value_source="the authors' published Fig. 1 data, logistic regression, the same {cells} cells"),
-    ClaimSpec("fig1-logreg-train", "paper", "NAD paper, Fig. 1 caption",
+    ClaimSpec("fig1-logreg-level", "paper", f"{NAD}, Sec. 1 and Fig. 1",
+              "Even logistic regression eclipses the CNNs on this simple linearly separable task: it "
+              "generalises on every direction (the published map is 100% on all 256 cells).",
+              "lowest test accuracy of logreg over the {cells} cells (seed mean)", ">=", 0.99, ACC,
+              paper_value=1.0, paper_value_source="the authors' published Fig. 1 data: 100% on every cell",
+              tolerance="0.99: the test set's binomial noise is 0.002 at 10,000 samples"),
+    ClaimSpec("fig1-logreg-train", "paper", f"{NAD}, Fig. 1 caption",
               "All networks except LeNet reach nearly 100% training accuracy (here: logistic regression).",
               "mean training accuracy of logreg over the grid", ">=", 0.99, ACC),
+    *[c for arch in BIG for c in _fig1_big(arch)],
+    ClaimSpec("fig1-densenet-few", "paper", f"{NAD}, Sec. 1 and Fig. 1",
+              "Even the gigantic DenseNet only generalises to a few of these distributions.",
+              "share of {network}'s trained cells with test accuracy >= 0.75", "<=", 0.25, ACC,
+              paper_value="{published_share}",
+              paper_value_source="the authors' published DenseNet-121 map, all 256 cells",
+              tolerance="'a few' read as at most a quarter of the grid"),
+    *[ClaimSpec(f"spot-check-{arch}", "sanity check", "this book's campaign bundle (results/cpu)",
+                "The committed campaign bundle reproduces on this machine: {network}'s spot cells, re-run "
+                "live at {spot_budget}, fall on the same side of chance as in the bundle.",
+                "share of the spot cells {spot_cells} whose live test accuracy is on the bundle's side of "
+                "{spot_threshold}", ">=", 1.0, ACC) for arch in BIG],
+    *[ClaimSpec(f"width-diagnostics-{arch}-{w}", "extension", "this book's width study",
+                "The directional bias of {network} is set by its topology, not its width: on the "
+                "diagnostic cells it behaves as the full-width network of the published map.",
+                "mean over the diagnostic cells {diagnostic_cells} of |accuracy of {network} - published "
+                "accuracy of the full network|", "<=", TOL, ACC, paper_value=0.0,
+                paper_value_source="the published map of the full-width network", tolerance=_T)
+      for arch in ("resnet18", "vgg11") for w in (8, 16, 32)],
     # Fig. 2 ---------------------------------------------------------------------------------
-    ClaimSpec("fig2-low-frequencies-fit-faster", "paper", "NAD paper, Sec. 2 and Fig. 2",
+    ClaimSpec("fig2-low-frequencies-fit-faster", "paper", f"{NAD}, Sec. 2 and Fig. 2",
               "With little noise (sigma = {fig2_sigma}) {model} takes much longer to fit some directions "
               "than others: the high frequencies need many more SGD iterations than the low ones.",
               "mean iterations to loss < {fig2_threshold} on max(|k1|,|k2|) >= {high} over the mean on <= {low} "
-              "(censored = budget, so a lower bound)", ">=", 2.0, RATIO,
-              tolerance="'much longer' read as at least twice as many iterations"),
+              "(censored = budget, so a lower bound)", ">=", MUCH, RATIO,
+              tolerance=f"'much longer' read as at least {MUCH:g} times (the book's one reading of 'much')"),
     # Fig. 3 ---------------------------------------------------------------------------------
-    ClaimSpec("fig3-nopool-improves", "paper", "NAD paper, Sec. 2 and Fig. 3",
-              "Removing the pooling layers improves LeNet's test accuracy on the same directions, although "
-              "it increases the network's capacity.",
-              "mean test accuracy over the Fig. 3 cells, lenet_nopool minus lenet (paired per seed)",
+    ClaimSpec("fig3-nopool-improves-blind", "paper", f"{NAD}, Sec. 2 and Fig. 3",
+              "Removing the pooling layers improves LeNet's test accuracy, although it increases the "
+              "network's capacity: on the cells where the pooled LeNet is at chance in the published map.",
+              "mean test accuracy over {cells_blind}, lenet_nopool minus lenet (paired per seed)",
               ">", 0.0, DIFF),
-    ClaimSpec("fig3-nopool-uniform", "paper", "NAD paper, Sec. 2 and Fig. 3",
+    ClaimSpec("fig3-nopool-improves-seen", "paper", f"{NAD}, Sec. 2 and Fig. 3",
+              "Removing the pooling layers improves LeNet's test accuracy: also on the cells where the "
+              "pooled LeNet generalises in the published map.",
+              "mean test accuracy over {cells_seen}, lenet_nopool minus lenet (paired per seed)",
+              ">", 0.0, DIFF),
+    ClaimSpec("fig3-nopool-uniform", "paper", f"{NAD}, Sec. 2 and Fig. 3",
               "Without pooling, LeNet's accuracy no longer depends on the frequency (it is equalised).",
               "|mean test accuracy of lenet_nopool on max(|k1|,|k2|) <= {low} minus on >= {high}|",
               "<=", TOL, ACC),
+    ClaimSpec("fig3-nopool-improves-resnet18", "paper", f"{NAD}, Sec. 2 and Fig. 3",
+              "Removing ResNet-18's average pooling improves its test accuracy on the same directions "
+              "({network}).",
+              "mean test accuracy over the {cells} Fig. 3 cells, without minus with pooling (paired per cell)",
+              ">", 0.0, DIFF),
     # Fig. 6 ---------------------------------------------------------------------------------
-    ClaimSpec("fig6-first-vs-beyond", "paper", "NAD paper, Sec. 4.1 and Fig. 6",
+    ClaimSpec("fig6-first-vs-beyond", "paper", f"{NAD}, Sec. 4.1 and Fig. 6",
               "{model} learns D(u_i) on its first NADs and not on NADs past index 700, by as much as the "
-              "published LeNet curve.",
-              "mean test accuracy on secant NADs 0-9 minus on NADs past 700 ({model})",
+              "published LeNet curve (sigma = {sigma}, as Sec. 2 states).",
+              "mean test accuracy on secant NADs 0-9 minus on NADs past 700 ({model}, sigma = {sigma})",
               "within", TOL, DIFF, paper_value="{published_first_beyond}",
               paper_value_source="the authors' published Fig. 6 data (nads.csv), LeNet, the same indices",
               tolerance="0.05: one network per published index, and the test sets"),
-    ClaimSpec("fig6-monotone", "paper", "NAD paper, Sec. 4.1 and Fig. 6",
-              "The accuracy of {model} on D(u_i) decreases monotonically with the NAD index.",
-              "Spearman(eigenvalue, test accuracy) over the {n_indices} trained secant NADs",
-              ">=", 0.8, CORR, paper_value="{published_spearman}",
+    ClaimSpec("fig6-monotone", "paper", f"{NAD}, Sec. 4.1 and Fig. 6",
+              "The accuracy of {model} on D(u_i) decreases monotonically with the NAD index, as in the "
+              "published curve (sigma = {sigma}).",
+              "Spearman(eigenvalue, test accuracy) over the {n_indices} trained secant NADs (sigma = {sigma})",
+              "within", TOL_RHO, CORR, paper_value="{published_spearman}",
               paper_value_source="the authors' published Fig. 6 data, LeNet, the same indices",
-              tolerance="0.8: a rank correlation that 16 indices of a flat or non-monotone curve do not "
-                        "reach (under independence, P(rho >= 0.8) < 1e-4 at n = 16)"),
-    ClaimSpec("fig6-crossing", "paper", "NAD paper, Fig. 6 (published data)",
-              "LeNet's accuracy on D(u_i) falls to 0.75 where the published curve does (NAD index {crossing}).",
-              "test accuracy of lenet on D(u_{crossing}) (secant NADs)",
+              tolerance="0.1: a rank correlation over 16 indices of one network each"),
+    ClaimSpec("fig6-crossing", "paper", f"{NAD}, Fig. 6 (published data)",
+              "LeNet's accuracy on D(u_i) falls to 0.75 where the published curve does (NAD index "
+              "{crossing}; sigma = {sigma}).",
+              "test accuracy of lenet on D(u_{crossing}) (secant NADs, sigma = {sigma})",
               "within", TOL, ACC, paper_value="{published_crossing}",
               paper_value_source="the authors' published Fig. 6 data, LeNet, index {crossing}: the first "
-                                 "index where the published curve is below 0.75"),
-    ClaimSpec("fig6-matches-published", "paper", "NAD paper, Fig. 6 (published data)",
-              "LeNet's accuracies along the NADs are the authors' published curve.",
+                                 "index where the published curve is below 0.75", tolerance=_T),
+    ClaimSpec("fig6-matches-published", "paper", f"{NAD}, Fig. 6 (published data)",
+              "LeNet's accuracies along the NADs are the authors' published curve (sigma = {sigma}).",
               "mean over the {n_indices} trained NAD indices of |our accuracy - published accuracy| (per seed)",
-              "<=", TOL, ACC, paper_value=0.0, paper_value_source="identical curves"),
-    ClaimSpec("fig6-secant-vs-gradient", "extension", "NAD paper, Sec. 3-4.1 (a question it leaves open)",
+              "<=", TOL, ACC, paper_value=0.0, paper_value_source="identical curves", tolerance=_T),
+    ClaimSpec("fig6-first-vs-beyond-calibrated", "calibration", f"{NAD}, Sec. 4.1 and Fig. 6",
+              "At the fitted sigma, {model}'s gap between its first NADs and NADs past 700 is the "
+              "published curve's.",
+              "mean test accuracy on secant NADs 0-9 minus on NADs past 700 ({model}, sigma = {fig6_sigma})",
+              "within", TOL, DIFF, paper_value="{published_first_beyond}",
+              paper_value_source="the authors' published Fig. 6 data, LeNet, the same indices",
+              tolerance=_T, fitted=_SIGMA),
+    ClaimSpec("fig6-crossing-calibrated", "calibration", f"{NAD}, Fig. 6 (published data)",
+              "At the fitted sigma, LeNet's accuracy on D(u_i) falls to 0.75 where the published curve "
+              "does (NAD index {crossing}).",
+              "test accuracy of lenet on D(u_{crossing}) (secant NADs, sigma = {fig6_sigma})",
+              "within", TOL, ACC, paper_value="{published_crossing}",
+              paper_value_source="the authors' published Fig. 6 data, LeNet, index {crossing}", tolerance=_T,
+              fitted=_SIGMA),
+    ClaimSpec("fig6-matches-published-calibrated", "calibration", f"{NAD}, Fig. 6 (published data)",
+              "At the fitted sigma, LeNet's accuracies along the NADs are the published curve.",
+              "mean over the {n_indices} trained NAD indices of |our accuracy - published accuracy| "
+              "(sigma = {fig6_sigma}, per seed)", "<=", TOL, ACC, paper_value=0.0,
+              paper_value_source="identical curves", tolerance=_T, fitted=_SIGMA),
+    ClaimSpec("fig6-sigma-fit", "extension", f"{NAD}, Sec. 2 (sigma = 3) against Fig. 6 (published data)",
+              "The published Fig. 6 of LeNet was made with less noise than Sec. 2 states: our curve at "
+              "sigma = {fig6_sigma} is closer to it than at sigma = {sigma}.",
+              "mean over the NAD indices of |acc(sigma={sigma}) - published| - |acc(sigma={fig6_sigma}) - "
+              "published| (lenet, paired per seed)", ">", 0.0, DIFF),
+    *[c for arch in ("resnet18", "vgg11") for c in _fig6_big(arch)],
+    ClaimSpec("fig6-secant-vs-gradient", "extension", f"{NAD}, Sec. 3-4.1 (a question it leaves open)",
               "The authors' secant NADs rank the directions by trainability better than exact-gradient NADs "
               "({gradient_points} evaluation points).",
               "Spearman(eigenvalue, accuracy) over the {n_gradient} shared indices: secant minus gradient NADs "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from nadcore.book.evidence import t_interval
+from nadcore.book.evidence import seed_mean_halfwidth
 
 
 def _extent(grid):
@@ -59,11 +59,8 @@ def map_on_grid(values, frequencies, grid) -> np.ndarray:
 
 
 def _mean_and_halfwidth(acc):
-    a = np.atleast_2d(np.asarray(acc, dtype=float))
-    ivs = [t_interval(a[:, j]) for j in range(a.shape[1])]
-    mean = np.array([iv.value for iv in ivs])
-    half = np.array([iv.high - iv.value for iv in ivs])
-    return mean, np.where(np.isfinite(half), half, 0.0)
+    m, h = seed_mean_halfwidth(np.atleast_2d(np.asarray(acc, dtype=float)))
+    return m, np.where(np.isfinite(h), h, 0.0)
 
 
 def accuracy_vs_index(panels: dict, eigenvalues: dict | None = None, *, title: str | None = None,

@@ -18,12 +18,12 @@ from scipy.stats import spearmanr
 
 from nadcore.data.directions import fourier_basis_vector
 from nadcore.nads.covariance import OVERLAP_KS
-from nadcore.nads.published import FIG6_COLUMNS, load_published_fig1, load_published_fig6
+from nadcore.nads.published import FIG6_COLUMNS, load_published_fig6, published_fig1_map
 from nadcore.theory.pooling import bayes_accuracy_linear, pooling_operator
 
 __all__ = ["iterations_to_loss", "censored_iterations", "frequency_radius", "cell_radius", "band_means",
            "nad_index_summary", "rank_correlations", "fourier_table", "nad_index_table",
-           "published_fig6_table", "published_fig1_map", "pooling_bayes_map", "fig1_regions",
+           "published_fig6_table", "published_fig1_map", "pooling_bayes_map", "fig1_regions", "region_mean",
            "transpose_asymmetry", "split_half_table"]
 
 
@@ -181,14 +181,6 @@ def split_half_table(results: dict):
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def published_fig1_map(model: str, frequencies) -> np.ndarray:
-    """The authors' published Fig. 1 accuracies of ``model`` (:func:`nadcore.nads.published.load_published_fig1`)
-    at the cells ``frequencies`` ((k1, k2) pairs or a FourierGrid, row-major), as a flat array."""
-    pub = load_published_fig1([model]).set_index(["k1", "k2"])["test_acc"]
-    freqs = frequencies.frequencies if hasattr(frequencies, "frequencies") else frequencies
-    return np.array([pub.loc[(int(a), int(b))] for a, b in freqs], dtype=np.float64)
-
-
 def pooling_bayes_map(frequencies, size: int = 32, pools: int = 2, epsilon: float = 1.0,
                       sigma: float = 3.0) -> np.ndarray:
     """Theorem 1 on a grid: the Bayes accuracy on D(v(k1, k2)) (``x = epsilon y v + w``) after
@@ -221,6 +213,13 @@ def fig1_regions(grid, low: int = 4, blind: int = 8, island: int = 12) -> dict:
     lines = (np.abs(k1) == blind) | (np.abs(k2) == blind)
     isl = ((k1 == 0) & (np.abs(k2) == island)) | ((k2 == 0) & (np.abs(k1) == island))
     return {"core": r <= low, "blind lines": lines, "islands": isl, "other high": (r >= blind) & ~lines & ~isl}
+
+
+def region_mean(acc_map, mask) -> float:
+    """Mean of a Fig. 1 map (any shape, row-major over the grid) over the cells of ``mask``
+    (:func:`fig1_regions`); NaN for an empty region."""
+    mask = np.asarray(mask, dtype=bool)
+    return float(np.asarray(acc_map, dtype=np.float64).ravel()[mask].mean()) if mask.any() else float("nan")
 
 
 def transpose_asymmetry(acc_map) -> float:

@@ -14,14 +14,21 @@ grid); ``fig1_transpose``: train only the cells with k1 <= k2 and mirror them (e
 distribution, see nadcore.chapters.linear_separability.runs.grid_sweep); ``contrast_cells``: the cells on
 which the chapter's model is also trained with the other ``signal`` convention. Figs. 2 and 3: ``fig2_cells`` / ``fig3_cells``, a list of [k1, k2] (None = the Fig. 1
 grid). Fig. 2 trains with ``fig2_sigma`` and ``fig2_train`` (n_train, epochs) and counts the
-iterations until the loss averaged over 20 mini-batches falls below ``fig2_threshold``. Fig. 6 (noise ``fig6_sigma``, the rest as Fig. 1; ``fig6_contrast_indices``: secant NADs also
-trained with Fig. 1's ``sigma``):
-``fig6_indices`` NAD indices of the chapter's model, for its secant NADs and its gradient NADs
-averaged over chapter 2's ``gradient_points`` evaluation points; ``fig6_models``: further
-architectures trained on the authors' published NADs (their curves are drawn in any case).
-``converged_k`` / ``converged_overlap``: an estimator counts as converged when the split-half
-overlap of its top-k NADs reaches this value. ``chunk``: runs trained together by train_many;
-``workers``: processes (1 = in-process).
+iterations until the loss averaged over 20 mini-batches falls below ``fig2_threshold``. Fig. 6:
+``fig6_indices`` NAD indices of the chapter's model for its secant NADs, trained at the paper's
+``sigma`` (its claims) and at ``fig6_sigma`` (fitted on LeNet's published curve: calibrations),
+and ``fig6_gradient_indices`` for its gradient NADs averaged over chapter 2's
+``gradient_points`` evaluation points (at ``fig6_sigma``); ``fig6_models``: further
+architectures trained on the authors' published NADs (the paper profile; the cpu profile gets
+them from the campaign). ``converged_k`` / ``converged_overlap``: an estimator counts as
+converged when the split-half overlap of its top-k NADs reaches this value. ``chunk``: runs
+trained together by train_many; ``workers``: processes (1 = in-process). ``recipes``: the
+training recipes the big networks may use (the campaigns train with ``"authors"``).
+
+The paper's big networks on the cpu profile: the committed bundle of campaign ``campaign``
+(:mod:`nadcore.chapters.campaigns`); ``spot_cells`` of each are re-run live at ``spot_train``
+(n_train, epochs; the rest of the authors' recipe) with ``spot_n_test`` test samples, and must
+land on the bundle's side of ``spot_threshold``.
 """
 _LENET = dict(n_train=10000, epochs=20, max_lr=0.5, momentum=0.0, weight_decay=0.0, batch_size=128)
 # the follow-up paper's ResNet-18 recipe (its appendix), a guess for the NAD paper's big networks
@@ -37,9 +44,13 @@ PAPER = dict(grid=16, sigma=3.0, epsilon=1.0, signal="paper", outputs=2, n_test=
              fig2_train=dict(n_train=10000, epochs=20),
              fig3_models=["lenet_nopool", "resnet18_nopool"], fig3_cells=None,
              fig6_sigma=1.0, fig6_indices=_FIG6, fig6_gradient_indices=_FIG6,
-             fig6_contrast_indices=[0, 20, 64, 133],
              fig6_models=["vgg11", "resnet18", "densenet121"],
              converged_k=16, converged_overlap=0.8,
+             campaign="cpu",
+             spot_cells={"resnet18": [[0, 0], [2, 2]], "vgg11": [[0, 0], [0, -8]],
+                         "densenet121": [[0, 0], [2, -8]]},
+             spot_train={"default": dict(n_train=10000, epochs=2), "densenet121": dict(n_train=10000, epochs=1)},
+             spot_n_test=2000, spot_threshold=0.6,
              # the big networks' recipe: the authors' released directional_bias.py trains every
              # network with LeNet's call (20 epochs, max_lr 0.5, no momentum); the follow-up's
              # ResNet-18 recipe is the alternative the campaign measures on a few cells
@@ -54,12 +65,13 @@ PAPER = dict(grid=16, sigma=3.0, epsilon=1.0, signal="paper", outputs=2, n_test=
 CPU = dict(chunk=8, workers=2, fig1_models=["logreg", "lenet"], fig1_every=2,
            fig2_models=["lenet"], fig2_cells=[[0, 4], [-4, 0], [4, 4], [12, 12], [-16, 8], [8, -12]],
            fig2_threshold=0.2, fig2_train=dict(n_train=2560, epochs=16),
-           fig3_models=["lenet_nopool"], fig3_cells=[[0, 4], [0, 8], [12, 12], [-16, 8]],
+           fig3_models=["lenet_nopool"], fig3_cells=[[0, 4], [0, -12], [4, 4], [0, 8], [12, 12], [-16, 8]],
            fig6_indices=[0, 3, 6, 9, 20, 40, 64, 90, 110, 125, 133, 145, 160, 300, 720, 1000],
            fig6_gradient_indices=[0, 6, 20, 64, 133, 300, 720, 1000], fig6_models=[],
-           contrast_cells=[[0, 0], [0, -4], [0, -8], [0, -12]], fig6_contrast_indices=[0, 20, 64, 133])
+           contrast_cells=[[0, 0], [0, -4], [0, -8], [0, -12]])
 SMOKE = dict(n_test=256, seeds=2, chunk=16, workers=1, fig1_every=4, contrast_cells=[[0, 0], [0, 8]],
-             fig6_contrast_indices=[0, 1000], fig6_gradient_indices=[0, 1, 800, 1000],
+             fig6_gradient_indices=[0, 1, 800, 1000],
              fig2_cells=[[0, 0], [-16, 8]], fig2_train=dict(n_train=256, epochs=2),
-             fig3_cells=[[0, 0], [-16, 8]], fig6_indices=[0, 1, 800, 1000],
+             fig3_cells=[[0, 4], [0, 8]], fig6_indices=[0, 1, 800, 1000],
+             spot_train={"default": dict(n_train=256, epochs=1)}, spot_n_test=256,
              train={"default": dict(_LENET, n_train=256, epochs=2)})

@@ -10,7 +10,39 @@ OVERLAP_TOLERANCE = ("0.8: an independent re-implementation of the authors' proc
                      "for the Monte Carlo noise of fewer networks (mc_fraction), while unrelated subspaces "
                      "give k/D = 0.016")
 
+_SUPPORT = ("The supports of the Fourier energy of the first NADs lie in the high-accuracy regions of "
+            "Fig. 1: {network}{whose}.")
+_SUPPORT_Q = ("smallest share, over NADs 0-2, of the Fourier energy at frequencies where {network}'s published "
+              "Fig. 1 map is above {threshold} (halfway from chance to its best cell; the region is {region} of "
+              "the spectrum)")
+
+
+def _support(arch: str, whose: str) -> ClaimSpec:
+    return ClaimSpec(f"fig5-support-{arch}", "paper", f"{NAD}, Sec. 3.1 and Figs. 1 and 5",
+                     _SUPPORT.replace("{whose}", whose), _SUPPORT_Q, ">=", 0.8, (0.0, 1.0),
+                     tolerance="'included' read as at least 80% of the energy", trained=False)
+
+
 CLAIMS = [
+    *[_support(a, ", the authors' published NADs") for a in ("lenet", "resnet18", "vgg11", "densenet121")],
+    _support("ours", ": our {method} NADs of {model} against its published map"),
+    ClaimSpec(
+        id="fig5-resnet-comb", kind="paper", source=f"{NAD}, Sec. 3.1 and Fig. 5",
+        statement="The NADs of a ResNet-18 look like combs of spikes in the Fourier domain (the authors' "
+                  "published NADs).",
+        quantity="smallest share, over NADs 0-2 of ResNet-18, of the Fourier energy in a comb: 8 or more "
+                 "isolated spikes (frequencies above 1% of the largest with no such neighbour)", op=">=",
+        threshold=0.8, bounds=(0.0, 1.0),
+        tolerance="'look like combs of spikes' read as at least 80% of the energy in a comb (LeNet's smooth "
+                  "low-frequency NADs and DenseNet-121's single Fourier components give 0)", trained=False),
+    *[ClaimSpec(
+        id=f"width-nads-{arch}", kind="extension", source="this book's width study",
+        statement="The NADs of {network} are those of the full network: its top-{k} NADs overlap with a "
+                  "full-width estimate as much as a second full-width estimate does.",
+        quantity="top-{k} overlap with the full network's NADs minus the noise floor (a second full-width "
+                 "estimate's overlap: {floor})", op=">=", threshold=-0.1, bounds=(-1.0, 1.0),
+        tolerance="0.1 below the noise floor still counts as the same subspace", trained=False)
+      for arch in ("resnet18", "vgg11", "densenet121")],
     ClaimSpec(
         id="fig5-secant-published", kind="paper", source=f"{NAD}, Sec. 3.1, Fig. 5; {PUBLISHED}",
         statement="The NADs of {model} computed with the authors' procedure (secant of step 100) are the "
@@ -32,7 +64,7 @@ CLAIMS = [
         quantity="largest eigenvalue / Marchenko-Pastur upper edge (10% slack)", op="<=", threshold=1.1,
         bounds=(0.0, float("inf")), trained=False),
     ClaimSpec(
-        id="logreg-secant-equals-gradient", kind="sanity check", source="",
+        id="logreg-secant-equals-gradient", kind="check", source="",
         statement="For a linear model the secant of step 100 is its gradient: both estimators give the "
                   "same NADs (a check of the estimators).",
         quantity="top-16 overlap of secant and gradient NADs of LogReg", op=">=", threshold=0.99,

@@ -2,7 +2,10 @@
 
 Networks per architecture for each estimator (an architecture missing from ``secant_networks``
 uses the authors' published NADs in the gallery); ``convergence``: network counts at which the
-running estimates are recorded; ``architectures``: the gallery of Fig. 5; ``gradient_points``: evaluation points averaged by the gradient
+running estimates are recorded; ``architectures``: the gallery of Fig. 5; ``width_study``: per big network, the reduced widths (DenseNet-121: growth rates) whose gradient
+NADs (``gradient_networks`` of the full network, the same seed) are compared with the full
+network's, beside a second full-width estimate (seed + 1) and the published NADs, at top
+``width_k``; ``gradient_points``: evaluation points averaged by the gradient
 estimator in the "several points" comparison. LogReg gets the same networks for both
 estimators: for a linear model they must agree. ``secant_precision``: the arithmetic of an
 architecture's secant (:func:`nadcore.kernels.precision.precision_mode`; "tf32" and "bf16" are for a GPU,
@@ -19,11 +22,13 @@ PAPER = dict(architectures=["logreg", "lenet", "vgg11", "resnet18", "densenet121
                                 "densenet121": 10000},
              convergence=[625, 1250, 2500, 5000, 10000], gradient_points=8,
              secant_precision={"vgg11": "tf32", "resnet18": "bf16", "densenet121": "tf32"},
-             precision_check_networks=256)
+             precision_check_networks=256,
+             width_study={"resnet18": [8, 16, 32], "vgg11": [8, 16, 32], "densenet121": [8, 16]}, width_k=16)
 CPU = dict(secant_networks={"logreg": 2000, "lenet": 4000},
            gradient_networks={"logreg": 2000, "lenet": 20000, "vgg11": 600, "resnet18": 600,
                               "densenet121": 300},
-           convergence=[250, 500, 1000, 2000, 4000], gradient_points=4, secant_precision={})
+           convergence=[250, 500, 1000, 2000, 4000], gradient_points=4, secant_precision={},
+           width_study={"resnet18": [8, 16], "vgg11": [8, 16], "densenet121": [8]})
 SMOKE = dict(secant_networks={"logreg": 64, "lenet": 48},
              gradient_networks={"logreg": 64, "lenet": 256, "vgg11": 6, "resnet18": 6, "densenet121": 3},
              convergence=[16, 32], gradient_points=2,

@@ -87,7 +87,7 @@ CLAIMS = [
               "top-16 overlap of the NADs with and without skips minus the split-half overlap of the estimate "
               "with skips (per seed)", "<", 0.0, DIFF, trained=False),
     # Q5: Sec. 3, Lemma 2 ---------------------------------------------------------------------------
-    ClaimSpec("oq5-eq4-eq5-exact", "paper", "NAD paper, Sec. 3, eqs. (4)-(5)",
+    ClaimSpec("oq5-eq4-eq5-exact", "check", "NAD paper, Sec. 3, eqs. (4)-(5)",
               "For the linear model of pooling, the gradient covariance and the Gram matrix of the mixed Hessian "
               "are both proportional to diag(m^2), so their eigenbases coincide.",
               "largest relative difference of the exact Gaussian averages from the closed forms", "<=", 1e-9,
@@ -99,6 +99,12 @@ CLAIMS = [
               "largest relative difference of the Monte Carlo averages from the closed forms", "<=",
               "{mc_tolerance}", SPREAD, trained=False,
               tolerance="12 / sqrt(draws): a few standard errors of a fourth-moment average"),
+    ClaimSpec("oq5-gradient-more-stable", "paper", "NAD paper, Sec. 3.1",
+              "The approximation of NADs through the eigendecomposition of the gradient covariance is "
+              "numerically more stable than through the mixed Hessian: two estimates from independent "
+              "networks agree better.",
+              "top-4 overlap of two independent estimates ({hessian_networks} networks each): gradient "
+              "covariance minus mixed Hessian (paired per seed)", ">", 0.0, (-1.0, 1.0)),
     ClaimSpec("oq5-lenet-aligned", "paper", "NAD paper, Sec. 3 (after eq. (5))",
               "The NADs and the expected right singular vectors of the mixed Hessian are 'surprisingly aligned "
               "for most networks' (here {model}).",

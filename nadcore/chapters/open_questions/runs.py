@@ -31,9 +31,9 @@ from scipy.stats import spearmanr
 
 from nadcore.data import cifar
 from nadcore.data.directions import FourierGrid, directional_train_test, low_frequency_fraction
-from nadcore.book.runner import Job
+from nadcore.book.runner import Job, run_jobs
 from nadcore.chapters.linear_separability.quantities import frequency_radius
-from nadcore.nads.covariance import subspace_overlap
+from nadcore.nads.covariance import subspace_overlap, top_eigenvectors
 from nadcore.nads.mixed_hessian import linear_pooling_moments, linear_pooling_monte_carlo, network_moments
 from nadcore.nads.trained import (captured_fraction, dynamics, epoch_snapshots, principal_directions,
                                   random_orthonormal, remove_components)
@@ -43,7 +43,7 @@ from nadcore.theory import linear_pooling
 from nadcore.theory.pooling import average_pooling_prefilter
 from nadcore.train import evaluate, train_classifier
 
-__all__ = ["quadrant_grid", "map_summary", "map_table", "summary_frame", "alpha", "spearman",
+__all__ = ["stability_table", "quadrant_grid", "map_summary", "map_table", "summary_frame", "alpha", "spearman",
            "spectrum_summary", "nad_table", "spectra_table", "dynamics_table", "dynamics_summary",
            "removal_table", "removal_summary", "alpha_table", "overlap_table", "dynamics_jobs",
            "linear_pooling_check", "dv_dynamics_job", "cifar_dynamics_job", "mixed_moments_job", "REMOVALS"]
@@ -342,3 +342,26 @@ def mixed_moments_job(config: dict):
     r = network_moments(config["model"], int(config["networks"]), int(config["seed"]),
                         tuple(config["input_shape"]))
     return r, {"seconds": time.perf_counter() - t0}
+
+
+#: the seed offset of the second, independent estimate in :func:`stability_table`
+SECOND_ESTIMATE = 1000
+
+
+def stability_table(model, networks: int, seeds, k: int = 4, cache=None, executor=None) -> pd.DataFrame:
+    """How stable each basis of Lemma 2 is: per seed ``s``, both bases (gradient covariance and
+    mixed Hessian) from ``networks`` networks of seed ``s`` and of seed ``s + SECOND_ESTIMATE``
+    (:func:`mixed_moments_job`), and the top-``k`` overlap of the two estimates of each basis."""
+    jobs = [Job({**spec_key(model), "networks": int(networks), "seed": int(s), "input_shape": [1, 32, 32]})
+            for s0 in seeds for s in (s0, s0 + SECOND_ESTIMATE)]
+    res = [a for a, _ in run_jobs(jobs, mixed_moments_job, executor=executor, cache=cache)]
+
+    def bases(a):
+        G = np.asarray(a["gradients"])
+        return top_eigenvectors(G.T @ G / len(G), k)[1], top_eigenvectors(np.asarray(a["mixed"]), k)[1]
+
+    rows = {}
+    for i, s0 in enumerate(seeds):
+        (g1, m1), (g2, m2) = bases(res[2 * i]), bases(res[2 * i + 1])
+        rows[int(s0)] = {"gradient": subspace_overlap(g1, g2, k), "mixed Hessian": subspace_overlap(m1, m2, k)}
+    return pd.DataFrame.from_dict(rows, orient="index").rename_axis("seed")

@@ -53,8 +53,9 @@ CLAIMS = [
         id="us-fig3-mlp-simplicity", kind="follow-up", source=f"{FU}, Sec. 4, Fig. 3",
         statement="An MLP always prefers to solve binary CIFAR-10 (+) D(v) with the linearly separable "
                   "D(v) channel rather than with the CIFAR-10 channels (simplicity bias), at every NAD index.",
-        quantity="smallest (D(v)-only minus CIFAR-only accuracy) over the NAD indices", op=">", threshold=0.0,
-        bounds=(-1.0, 1.0), tolerance="'always prefers': the D(v) channel ahead at every tested index"),
+        quantity="smallest D(v)-only accuracy over the NAD indices", op=">=", threshold=0.90,
+        bounds=(0.0, 1.0), tolerance="'always prefers': the D(v) channel used at every tested index, at the "
+                                     "strength of the CNNs' 'uses the D(v) channel' claims (0.9)"),
 ]
 
 for m, name in (("lenet", "LeNet"), ("resnet18", "ResNet-18")):
@@ -100,6 +101,13 @@ for m, name in (("lenet", "LeNet"), ("resnet18", "ResNet-18")):
             paper_value_source="follow-up, Sec. 3: the tilt 'ranges from being completely parallel to v1 (+) 0, "
                                "to being parallel to v2' (90 degrees apart)",
             tolerance="each end within 15 degrees of its axis (the MLP tilt claim's tolerance): 90 - 2 x 15"),
+        ClaimSpec(
+            id=f"us-fig2-{m}-late-poorer", kind="follow-up", source=f"{FU}, Sec. 3, Fig. 2a",
+            statement=f"The overall performance of {name} is poorer when both discriminative directions are "
+                      "aligned with its last NADs.",
+            quantity="accuracy with both channels at (u_{early}, u_{early}) minus at (u_{late}, u_{late})",
+            op=">", threshold=0.0, bounds=(-1.0, 1.0),
+            tolerance="'poorer': lower, beyond the seeds' spread and the test sets' noise"),
         ClaimSpec(
             id=f"us-fig3-{m}-dv-early", kind="follow-up", source=f"{FU}, Sec. 4, Fig. 3",
             statement=f"When v is one of its first NADs, {name} solves binary CIFAR-10 (+) D(v) with the "

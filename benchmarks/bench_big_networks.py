@@ -1,0 +1,124 @@
+"""Training throughput of the paper's big networks on the CPU, per width: what a campaign cell costs.
+
+Run on an idle machine:  python benchmarks/bench_big_networks.py [--steps 12] [--json out.json]
+    [--networks resnet18?width=16,vgg11?width=8,...] [--quick]
+
+For each network spec (the registry's widths: ``resnet18?width=16`` ...) it times training steps
+of the campaign's recipe (batch 128, one 32x32 channel, two outputs, cross-entropy, SGD with
+clipping; ``nadcore.train.train_classifier``'s step) in two layouts of the machine's two cores:
+one process with two torch threads, and two processes with one thread each (the campaign's
+``--workers 2``; their images/s add up). Both with channels-last memory, which the campaign uses.
+
+FLOPs are the model's (``nadcore.nets.forward_flops``: multiply-adds x 2 of the convolutions and
+linear layers of one forward pass; a training step on one image counts 3x that). The peak is the
+faster of the fp32 matrix products of ``common.matmul_peak`` and a large 3x3 convolution
+(128 x 64 x 32 x 32, 64 -> 64 channels, channels-last: oneDNN's direct path), measured in the
+same run. ``hours per cell`` is the wall time of one Fig. 1 cell of the campaign (10,000 samples x
+20 epochs of training, 10,000 test images) at the faster layout's images/s.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from common import load, machine, matmul_peak, median  # noqa: E402
+from nadcore.nets import build_model, forward_flops  # noqa: E402
+
+NETWORKS = ["resnet18?width=8", "resnet18?width=16", "resnet18?width=32", "vgg11?width=8", "vgg11?width=16",
+            "vgg11?width=32", "densenet121?growth_rate=8", "densenet121?growth_rate=16"]
+QUICK = ["resnet18?width=4", "vgg11?width=4"]
+BATCH, CELL_IMAGES, CELL_TEST = 128, 10000 * 20, 10000
+
+
+def conv_peak(reps: int = 5) -> float:
+    """fp32 GFLOP/s of a large 3x3 convolution (channels-last), median of ``reps``."""
+    x = torch.randn(128, 64, 32, 32).contiguous(memory_format=torch.channels_last)
+    w = torch.randn(64, 64, 3, 3).contiguous(memory_format=torch.channels_last)
+    F.conv2d(x, w, padding=1)
+    flops = 2 * 128 * 64 * 32 * 32 * 64 * 9
+    rates = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        F.conv2d(x, w, padding=1)
+        rates.append(flops / (time.perf_counter() - t0) / 1e9)
+    return median(rates)
+
+
+def images_per_second(spec: str, steps: int, threads: int) -> float:
+    """Training images/s of ``spec`` with ``threads`` torch threads (the median step of ``steps``
+    after two warm-up steps)."""
+    torch.set_num_threads(threads)
+    model = build_model(spec, 1, 2, seed=0).to(memory_format=torch.channels_last).train()
+    x = torch.randn(BATCH, 1, 32, 32).contiguous(memory_format=torch.channels_last)
+    y = torch.randint(0, 2, (BATCH,))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    times = []
+    for i in range(steps + 2):
+        t0 = time.perf_counter()
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
+        opt.step()
+        if i >= 2:
+            times.append(time.perf_counter() - t0)
+    return BATCH / median(times)
+
+
+def _worker(args):
+    return images_per_second(*args)
+
+
+def measure(spec: str, steps: int) -> dict:
+    one = images_per_second(spec, steps, 2)
+    with mp.get_context("spawn").Pool(2) as pool:
+        two = sum(pool.map(_worker, [(spec, steps, 1)] * 2))
+    flops = forward_flops(build_model(spec, 1, 2, seed=0), (1, 32, 32))
+    best = max(one, two)
+    return {"network": spec, "forward_mflop": flops / 1e6, "images_per_s_1x2": one, "images_per_s_2x1": two,
+            "gflops": 3 * flops * best / 1e9,
+            "hours_per_cell": (CELL_IMAGES + CELL_TEST / 3) / best / 3600}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--networks", default=None, help="comma separated registry specs (default: the study's)")
+    ap.add_argument("--steps", type=int, default=12)
+    ap.add_argument("--json", default=None)
+    ap.add_argument("--quick", action="store_true", help="two tiny networks, 2 steps: a smoke test")
+    a = ap.parse_args(argv)
+    nets = QUICK if a.quick else (a.networks.split(",") if a.networks else NETWORKS)
+    steps = 2 if a.quick else a.steps
+    torch.set_num_threads(2)
+    peak = max(matmul_peak(), conv_peak())
+    l0 = load()
+    rows = [measure(s, steps) for s in nets]
+    for r in rows:
+        r["peak_fraction"] = r["gflops"] / peak
+    out = {"machine": machine(), "peak_gflops": peak, "load_start": l0, "load_end": load(),
+           "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": rows}
+    print(f"{out['machine']['cpu']}, {out['machine']['cores']} cores, torch {out['machine']['torch']}; "
+          f"fp32 peak {peak:.0f} GFLOP/s; load {l0} -> {out['load_end']}; {out['date']}")
+    print("| network | forward MFLOP | images/s (1 process, 2 threads) | images/s (2 processes) | GFLOP/s | "
+          "fraction of peak | hours per Fig. 1 cell |")
+    print("|---|---|---|---|---|---|---|")
+    for r in rows:
+        print(f"| `{r['network']}` | {r['forward_mflop']:.1f} | {r['images_per_s_1x2']:.0f} | "
+              f"{r['images_per_s_2x1']:.0f} | {r['gflops']:.0f} | {r['peak_fraction']:.0%} | "
+              f"{r['hours_per_cell']:.2f} |")
+    if a.json:
+        Path(a.json).write_text(json.dumps(out, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

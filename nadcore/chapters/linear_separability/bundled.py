@@ -1,0 +1,184 @@
+"""Chapter 3's quantities from the committed campaign bundles: the paper's big networks.
+
+The campaigns (:mod:`nadcore.chapters.campaigns`) train ResNet-18, VGG-11 and DenseNet-121 off
+the build, at a reduced width on the CPU, and commit one row per run (``model``, ``width``,
+``recipe``, the cell or NAD index, ``seed``, accuracies). These functions turn a bundle's rows
+into the figures' maps and curves and into the evidence of the claims (an
+:class:`nadcore.book.evidence.Interval` and the settings it was computed with), with the same
+summaries as the chapter's own runs (:mod:`nadcore.chapters.linear_separability.quantities`).
+
+With two or more seeds an interval is over seeds; with one seed (a campaign's first pass) it is
+over the independent runs that make up the quantity (the cells of a map, the NAD indices of a
+curve: each its own data and initialisation), and says so.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from nadcore.book import evidence
+from nadcore.chapters.linear_separability import quantities as q
+from nadcore.nets import OPTIONS
+
+__all__ = ["BIG", "select", "fig1_map", "width_label", "map_distance", "map_pearson", "train_fit",
+           "frequency_gap", "published_gap", "share_interval", "diagnostic_table", "fig6_curves",
+           "fig6_summary", "sigma_preference"]
+
+#: the paper's big networks, which only the campaigns train
+BIG = ("resnet18", "vgg11", "densenet121")
+
+
+def width_label(name: str, arch: str, width) -> str:
+    """``"ResNet-18 at width 16"``: ``name`` at its width (DenseNet-121: its growth rate)."""
+    key = next(iter(OPTIONS.get(arch, {"width": 64})))
+    return f"{name} at {key.replace('_', ' ')} {int(width)}"
+
+
+def select(frame: pd.DataFrame | None, arch: str, width: int | None = None, recipe: str = "authors",
+           **where) -> pd.DataFrame:
+    """The rows of ``arch`` at ``width`` (any width if None) and ``recipe`` (and ``where``
+    column values, e.g. ``sigma=3.0``); an empty frame where there are none."""
+    if frame is None:
+        return pd.DataFrame()
+    sel = (frame["model"] == arch) & (frame["recipe"] == recipe)
+    if width is not None:
+        sel &= frame["width"] == int(width)
+    for k, v in where.items():
+        sel &= frame[k] == v
+    return frame[sel]
+
+
+def fig1_map(rows: pd.DataFrame, grid, key: str = "test_acc") -> np.ndarray:
+    """The seed-mean ``key`` over ``grid`` (g, g): a cell's own runs where it has them, else its
+    transpose's (the same problem in distribution); NaN where neither was run."""
+    m = rows.groupby(["k1", "k2"])[key].mean() if len(rows) else pd.Series(dtype=float)
+    out = np.full(grid.shape, np.nan)
+    for i, j in grid.cells:
+        k = (int(grid.k1[i, j]), int(grid.k2[i, j]))
+        for c in (k, (k[1], k[0])):
+            if c in m.index:
+                out[i, j] = float(m.loc[c])
+                break
+    return out
+
+
+def _cells(rows: pd.DataFrame) -> pd.DataFrame:
+    """One row per trained cell: its seed-mean accuracies."""
+    return rows.groupby(["k1", "k2"], as_index=False)[["test_acc", "train_acc"]].mean()
+
+
+def map_distance(rows: pd.DataFrame, arch: str) -> evidence.Interval:
+    """Mean over the trained cells of |our accuracy - the published accuracy| (per seed, a
+    t-interval over seeds; one seed: over the cells)."""
+    seeds = sorted(rows["seed"].unique())
+    pub = lambda r: q.published_fig1_map(arch, r[["k1", "k2"]].to_numpy())  # noqa: E731
+    if len(seeds) >= 2:
+        per = [np.abs(g["test_acc"].to_numpy() - pub(g)).mean() for _, g in rows.groupby("seed")]
+        return evidence.t_interval(per, bounds=(0, 1))
+    c = _cells(rows)
+    return evidence.runs_interval(np.abs(c["test_acc"].to_numpy() - pub(c)), (0, 1), "cells")
+
+
+def map_pearson(rows: pd.DataFrame, arch: str) -> evidence.Interval:
+    """Pearson correlation over the trained cells between our (seed-mean) map and the published
+    one, with its Fisher-z interval over the cells."""
+    c = _cells(rows)
+    pub = q.published_fig1_map(arch, c[["k1", "k2"]].to_numpy())
+    ours = c["test_acc"].to_numpy()
+    r = float(np.corrcoef(ours, pub)[0, 1]) if len(c) > 2 and ours.std() > 0 and pub.std() > 0 else float("nan")
+    return evidence.correlation_interval(r, len(c), what="cells")
+
+
+def train_fit(rows: pd.DataFrame) -> evidence.Interval:
+    """Mean final training accuracy over the trained cells (over seeds where there are two)."""
+    seeds = sorted(rows["seed"].unique())
+    if len(seeds) >= 2:
+        return evidence.t_interval([g["train_acc"].mean() for _, g in rows.groupby("seed")], bounds=(0, 1))
+    return evidence.runs_interval(_cells(rows)["train_acc"], (0, 1), "cells")
+
+
+def frequency_gap(rows: pd.DataFrame, low: int, high: int) -> evidence.Interval:
+    """Mean test accuracy on the trained cells with max(|k1|, |k2|) <= low minus on >= high."""
+    seeds = sorted(rows["seed"].unique())
+    if len(seeds) >= 2:
+        gaps = [q.band_means(g["test_acc"].to_numpy()[None], g[["k1", "k2"]].to_numpy(), low, high)["gap"][0]
+                for _, g in rows.groupby("seed")]
+        return evidence.t_interval(gaps, bounds=(-1, 1))
+    c = _cells(rows)
+    r = q.cell_radius(c[["k1", "k2"]].to_numpy())
+    acc = c["test_acc"].to_numpy()
+    return evidence.difference_interval(acc[r <= low], acc[r >= high], (-1, 1), "cells")
+
+
+def published_gap(rows: pd.DataFrame, arch: str, low: int, high: int) -> float:
+    """The same gap on the published map, over the same cells."""
+    c = _cells(rows)
+    pub = q.published_fig1_map(arch, c[["k1", "k2"]].to_numpy())
+    return float(q.band_means(pub[None], c[["k1", "k2"]].to_numpy(), low, high)["gap"][0])
+
+
+def diagnostic_table(frame: pd.DataFrame, arch: str, cells) -> pd.DataFrame:
+    """The width study's cells of ``arch``: test accuracy (seed mean) per width, with the
+    published full-width accuracy."""
+    rows = select(frame, arch)
+    rows = rows[[(int(a), int(b)) in {tuple(c) for c in cells} for a, b in zip(rows["k1"], rows["k2"])]]
+    table = rows.pivot_table(index=["k1", "k2"], columns="width", values="test_acc", aggfunc="mean")
+    table.columns = [f"width {int(w)}" for w in table.columns]
+    table["published (width 64)"] = q.published_fig1_map(arch, list(table.index))
+    return table
+
+
+def fig6_curves(frame: pd.DataFrame, arch: str, width: int, sigma: float):
+    """``(indices, accuracies (seeds, K))`` of one network and noise level along the NADs."""
+    rows = select(frame, arch, width, sigma=float(sigma))
+    t = rows.pivot_table(index="seed", columns="nad_index", values="test_acc")
+    return t.columns.to_numpy(), t.to_numpy()
+
+
+def fig6_summary(frame: pd.DataFrame, arch: str, width: int, sigma: float, published: pd.DataFrame) -> dict:
+    """Fig. 6 in numbers for one network and noise level: first-vs-beyond gap and Spearman
+    (eigenvalue, accuracy) with their intervals, mean |ours - published| at the same indices,
+    and the published curve's own gap and Spearman there."""
+    idx, acc = fig6_curves(frame, arch, width, sigma)
+    rows = select(frame, arch, width, sigma=float(sigma))
+    ev = rows.groupby("nad_index")["eigenvalue"].first().reindex(idx).to_numpy()
+    pub = published[published["model"] == arch].set_index("nad_index").reindex(idx)
+    per = [q.nad_index_summary(idx, a, _by_index(idx, ev)) for a in acc]
+    dist = np.abs(acc - pub["test_acc"].to_numpy()[None]).mean(1)
+    if len(acc) >= 2:
+        gap = evidence.t_interval([p["first_mean"] - p["beyond_mean"] for p in per], bounds=(-1, 1))
+        rho = evidence.fisher_interval([p["spearman"] for p in per])
+        d = evidence.t_interval(dist, bounds=(0, 1))
+    else:
+        a = acc[0]
+        gap = evidence.difference_interval(a[idx < 10], a[idx > 700], (-1, 1), "NAD indices")
+        rho = evidence.correlation_interval(per[0]["spearman"], len(idx), spearman=True, what="NAD indices")
+        d = evidence.runs_interval(np.abs(a - pub["test_acc"].to_numpy()), (0, 1), "NAD indices")
+    pub_sum = q.nad_index_summary(idx, pub["test_acc"].to_numpy(), _by_index(idx, pub["eigenvalue"].to_numpy()))
+    return {"gap": gap, "spearman": rho, "distance": d, "indices": idx,
+            "published_gap": pub_sum["first_mean"] - pub_sum["beyond_mean"],
+            "published_spearman": pub_sum["spearman"]}
+
+
+def sigma_preference(frame: pd.DataFrame, arch: str, width: int, published: pd.DataFrame,
+                     sigmas=(3.0, 1.0)) -> evidence.Interval:
+    """How much closer the curve at ``sigmas[1]`` is to the published one than at
+    ``sigmas[0]``: mean over the shared NAD indices of |acc(sigma_0) - published| -
+    |acc(sigma_1) - published| (positive: sigma_1 fits better), paired per index."""
+    (i0, a0), (i1, a1) = (fig6_curves(frame, arch, width, s) for s in sigmas)
+    idx = np.intersect1d(i0, i1)
+    pub = published[published["model"] == arch].set_index("nad_index")["test_acc"].reindex(idx).to_numpy()
+    m0 = a0.mean(0)[np.searchsorted(i0, idx)]
+    m1 = a1.mean(0)[np.searchsorted(i1, idx)]
+    return evidence.runs_interval(np.abs(m0 - pub) - np.abs(m1 - pub), (-1, 1), "NAD indices")
+
+
+def share_interval(flags) -> evidence.Interval:
+    """The share of true ``flags`` (one per trained cell) with its t-interval over the cells."""
+    return evidence.runs_interval(np.asarray(flags, dtype=float), (0, 1), "cells")
+
+
+def _by_index(idx, values) -> np.ndarray:
+    full = np.full(int(np.max(idx)) + 1, np.nan)
+    full[np.asarray(idx, dtype=int)] = values
+    return full

@@ -1,0 +1,653 @@
+"""Chapter 3's experiments on one chapter run's settings: the page calls one method per paper
+quantity (``study.fig1()``, ``study.fig6(...)``) and one evidence method per claim, which
+returns the keywords of ``ch.claim`` (the measured values or interval, the values the claim's
+placeholders name, the budget, the preconditions).
+
+:class:`Study` holds what every run of the chapter shares (the settings of each network on the
+profile and on the paper's, the seeds, the executor, the cache, the device) so that the page
+shows the science and not the plumbing. The runs are those of
+:mod:`nadcore.chapters.linear_separability.runs` (cached jobs), the summaries those of
+:mod:`nadcore.chapters.linear_separability.quantities`.
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from nadcore.book.evidence import MUCH, accuracy_interval, exact_value, fisher_interval
+from nadcore.book.evidence import runs_interval as evidence_runs
+from nadcore.book import bundles
+from nadcore.book.explorer import direction_explorer
+from nadcore.chapters import campaigns
+from nadcore.chapters.linear_separability import figures as plots
+from nadcore.chapters.linear_separability import bundled
+from nadcore.chapters.linear_separability import quantities as q
+from nadcore.chapters.linear_separability import runs as sep
+from nadcore.data import fourier_basis_vector, fourier_grid
+
+__all__ = ["Study", "seed_mean"]
+
+
+def seed_mean(a) -> np.ndarray:
+    """The mean over the first (seeds) axis."""
+    return np.asarray(a, dtype=float).mean(0)
+
+
+class Study:
+    """Chapter 3 on the settings of ``ch`` (a :class:`nadcore.book.Chapter`) with the chapter's
+    ``model`` in LeNet's place."""
+
+    def __init__(self, ch, model: str = "lenet"):
+        self.ch, self.cfg, self.model = ch, ch.cfg, model
+        cfg = ch.cfg
+        self.grid = fourier_grid(32, cfg["grid"])
+        self.grid1 = self.grid.subgrid(cfg["fig1_every"]) if cfg["fig1_every"] > 1 else self.grid
+        self.low, self.high = cfg["low"], cfg["high"]
+        self.convention = (f"{cfg['signal']}' D(v)".replace("paper'", "paper's") + f", {cfg['outputs']} output(s)")
+        self.run = dict(seeds=ch.seeds, chunk=cfg["chunk"], balance=cfg["workers"], executor=ch.executor(),
+                        cache=ch.cache, device=str(ch.device), outputs=cfg["outputs"])
+
+    # ------------------------------------------------------------------ settings
+    def settings(self, arch: str, paper: bool = False, **over) -> dict:
+        """D(v) and SGD settings of ``arch`` (its own entry, else "default") on this profile, or
+        on the paper's (``paper=True``)."""
+        c = self.ch.paper_cfg if paper else self.cfg
+        s = c["train"].get(arch, c["train"]["default"])
+        return {k: c[k] for k in ("sigma", "epsilon", "signal", "n_test")} | s | over
+
+    def budget(self, arch: str, train_key: str | None = None) -> dict:
+        """SGD steps of one run here and in the paper (a claim's ``steps`` and ``paper_steps``),
+        with the training overrides of setting ``train_key`` (e.g. "fig2_train")."""
+        here, there = (self.cfg[train_key], self.ch.paper_cfg[train_key]) if train_key else ({}, {})
+        return dict(steps=sep.steps_per_run(self.settings(arch, **here)),
+                    paper_steps=sep.steps_per_run(self.settings(arch, paper=True, **there)))
+
+    def models(self, names) -> list[str]:
+        """The list of architectures with "lenet" replaced by the chapter's model."""
+        return list(dict.fromkeys(self.model if m == "lenet" else m for m in names))
+
+    def training_table(self) -> pd.DataFrame:
+        """Every trained network's settings, SGD steps per run and their fraction of the paper's."""
+        archs = dict.fromkeys(self.models(self.cfg["fig1_models"]) + self.cfg["fig3_models"])
+        table = pd.DataFrame.from_dict({a: self.settings(a) for a in archs}, orient="index")
+        table["SGD steps"] = [sep.steps_per_run(self.settings(a)) for a in table.index]
+        table["of paper's"] = [f"{b['steps'] / b['paper_steps']:.2f}" for b in map(self.budget, table.index)]
+        return table.drop(columns=["momentum", "weight_decay", "batch_size"])
+
+    # ------------------------------------------------------------------ Fig. 1
+    def fig1(self) -> dict:
+        """Fig. 1: every Fig. 1 network on every cell of the profile's grid (mirrored cells
+        under the transposition), the :func:`runs.grid_sweep` result per network."""
+        return {a: sep.grid_sweep(a, self.grid1, self.settings(a), transpose_symmetric=self.cfg["fig1_transpose"],
+                                  **self.run) for a in self.models(self.cfg["fig1_models"])}
+
+    def published_fig1(self, archs) -> dict:
+        """The authors' published maps of ``archs`` on the profile's grid."""
+        return {a: q.published_fig1_map(a, self.grid1).reshape(self.grid1.shape) for a in archs
+                if a in ("lenet", "logreg", "resnet18", "vgg11", "densenet121")}
+
+    def theory_map(self) -> np.ndarray:
+        """Theorem 1 on the profile's grid for LeNet's two 2x2 poolings (as average poolings)."""
+        return q.pooling_bayes_map(self.grid1, epsilon=self.cfg["epsilon"], sigma=self.cfg["sigma"]) \
+            .reshape(self.grid1.shape)
+
+    def region_table(self, fig1: dict) -> pd.DataFrame:
+        """Mean accuracy over the parts of the map LeNet's pooling shapes: ours (seed mean), the
+        published maps on the same cells and Theorem 1's."""
+        regions = q.fig1_regions(self.grid1)
+        maps = ({a: seed_mean(r["test_acc"]) for a, r in fig1.items()}
+                | {f"{a}, published": m for a, m in self.published_fig1(fig1).items()}
+                | {"theory": self.theory_map()})
+        return pd.DataFrame({name: [q.region_mean(m, mask) for mask in regions.values()] for name, m in maps.items()},
+                            index=list(regions))
+
+    def published_asymmetry(self) -> str:
+        """Mean |A - A^T| of each published 16x16 map (trained cell by cell)."""
+        return ", ".join(f"{a} {q.transpose_asymmetry(q.published_fig1_map(a, self.grid).reshape(self.grid.shape)):.3f}"
+                         for a in ("logreg", "lenet", "resnet18", "densenet121", "vgg11"))
+
+    def convention_contrast(self, fig1: dict) -> pd.DataFrame:
+        """The chapter's model on ``contrast_cells`` with the other data convention, beside Fig. 1's
+        runs and the published map."""
+        cells = self.cfg["contrast_cells"]
+        other = "authors" if self.cfg["signal"] == "paper" else "paper"
+        contrast = sep.fourier_sweep(self.model, cells, self.settings(self.model, signal=other), **self.run)
+        cols = {f"signal={other!r}": seed_mean(contrast["test_acc"])}
+        if self.model in fig1:
+            cols[f"signal={self.cfg['signal']!r} (Fig. 1)"] = seed_mean(sep.select_cells(fig1[self.model], cells)["test_acc"])
+        if self.model in ("lenet", "logreg"):
+            cols["published"] = q.published_fig1_map(self.model, cells)
+        return pd.DataFrame(cols, index=[str(tuple(c)) for c in cells])
+
+    def per_seed_fig1(self, fig1: dict) -> pd.DataFrame:
+        """Per network and seed: the low and high bands, their gap, all cells, training accuracy."""
+        n = len(self.ch.seeds)
+        return pd.concat({a: pd.DataFrame({**q.band_means(r["test_acc"], self.grid1, self.low, self.high),
+                                           "all cells": r["test_acc"].reshape(n, -1).mean(1),
+                                           "train acc": r["train_acc"].reshape(n, -1).mean(1)},
+                                          index=pd.Index(self.ch.seeds, name="seed"))
+                          for a, r in fig1.items()}, names=["model", "seed"])
+
+    # ------------------------------------------------------------------ Fig. 1 evidence
+    def fig1_gap(self, fig1: dict) -> dict:
+        per = self.per_seed_fig1(fig1)
+        pub = q.published_fig1_map("lenet", self.grid1)[None]
+        return dict(values=per.loc["lenet", "gap"],
+                    published_gap=float(q.band_means(pub, self.grid1, self.low, self.high)["gap"][0]),
+                    cells=len(self.grid1.frequencies), **self.budget(self.model))
+
+    def fig1_distance(self, fig1: dict) -> dict:
+        pub = self.published_fig1(["lenet"])["lenet"]
+        return dict(values=np.abs(fig1["lenet"]["test_acc"] - pub).mean((1, 2)), cells=len(self.grid1.frequencies),
+                    **self.budget(self.model))
+
+    def fig1_low_beats_high(self, fig1: dict) -> dict:
+        return dict(values=self.per_seed_fig1(fig1).loc[self.model, "gap"], cells=len(self.grid1.frequencies),
+                    **self.budget(self.model))
+
+    def logreg_flat(self, fig1: dict) -> dict:
+        per = self.per_seed_fig1(fig1)
+        pub = q.published_fig1_map("logreg", self.grid1)[None]
+        lr_acc = per.loc["logreg", "all cells"]
+        return dict(values=per.loc["logreg", "gap"].abs(), cells=len(self.grid1.frequencies),
+                    published_logreg_gap=abs(float(q.band_means(pub, self.grid1, self.low, self.high)["gap"][0])),
+                    preconditions={"logistic regression learned: mean test accuracy >= 0.6 on every seed":
+                                   bool((lr_acc >= 0.6).all())}, **self.budget("logreg"))
+
+    def logreg_level(self, fig1: dict) -> dict:
+        acc = fig1["logreg"]["test_acc"].reshape(len(self.ch.seeds), -1)
+        worst = int(np.argmin(acc.mean(0)))
+        return dict(interval=accuracy_interval(acc[:, worst], self.cfg["n_test"]), cells=acc.shape[1],
+                    **self.budget("logreg"))
+
+    def logreg_train(self, fig1: dict) -> dict:
+        return dict(values=self.per_seed_fig1(fig1).loc["logreg", "train acc"], **self.budget("logreg"))
+
+    # ------------------------------------------------------------------ Fig. 2
+    def fig2(self) -> dict:
+        """Fig. 2: iterations to a small training loss on ``fig2_cells`` (``fig2_sigma``,
+        ``fig2_train``), per network: the sweep, the censored iterations and the budget."""
+        cells = self.fig2_cells()
+        over = dict(sigma=self.cfg["fig2_sigma"], loss_threshold=self.cfg["fig2_threshold"], **self.cfg["fig2_train"])
+        out = {}
+        for arch in self.models(self.cfg["fig2_models"]):
+            r = sep.fourier_sweep(arch, cells, self.settings(arch, **over), **self.run)
+            steps = r["iter_loss"].shape[-1]
+            out[arch] = dict(result=r, budget=steps, iterations=q.censored_iterations(r["iters_to_loss"], steps))
+        return out
+
+    def fig2_cells(self) -> list:
+        c = self.cfg["fig2_cells"]
+        return self.grid1.frequencies if c is None else [tuple(x) for x in c]
+
+    def fig2_table(self, fig2: dict) -> pd.DataFrame:
+        frame = q.fourier_table({a: f["result"] for a, f in fig2.items()}, self.ch.seeds,
+                                keys=("iters_to_loss", "test_acc", "train_acc"))
+        frame["budget"] = frame["model"].map({a: f["budget"] for a, f in fig2.items()})
+        return frame
+
+    def fig2_speed(self, fig2: dict) -> dict:
+        cells = self.fig2_cells()
+        f = fig2[self.model]
+        b = q.band_means(f["iterations"], cells, self.low, self.high)
+        lows = q.cell_radius(cells) <= self.low
+        reached = f["result"]["iters_to_loss"][:, lows] >= 0
+        low_mean = float(np.nanmean(b["low"]))
+        return dict(values=b["high"] / b["low"], **self.budget(self.model, "fig2_train"),
+                    preconditions={"some low-frequency run reached the loss threshold": bool(reached.any()),
+                                   "the budget can show the criterion's ratio (budget >= ratio x low-frequency "
+                                   "iterations)": bool(f["budget"] >= MUCH * low_mean)},
+                    settings={"fig2_threshold": self.cfg["fig2_threshold"], "cells": len(cells)})
+
+    # ------------------------------------------------------------------ Fig. 3
+    def fig3(self, fig1: dict) -> dict:
+        """Fig. 3: the no-pooling networks on ``fig3_cells`` beside the pooled ones (Fig. 1's runs
+        where the settings are the same)."""
+        cells = [tuple(c) for c in self.cfg["fig3_cells"]]
+        out = {}
+        for arch in self.cfg["fig3_models"]:
+            pooled = self.model if arch == "lenet_nopool" else arch.replace("_nopool", "")
+            out[arch] = sep.fourier_sweep(arch, cells, self.settings(arch), **self.run)
+            same = (pooled in fig1 and self.settings(pooled) == self.settings(arch)
+                    and set(cells) <= set(fig1[pooled]["frequencies"]))
+            out[pooled] = (sep.select_cells(fig1[pooled], cells) if same
+                           else sep.fourier_sweep(pooled, cells, self.settings(arch), **self.run))
+        return out
+
+    def per_seed_fig3(self, fig3: dict) -> pd.DataFrame:
+        cells = [tuple(c) for c in self.cfg["fig3_cells"]]
+        return pd.concat({a: pd.DataFrame({**q.band_means(r["test_acc"], cells, self.low, self.high),
+                                           "all cells": r["test_acc"].mean(1), "train acc": r["train_acc"].mean(1)},
+                                          index=pd.Index(self.ch.seeds, name="seed"))
+                          for a, r in fig3.items()}, names=["model", "seed"])
+
+    def fig3_improves(self, fig3: dict, blind: bool) -> dict:
+        """The no-pooling LeNet minus the pooled one over the Fig. 3 cells where the pooled LeNet
+        is at chance (``blind``) or above it in the published map (0.55: halfway from chance
+        to its typical 0.6-0.8)."""
+        cells = [tuple(c) for c in self.cfg["fig3_cells"]]
+        sel = (q.published_fig1_map("lenet", cells) < 0.55) == blind
+        diff = (fig3["lenet_nopool"]["test_acc"] - fig3[self.model]["test_acc"])[:, sel].mean(1)
+        key = "cells_blind" if blind else "cells_seen"
+        return {"values": diff, key: ", ".join(str(c) for c, s in zip(cells, sel) if s), **self.budget("lenet_nopool"),
+                "preconditions": {f"some Fig. 3 cell is {'blind' if blind else 'seen'}": bool(sel.any())}}
+
+    def fig3_uniform(self, fig3: dict) -> dict:
+        nopool = self.per_seed_fig3(fig3).loc["lenet_nopool"]
+        return dict(values=nopool["gap"].abs(), **self.budget("lenet_nopool"),
+                    preconditions={"lenet_nopool learned: mean test accuracy >= 0.6 on every seed":
+                                   bool((nopool["all cells"] >= 0.6).all())},
+                    settings={"cells": len(self.cfg["fig3_cells"])})
+
+    # ------------------------------------------------------------------ Fig. 6
+    def fig6_estimates(self) -> dict:
+        """The chapter model's NADs from chapter 2 (the same networks and seed): secant, gradient
+        at one point and at ``gradient_points`` points, as ``{label: (NADResult, where)}``."""
+        ch2 = self.ch.settings_of("02_nads")
+        n = {m: ch2[f"{m}_networks"].get(self.model) or ch2[f"{m}_networks"]["lenet"] for m in ("secant", "gradient")}
+        p = ch2["gradient_points"]
+        self.nad_counts, self.points = n, p
+        return {"secant": self.ch.nads(self.model, "secant", networks=n["secant"]),
+                "gradient, 1 point": self.ch.nads(self.model, "gradient", networks=n["gradient"]),
+                f"gradient, {p} points": self.ch.nads(self.model, "gradient", networks=n["gradient"], points=p)}
+
+    def fig6(self, estimates: dict, sigma: float, estimators=("secant", "gradient")) -> dict:
+        """Fig. 6 at noise ``sigma``: the chapter's model on D(u_i) for the secant NADs
+        (``fig6_indices``) and the several-point gradient NADs (``fig6_gradient_indices``), of
+        ``estimators``: ``{estimator: (indices, sweep result, NADResult)}``."""
+        sets = {"secant": estimates["secant"][0], "gradient": estimates[f"gradient, {self.points} points"][0]}
+        sets = {e: r for e, r in sets.items() if e in estimators}
+        top = min(r.nads.shape[0] for r in sets.values())
+        idx = np.array([i for i in self.cfg["fig6_indices"] if i < top])
+        indices = {"secant": idx,
+                   "gradient": np.array([i for i in self.cfg["fig6_gradient_indices"] if i < top and i in idx])}
+        out = {}
+        for est, r in sets.items():
+            ii = indices[est]
+            tag = f"nad-{est}-{r.meta['networks']}-{r.meta.get('points', 1)}"
+            res = sep.directions_sweep(self.model, r.nads[ii].reshape(len(ii), *r.input_shape), ii.tolist(),
+                                       self.settings(self.model, sigma=sigma), tag=tag, **self.run)
+            out[est] = (ii, res, r)
+        return out
+
+    def fig6_table(self, runs: dict, sigma: float) -> pd.DataFrame:
+        return pd.concat([q.nad_index_table(self.model, est, ii, res, self.ch.seeds, r.eigenvalues)
+                          for est, (ii, res, r) in runs.items()], ignore_index=True).assign(sigma=sigma)
+
+    def fig6_summary(self, runs: dict, published: dict) -> pd.DataFrame:
+        """Per estimator and seed: accuracy on NADs 0-9 and past 700, Spearman(eigenvalue,
+        accuracy), and the mean distance to the published LeNet curve at the same indices."""
+        pub = published["lenet"]["test_acc"]
+        return pd.concat({e: pd.DataFrame([q.nad_index_summary(ii, a, r.eigenvalues) for a in res["test_acc"]],
+                                          index=pd.Index(self.ch.seeds, name="seed"))
+                          .assign(vs_published=np.abs(res["test_acc"] - pub.reindex(ii).to_numpy()).mean(1))
+                          for e, (ii, res, r) in runs.items()}, names=["estimator", "seed"])
+
+    def fig6_evidence(self, runs: dict, published: dict, sigma: float) -> dict:
+        """The keywords of the Fig. 6 claims of the chapter's model at ``sigma``, by claim."""
+        ii, res, r = runs["secant"]
+        s = self.fig6_summary(runs, published).loc["secant"]
+        pub = published["lenet"]
+        sel = pub.reindex(ii)
+        fill = dict(n_indices=len(ii), networks=self.nad_counts["secant"], **self.budget(self.model),
+                    settings={"indices": ii.tolist(), "sigma": sigma})
+        crossing = int(pub.index[(pub["test_acc"] < 0.75).to_numpy()][0])
+        near = int(ii[np.abs(ii - crossing).argmin()])
+        lenet = self.model == "lenet"
+        return {
+            "monotone": dict(interval=fisher_interval(s["spearman"]), **fill,
+                             published_spearman=float(q.rank_correlations(sel["test_acc"], sel["eigenvalue"])[0])
+                             if lenet else None),
+            "first-vs-beyond": dict(values=s["first_mean"] - s["beyond_mean"], **fill,
+                                    published_first_beyond=float(sel["test_acc"][ii < 10].mean()
+                                                                 - sel["test_acc"][ii > 700].mean())),
+            "crossing": dict(interval=accuracy_interval(res["test_acc"][:, ii == near].ravel(), self.cfg["n_test"]),
+                             crossing=near, published_crossing=float(pub["test_acc"].loc[near]), **fill),
+            "matches-published": dict(values=s["vs_published"], **fill),
+        }
+
+    def sigma_fit(self, at_paper: dict, fitted: dict, published: dict) -> dict:
+        """|acc(sigma) - published| - |acc(fig6_sigma) - published|, mean over the shared secant
+        indices, paired per seed."""
+        (ia, ra, _), (ib, rb, _) = at_paper["secant"], fitted["secant"]
+        idx = np.intersect1d(ia, ib)
+        pub = published["lenet"]["test_acc"].reindex(idx).to_numpy()
+        a = ra["test_acc"][:, np.searchsorted(ia, idx)]
+        b = rb["test_acc"][:, np.searchsorted(ib, idx)]
+        return dict(values=(np.abs(a - pub) - np.abs(b - pub)).mean(1), **self.budget(self.model),
+                    settings={"indices": idx.tolist()})
+
+    def secant_vs_gradient(self, runs: dict, published: dict, converged: dict) -> dict:
+        (si, sres, sr), (gi, gres, _) = runs["secant"], runs["gradient"]
+        shared = [int(np.flatnonzero(si == i)[0]) for i in gi]
+        secant = q.rank_correlations(sres["test_acc"][:, shared], sr.eigenvalues[gi])
+        gradient = self.fig6_summary(runs, published).loc["gradient"]["spearman"].to_numpy()
+        ck, co = f"k={self.cfg['converged_k']}", self.cfg["converged_overlap"]
+        return dict(values=secant - gradient, gradient_points=self.points, n_gradient=len(gi), **self.budget(self.model),
+                    preconditions={f"secant NADs converged (split-half overlap {ck} >= {co})": converged["secant"],
+                                   f"gradient NADs converged (split-half overlap {ck} >= {co})":
+                                   converged[f"gradient, {self.points} points"]},
+                    settings={"indices": gi.tolist(), "networks": self.nad_counts, "gradient_points": self.points,
+                              "sigma": self.cfg["fig6_sigma"]})
+
+    def convergence(self, estimates: dict) -> tuple[pd.DataFrame, dict]:
+        """Split-half overlaps of each estimate at the networks used, and which reached
+        ``converged_overlap`` at ``converged_k``."""
+        table = q.split_half_table({k: r for k, (r, _) in estimates.items()})
+        ck = f"k={self.cfg['converged_k']}"
+        return table, {k: bool(table.loc[k, ck] >= self.cfg["converged_overlap"]) for k in table.index}
+
+    def fig6_directions(self) -> dict:
+        """Six Fourier directions in pixel space, for the chapter's first figure."""
+        return {f"$k=({a},{b})$": fourier_basis_vector(a, b) for a, b in
+                [(0, 2), (2, 0), (4, 4), (0, 14), (-16, 6), (-16, -16)]}
+
+    # ------------------------------------------------------------------ the paper's big networks
+    # (trained by a campaign, committed as a bundle: nadcore.chapters.campaigns)
+    def campaign(self):
+        """The committed bundle of the chapter's ``campaign`` (None where there is none), and
+        the width it trains each network at."""
+        name = self.cfg["campaign"]
+        return bundles.load(name), campaigns.CAMPAIGNS[name]["widths"]
+
+    def network(self, arch: str, width) -> str:
+        """``"ResNet-18 at width 16"``: a network and its width, as panels and claims name it."""
+        return bundled.width_label(campaigns.NAMES.get(arch, arch), arch, width)
+
+    def big_rows(self, bundle, widths, figure: str = "fig1") -> dict:
+        """Per big network, its ``figure`` rows at the campaign's width (the authors' recipe);
+        networks without rows are left out."""
+        frame = bundle.frame(campaigns.CHAPTER, figure) if bundle else None
+        out = {}
+        for arch in bundled.BIG if figure != "fig3" else ("resnet18_nopool",):
+            rows = bundled.select(frame, arch, widths.get(arch))
+            if len(rows):
+                out[arch] = rows
+        return out
+
+    def fig1_columns(self, fig1: dict, big: dict, widths) -> dict:
+        """Fig. 1 for every network of the paper, ours beside the published map: the build's
+        networks on its grid, the campaign's on the 16x16 grid (NaN where not trained)."""
+        cols = {}
+        for a, r in fig1.items():
+            pub = self.published_fig1([a]).get(a)
+            cols[f"{campaigns.NAMES.get(a, a)} ({self.ch.profile} build)"] = (seed_mean(r["test_acc"]), pub, self.grid1)
+        for a, rows in big.items():
+            pub = q.published_fig1_map(a, self.grid).reshape(self.grid.shape)
+            cols[self.network(a, widths.get(a))] = (bundled.fig1_map(rows, self.grid), pub, self.grid)
+        return cols
+
+    def big_fig1_table(self, big: dict, widths) -> pd.DataFrame:
+        """Per campaign network: its width, trained cells and seeds, distance to and correlation
+        with the published map, its low-high gap and the published one on the same cells, and
+        its training accuracy."""
+        rows = {}
+        for a, r in big.items():
+            rows[self.network(a, widths.get(a))] = {
+                "cells": r[["k1", "k2"]].drop_duplicates().shape[0], "seeds": r["seed"].nunique(),
+                "mean |ours - published|": bundled.map_distance(r, a).value,
+                "Pearson": bundled.map_pearson(r, a).value,
+                "gap": bundled.frequency_gap(r, self.low, self.high).value,
+                "published gap": bundled.published_gap(r, a, self.low, self.high),
+                "train acc": bundled.train_fit(r).value}
+        return pd.DataFrame.from_dict(rows, orient="index")
+
+    def _bundle_fill(self, bundle, arch: str, width, rows) -> dict:
+        return dict(network=self.network(arch, width), cells=rows[["k1", "k2"]].drop_duplicates().shape[0],
+                    profile=f"campaign {bundle.name}", steps=1, paper_steps=1,
+                    settings={"width": int(width), "seeds": int(rows["seed"].nunique()), "bundle": bundle.title()})
+
+    def big_fig1_evidence(self, bundle, arch: str, width, rows) -> dict:
+        """The keywords of one campaign network's Fig. 1 claims, by claim id."""
+        fill = self._bundle_fill(bundle, arch, width, rows)
+        out = {f"fig1-train-fit-{arch}": dict(interval=bundled.train_fit(rows), **fill),
+               f"fig1-matches-published-{arch}": dict(interval=bundled.map_distance(rows, arch), **fill)}
+        r = q.cell_radius(rows[["k1", "k2"]].to_numpy())
+        if (r <= self.low).any() and (r >= self.high).any():  # a gap needs cells in both bands
+            out[f"fig1-frequency-gap-{arch}"] = dict(
+                interval=bundled.frequency_gap(rows, self.low, self.high),
+                published_gap=bundled.published_gap(rows, arch, self.low, self.high), **fill)
+        return out
+
+    def densenet_few(self, bundle, width, rows) -> dict:
+        """Share of DenseNet-121's trained cells above 0.75, and that share on the whole
+        published map; meaningful only once the trained cells sample the whole grid."""
+        c = rows.groupby(["k1", "k2"])["test_acc"].mean()
+        share = (c >= 0.75).to_numpy()
+        pub = q.published_fig1_map("densenet121", self.grid)
+        on_rows = set(rows["k1"].unique()) <= {0, 2}
+        return dict(interval=bundled.share_interval(share), published_share=float((pub >= 0.75).mean()),
+                    preconditions={"the trained cells sample the whole grid (not only the rows k1 = 0, 2, which "
+                                   "hold DenseNet's cross)": not on_rows and len(c) >= 64},
+                    **self._bundle_fill(bundle, "densenet121", width, rows))
+
+    def width_study(self, bundle) -> dict:
+        """The width study's diagnostic cells: per network, test accuracy at each width beside
+        the published full-width accuracy."""
+        frame = bundle.frame(campaigns.CHAPTER, "fig1") if bundle else None
+        return {a: bundled.diagnostic_table(frame, a, campaigns.DIAGNOSTIC[a])
+                for a in ("resnet18", "vgg11") if frame is not None and len(bundled.select(frame, a))}
+
+    def widths_studied(self, bundle) -> list[tuple[str, int]]:
+        """(network, width) pairs of the width study that the bundle has runs of."""
+        return [(a, int(c.split()[-1])) for a, t in self.width_study(bundle).items()
+                for c in t.columns if c.startswith("width ")]
+
+    def width_evidence(self, bundle, arch: str, width: int) -> dict:
+        frame = bundle.frame(campaigns.CHAPTER, "fig1")
+        cells = {tuple(c) for c in campaigns.DIAGNOSTIC[arch]}
+        rows = bundled.select(frame, arch, width)
+        rows = rows[[(int(a), int(b)) in cells for a, b in zip(rows["k1"], rows["k2"])]]
+        return dict(interval=bundled.map_distance(rows, arch), diagnostic_cells=", ".join(map(str, sorted(cells))),
+                    **self._bundle_fill(bundle, arch, width, rows))
+
+    def spot_checks(self, bundle, widths) -> pd.DataFrame:
+        """The spot cells of each campaign network re-run live at ``spot_train`` (cached), beside
+        the bundle's runs of the same cells (seed 0)."""
+        frame = bundle.frame(campaigns.CHAPTER, "fig1")
+        out = []
+        for arch, cells in self.cfg["spot_cells"].items():
+            rows = bundled.select(frame, arch, widths.get(arch), seed=0)
+            have = {(int(a), int(b)): float(t) for a, b, t in zip(rows["k1"], rows["k2"], rows["test_acc"])}
+            cells = [tuple(c) for c in cells if tuple(c) in have]
+            if not cells:
+                continue
+            spec = campaigns.spec_of(arch, widths.get(arch))
+            s = self.spot_settings(arch)
+            live = sep.fourier_sweep(spec, cells, s, **(self.run | {"seeds": [self.ch.seed]}))
+            for c, acc in zip(cells, live["test_acc"][0]):
+                out.append({"network": self.network(arch, widths.get(arch)), "arch": arch, "k1": c[0], "k2": c[1],
+                            "bundle": have[c], "live": float(acc),
+                            "live budget": f"{s['n_train']:,} samples x {s['epochs']} epochs"})
+        return pd.DataFrame(out)
+
+    def spot_settings(self, arch: str) -> dict:
+        """The campaign's settings (the authors' recipe, one network at a time) at the spot
+        check's budget ``spot_train`` and ``spot_n_test`` test samples."""
+        c = self.cfg
+        return ({k: c[k] for k in ("sigma", "epsilon", "signal")} | {"n_test": c["spot_n_test"]}
+                | c["recipes"]["authors"] | c["spot_train"].get(arch, c["spot_train"]["default"])
+                | {"trainer": "many", "channels_last": True})
+
+    def spot_networks(self, spots: pd.DataFrame) -> list[str]:
+        """The networks with spot checks in ``spots``."""
+        return list(spots["arch"].unique()) if len(spots) else []
+
+    def spot_evidence(self, bundle, spots: pd.DataFrame, arch: str) -> dict:
+        t = self.cfg["spot_threshold"]
+        mine = spots[spots["arch"] == arch]
+        same = ((mine["bundle"] >= t) == (mine["live"] >= t)).to_numpy()
+        return dict(interval=exact_value(float(same.mean()), f"{same.sum()} of {same.size} spot cells"),
+                    network=mine["network"].iloc[0], spot_cells=", ".join(f"({a}, {b})" for a, b in
+                                                                          zip(mine["k1"], mine["k2"])),
+                    spot_budget=mine["live budget"].iloc[0], spot_threshold=t, profile=f"campaign {bundle.name}",
+                    steps=sep.steps_per_run(self.spot_settings(arch)),
+                    paper_steps=sep.steps_per_run(self.ch.paper_cfg["recipes"]["authors"]),
+                    settings={"bundle": bundle.title()})
+
+    def big_fig3(self, bundle, widths) -> pd.DataFrame:
+        """ResNet-18 without its average pool on the campaign's Fig. 3 cells, beside its pooled
+        runs of the same cells (Fig. 1), seed by seed."""
+        if bundle is None:
+            return pd.DataFrame()
+        nopool = bundled.select(bundle.frame(campaigns.CHAPTER, "fig3"), "resnet18_nopool",
+                                widths.get("resnet18_nopool"))
+        pooled = bundled.select(bundle.frame(campaigns.CHAPTER, "fig1"), "resnet18", widths.get("resnet18"))
+        if nopool.empty or pooled.empty:
+            return pd.DataFrame()
+        keys = ["k1", "k2", "seed"]
+        both = nopool[keys + ["test_acc", "width"]].merge(pooled[keys + ["test_acc"]], on=keys,
+                                                          suffixes=(" without pool", " with pool"))
+        both["published (with pool)"] = q.published_fig1_map("resnet18", both[["k1", "k2"]].to_numpy())
+        return both.set_index(keys)
+
+    def big_fig3_evidence(self, bundle, table: pd.DataFrame) -> dict:
+        diff = (table["test_acc without pool"] - table["test_acc with pool"]).to_numpy()
+        width = int(table["width"].iloc[0])
+        return dict(interval=evidence_runs(diff, (-1, 1), "cells"), network=self.network("resnet18", width),
+                    cells=len(table), profile=f"campaign {bundle.name}", steps=1, paper_steps=1,
+                    settings={"width": width, "bundle": bundle.title()})
+
+    def fig2_summary(self, fig2: dict) -> pd.DataFrame:
+        """Per network and seed: iterations to the threshold on the low and high frequencies,
+        their ratio, and how many runs got there at all (censored runs count as the budget)."""
+        cells = self.fig2_cells()
+        lows = q.cell_radius(cells) <= self.low
+        out = {}
+        for arch, f in fig2.items():
+            b = q.band_means(f["iterations"], cells, self.low, self.high)
+            reached = f["result"]["iters_to_loss"] >= 0
+            out[arch] = pd.DataFrame({"low": b["low"], "high": b["high"], "high / low": b["high"] / b["low"],
+                                      "low reached": reached[:, lows].sum(1), "others reached": reached[:, ~lows].sum(1),
+                                      "budget": f["budget"]}, index=pd.Index(self.ch.seeds, name="seed"))
+        return pd.concat(out, names=["model", "seed"])
+
+    # ------------------------------------------------------------------ Fig. 6, drawn and counted
+    def published_fig6(self) -> dict:
+        """The authors' published Fig. 6 curves, per network, indexed by NAD index."""
+        return {m: d.set_index("nad_index") for m, d in q.published_fig6_table().groupby("model")}
+
+    def fig6_panels(self, fig6: dict, published: dict) -> dict:
+        """The chapter model's curves per estimator and noise level, with LeNet's published one."""
+        panel = {f"{self.model}, {e} NADs, sigma={s:g}": (ii, res["test_acc"])
+                 for s, runs in fig6.items() for e, (ii, res, _) in runs.items()}
+        panel["LeNet, published"] = (published["lenet"].index, published["lenet"]["test_acc"])
+        return {f"{self.model} (ours) and LeNet (published)": panel}
+
+    def fig6_eigen(self, fig6: dict) -> dict:
+        runs = next(iter(fig6.values()))
+        return {f"{self.model} (ours) and LeNet (published)": {e: r.eigenvalues for e, (_, _, r) in runs.items()}}
+
+    def fig6_summaries(self, fig6: dict, published: dict) -> pd.DataFrame:
+        cols = {"first_mean": "acc NADs 0-9", "beyond_mean": "acc NADs >700", "spearman": "spearman",
+                "vs_published": "mean |ours - published|"}
+        return pd.concat({s: self.fig6_summary(r, published)[list(cols)].rename(columns=cols) for s, r in fig6.items()},
+                         names=["sigma", "estimator", "seed"])
+
+    def published_fig6_counts(self, published: dict) -> pd.DataFrame:
+        return pd.DataFrame.from_dict({m: {"NADs 0-9": round(d["test_acc"].loc[:9].mean(), 3),
+                                           "NADs > 700": round(d["test_acc"].loc[701:].mean(), 3),
+                                           "indices above 0.6": int((d["test_acc"] > 0.6).sum())}
+                                       for m, d in published.items()}, orient="index")
+
+    def big_fig6(self, bundle, widths, published: dict) -> dict | None:
+        """The campaign's Fig. 6 (ResNet-18, VGG-11 on the authors' NADs, both noise levels):
+        the panels, a summary table, and the keywords of their claims (sigma = 3 for the paper's
+        claims, both for the validation of the fitted sigma)."""
+        frame = bundle.frame(campaigns.CHAPTER, "fig6") if bundle else None
+        if frame is None:
+            return None
+        table = q.published_fig6_table()
+        sigma, fitted = float(self.cfg["sigma"]), float(self.cfg["fig6_sigma"])
+        panels, rows, claims = {}, {}, {}
+        for arch in ("resnet18", "vgg11"):
+            w = widths.get(arch)
+            have = sorted(bundled.select(frame, arch, w)["sigma"].unique())
+            if not have:
+                continue
+            name = self.network(arch, w)
+            pub = published[arch]
+            panel = {f"{name}, sigma={s:g}": bundled.fig6_curves(frame, arch, w, s) for s in have}
+            panel[f"{campaigns.NAMES[arch]}, published"] = (pub.index, pub["test_acc"])
+            panels[name] = panel
+            fill = dict(network=name, profile=f"campaign {bundle.name}", steps=1, paper_steps=1,
+                        settings={"width": int(w), "bundle": bundle.title()})
+            for s in have:
+                sm = bundled.fig6_summary(frame, arch, w, s, table)
+                rows[(name, s)] = {"acc NADs 0-9 minus > 700": sm["gap"].value, "published": sm["published_gap"],
+                                   "spearman": sm["spearman"].value, "published spearman": sm["published_spearman"],
+                                   "mean |ours - published|": sm["distance"].value}
+                if s == sigma:
+                    claims[f"fig6-first-vs-beyond-{arch}"] = dict(interval=sm["gap"], published_gap=sm["published_gap"],
+                                                                  **fill)
+                    claims[f"fig6-monotone-{arch}"] = dict(interval=sm["spearman"], n_indices=len(sm["indices"]),
+                                                           published_spearman=sm["published_spearman"], **fill)
+            if {sigma, fitted} <= set(have):
+                claims[f"fig6-sigma-validation-{arch}"] = dict(
+                    interval=bundled.sigma_preference(frame, arch, w, table, (sigma, fitted)), **fill)
+        if not panels:
+            return None
+        return {"panels": panels, "table": pd.DataFrame.from_dict(rows, orient="index"), "evidence": claims}
+
+    # ------------------------------------------------------------------ the chapter's figures
+    # (each draws one figure of the page and records the numbers behind it as a data file)
+    def title(self, what: str, sigma=None) -> str:
+        """A figure's title line: what it shows, the seeds, the data convention, the profile."""
+        noise = f", sigma={sigma:g}" if sigma is not None else ""
+        return (f"{what}\n(mean of {len(self.ch.seeds)} seeds; {self.convention}{noise}; "
+                f"{self.ch.profile} profile)")
+
+    def draw_directions(self):
+        return plots.direction_images(self.fig6_directions(), title="Six Fourier directions in pixel space")
+
+    def draw_fig1(self, fig1: dict):
+        maps = ({a: seed_mean(r["test_acc"]) for a, r in fig1.items()}
+                | {f"{a}, published": m for a, m in self.published_fig1(fig1).items()}
+                | {"theory: 2 average pools": self.theory_map()})
+        fig = plots.direction_heatmaps(maps, self.grid1,
+                                       title=self.title("Fig. 1: test accuracy on D(v), v a Fourier direction"))
+        self.ch.figure_data("fig1", q.fourier_table(fig1, self.ch.seeds))
+        return fig
+
+    def explore_fig1(self, fig1: dict):
+        """Fig. 1 as an interactive explorer (seed means)."""
+        return direction_explorer({f"{a} (seed mean)": seed_mean(r["test_acc"]) for a, r in fig1.items()},
+                                  self.grid1, title="Fig. 1, interactively")
+
+    def draw_fig1_networks(self, fig1: dict, big: dict, widths, bundle):
+        """Fig. 1 for every network of the paper, ours above the published maps."""
+        return plots.fig1_panels(self.fig1_columns(fig1, big, widths), title=(
+            "Fig. 1 for the paper's networks: ours (top) and the authors' published maps\n"
+            + (bundle.title() if bundle else "no campaign bundle")))
+
+    def draw_fig2(self, fig2: dict):
+        cells = self.fig2_cells()
+        grid = sep.covering_subgrid(self.grid, cells)
+        maps = {a: plots.map_on_grid(seed_mean(f["iterations"]), cells, grid) for a, f in fig2.items()}
+        fig = plots.direction_heatmaps(
+            maps, grid, vmin=0, vmax=max(f["budget"] for f in fig2.values()), cmap="magma_r",
+            label=f"iterations to loss < {self.cfg['fig2_threshold']:g}",
+            title=self.title("Fig. 2: iterations to a small loss (censored = budget)", self.cfg["fig2_sigma"]))
+        self.ch.figure_data("fig2", self.fig2_table(fig2))
+        return fig
+
+    def draw_fig3(self, fig3: dict):
+        cells = [tuple(c) for c in self.cfg["fig3_cells"]]
+        grid = sep.covering_subgrid(self.grid, cells)
+        maps = {a: plots.map_on_grid(seed_mean(r["test_acc"]), cells, grid) for a, r in fig3.items()}
+        fig = plots.direction_heatmaps(maps, grid, annotate=True, title=self.title("Fig. 3: without and with pooling"))
+        self.ch.figure_data("fig3", q.fourier_table(fig3, self.ch.seeds))
+        return fig
+
+    def draw_fig6(self, fig6: dict, published: dict):
+        fig = plots.accuracy_vs_index(self.fig6_panels(fig6, published), self.fig6_eigen(fig6),
+                                      title=f"Fig. 6: test accuracy on D(u_i) along the NADs ({self.convention})")
+        self.ch.figure_data("fig6", pd.concat([self.fig6_table(r, s) for s, r in fig6.items()]))
+        self.ch.figure_data("fig6_published", q.published_fig6_table())
+        return fig
+
+    def draw_big_fig6(self, big6: dict | None):
+        if not big6:
+            return None
+        return plots.accuracy_vs_index(big6["panels"], title="Fig. 6 for the paper's big networks "
+                                                              "(campaign bundle; published curves as lines)")

@@ -1,0 +1,176 @@
+"""Chapter 2's quantities: the NADs in the Fourier domain against Fig. 1 (the paper's Fig. 5
+reading), ResNet-18's combs of spikes, and the width study of the paper's big networks.
+
+* :func:`accuracy_region` / :func:`support_share`: "the supports of the energy in the Fourier
+  domain of the first few NADs are included in the high accuracy regions of Fig. 1" (Sec. 3.1),
+  measured as the share of a NAD's Fourier energy that falls where the Fig. 1 map is high;
+* :func:`comb_share`: "the NADs of a ResNet-18 look like combs of spikes in the Fourier
+  domain", measured as the share of a NAD's energy in a comb of isolated spikes;
+* :func:`width_overlaps`: the top-k subspace overlap of NADs estimated at a reduced width with
+  those of the full network, beside two full-width estimates' overlap (the noise floor).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from nadcore.book.evidence import exact_value, jackknife_interval
+from nadcore.book.nad_jobs import cached_nads
+from nadcore.chapters.campaigns import CPU as CPU_CAMPAIGN
+from nadcore.chapters.campaigns import NAMES
+from nadcore.data.directions import fourier_energy, fourier_grid
+from nadcore.nads.covariance import GROUPS, OVERLAP_KS, identifiable_overlap, overlap_interval
+from nadcore.nads.published import load_published_nads, published_fig1_map
+from nadcore.nets import OPTIONS, registry_spec
+
+__all__ = ["accuracy_region", "support_share", "comb_share", "width_overlaps", "region_threshold",
+           "support_row", "support_table", "support_evidence", "comb_evidence", "width_study",
+           "width_evidence", "published_fig1_map", "campaign_width"]
+
+
+def campaign_width(arch: str) -> int | None:
+    """The width the cpu campaign trains ``arch`` at."""
+    return CPU_CAMPAIGN["widths"].get(arch)
+
+
+def region_threshold(acc_map) -> float:
+    """The level that separates a network's high-accuracy region of Fig. 1 from the rest:
+    halfway between chance (0.5) and its best cell."""
+    return 0.5 + (float(np.nanmax(acc_map)) - 0.5) / 2
+
+
+def accuracy_region(acc_map, size: int = 32) -> np.ndarray:
+    """A Fig. 1 map on the even frequencies ``(g, g)`` (rows k1, columns k2 = -size/2, ...,
+    size/2 - 2 in steps of 2) spread over every frequency of a ``size`` x ``size`` spectrum, in
+    :func:`nadcore.data.directions.fourier_energy`'s layout (index i is frequency i - size/2): an
+    odd frequency takes the mean of the even cells next to it (the map's region between them)."""
+    m = np.asarray(acc_map, dtype=np.float64)
+    h = size // 2
+
+    def near(k):
+        return [k] if k % 2 == 0 else [k - 1, (k + 1 + h) % size - h]
+
+    ks = range(-h, h)
+    return np.array([[np.mean([m[(a + h) // 2, (b + h) // 2] for a in near(k1) for b in near(k2)])
+                      for k2 in ks] for k1 in ks])
+
+
+def support_share(nads, acc_map, first: int = 3) -> np.ndarray:
+    """Per NAD of the first ``first``: the share of its Fourier energy at frequencies where the
+    Fig. 1 map ``acc_map`` (16 x 16, the even frequencies) is above :func:`region_threshold`."""
+    region = accuracy_region(acc_map) >= region_threshold(acc_map)
+    out = []
+    for u in np.asarray(nads)[:first]:
+        e = fourier_energy(np.asarray(u).reshape(32, 32))
+        out.append(float(e[region].sum() / e.sum()))
+    return np.array(out)
+
+
+def comb_share(nad, level: float = 0.01, teeth: int = 8) -> float:
+    """The share of a NAD's Fourier energy in a comb of isolated spikes: frequencies whose
+    energy is at least ``level`` of the largest and none of whose four neighbours (wrapping
+    around) is, counted only when there are at least ``teeth`` of them (one or two spikes are
+    a single frequency, not a comb). A comb gives about 1; a smooth blob of low frequencies, or
+    a single Fourier component, 0."""
+    e = fourier_energy(np.asarray(nad).reshape(32, 32))
+    big = e >= level * e.max()
+    nb = np.zeros_like(big)
+    for axis in (0, 1):
+        for step in (1, -1):
+            nb |= np.roll(big, step, axis=axis)
+    spikes = big & ~nb
+    return float(e[spikes].sum() / e.sum()) if spikes.sum() >= teeth else 0.0
+
+
+def width_overlaps(estimates: dict, full, full_again, published=None, ks=OVERLAP_KS) -> pd.DataFrame:
+    """Top-k overlaps of NAD estimates at reduced widths (``estimates``: width -> NADResult)
+    with the full network's estimate ``full``, beside the overlap of a second, independent
+    full-width estimate ``full_again`` with ``full`` (the noise floor: two estimates of the same
+    NADs from as many networks) and with the authors' published NADs. Rows: the widths and
+    "full (second estimate)"; columns ``k=...`` and ``k=... published`` (NaN where k exceeds the
+    networks behind an estimate: its NADs past that rank are arbitrary)."""
+    rows = {}
+    for w, r in list(estimates.items()) + [("full (second estimate)", full_again)]:
+        row = {f"k={k}": identifiable_overlap(r, full, k) for k in ks}
+        if published is not None:
+            row |= {f"k={k} published": identifiable_overlap(r, published, k) for k in ks}
+        rows[w] = row
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def width_gap_interval(estimate, full, floor: float, k: int = 16):
+    """Overlap of ``estimate`` with ``full`` at ``k`` minus the noise floor, with the jackknife
+    interval of the overlap over ``estimate``'s Monte Carlo groups."""
+    v, lo, hi = overlap_interval(estimate, full.nads, k)
+    return v - floor, lo - floor, hi - floor
+
+
+# --------------------------------------------------------------------------------------------
+# The chapter's tables and the evidence of its claims
+# --------------------------------------------------------------------------------------------
+def support_row(result, arch: str, first: int = 3) -> dict:
+    """One network's row of :func:`support_table`: the share of each of its first NADs' energy
+    in the high-accuracy region of the published Fig. 1 map of ``arch``, the region's share of
+    the spectrum, its level, and the share of the energy in spikes."""
+    m = published_fig1_map(arch, fourier_grid(32, 16)).reshape(16, 16)
+    shares = support_share(result.nads, m, first)
+    region = accuracy_region(m) >= region_threshold(m)
+    return {**{f"NAD {i}": float(v) for i, v in enumerate(shares)}, "region of spectrum": float(region.mean()),
+            "level": region_threshold(m), **{f"comb NAD {i}": comb_share(result.nads[i]) for i in range(first)}}
+
+
+def support_table(results: dict) -> pd.DataFrame:
+    """:func:`support_row` of each network's NADs (``results``: arch -> NADResult)."""
+    return pd.DataFrame.from_dict({a: support_row(r, a) for a, r in results.items()}, orient="index")
+
+
+def support_evidence(table: pd.DataFrame, row: str, method: str | None = None, network: str | None = None) -> dict:
+    """The keywords of a ``fig5-support-*`` claim: the smallest share over the first NADs of the
+    table's ``row`` (``network``: the network whose map it is read against, if not ``row``)."""
+    r = table.loc[row]
+    shares = [r[c] for c in table.columns if c.startswith("NAD ")]
+    return dict(interval=exact_value(float(min(shares)), "exact: the published NADs and map, no sampling"
+                                     if method is None else f"{method} NADs against the published map"),
+                network=network or row, threshold=round(float(r["level"]), 3), region=f"{r['region of spectrum']:.0%}",
+                method=method or "published", trained=False)
+
+
+def comb_evidence(result, first: int = 3) -> dict:
+    """The keywords of ``fig5-resnet-comb``: the smallest spike share over the first NADs."""
+    return dict(interval=exact_value(min(comb_share(result.nads[i]) for i in range(first)),
+                                     "exact: the published NADs, no sampling"), trained=False)
+
+
+def width_study(ch, widths: dict, networks: dict) -> dict:
+    """Per big network: gradient NADs at each reduced width of ``widths`` (from ``networks[arch]``
+    networks, the chapter's seed) and a second full-width estimate (the next seed), compared with
+    the full network's estimate and the published NADs (:func:`width_overlaps`). The table's
+    ``attrs`` hold the estimates, for the claims."""
+    out = {}
+    for arch, ws in widths.items():
+        n = int(networks[arch])
+        full, _ = ch.nads(arch, "gradient", networks=n)
+        again = cached_nads(arch, "gradient", n, ch.seed + 1, cache=ch.cache, device=ch.device)
+        key = next(iter(OPTIONS[arch]))
+        est = {int(w): ch.nads(registry_spec(arch, **{key: int(w)}), "gradient", networks=n)[0] for w in ws}
+        table = width_overlaps(est, full, again, load_published_nads(arch))
+        table.index = [f"{key.replace('_', ' ')} {w}" if isinstance(w, int) else w for w in table.index]
+        table.attrs.update(networks=n, estimates=est, full=full, again=again, key=key)
+        out[arch] = table
+    return out
+
+
+def width_evidence(ch, arch: str, table: pd.DataFrame, k: int = 16) -> dict:
+    """The keywords of ``width-nads-<arch>`` at the campaign's width: overlap with the full
+    network minus the noise floor, with a jackknife interval, and whether the floor is far
+    enough above chance for the comparison to say anything."""
+    a = table.attrs
+    width = next((w for w in sorted(a["estimates"]) if w == campaign_width(arch)), min(a["estimates"]))
+    floor = identifiable_overlap(a["again"], a["full"], k)
+    v, lo, hi = width_gap_interval(a["estimates"][width], a["full"], floor, k)
+    name = f"{NAMES.get(arch, arch)} at {a['key'].replace('_', ' ')} {width}"
+    return dict(interval=jackknife_interval(v, lo, hi, GROUPS, (-1.0, 1.0)), network=name, k=k,
+                floor=round(floor, 3), networks=a["networks"],
+                preconditions={f"the two full-width estimates agree well above chance (floor >= "
+                               f"{4 * k / 1024:.3f}, 4 k/D)": floor >= 4 * k / 1024},
+                settings={"width": width, "networks": a["networks"], "method": "gradient"})

@@ -1,0 +1,99 @@
+"""The chapters' quantities on made-up data where the answer is known: Fig. 5 read against Fig. 1
+(energy in a map's high-accuracy region, combs of spikes), the width study's overlaps, and the
+campaign bundle's summaries (maps with mirrored cells, distances to the published map, gaps,
+intervals over cells or seeds)."""
+import numpy as np
+import pandas as pd
+import pytest
+
+from nadcore.book.claim_rows import headline, limits
+from nadcore.chapters.linear_separability import bundled
+from nadcore.chapters.nads import quantities as nq
+from nadcore.data import fourier_basis_vector, fourier_grid
+from nadcore.nads.covariance import NADResult
+from nadcore.nads.published import published_fig1_map
+
+
+def _direction(k1, k2):
+    return fourier_basis_vector(k1, k2).numpy().reshape(-1)
+
+
+def test_energy_of_a_fourier_direction_lands_on_its_cell():
+    grid = fourier_grid(32, 16)
+    m = np.full((16, 16), 0.5)
+    m[8, 10] = m[8, 6] = 0.9  # cells (0, 4) and (0, -4): a direction at (0, 4) has energy at +-4
+    shares = nq.support_share([_direction(0, 4), _direction(4, 4)], m, first=2)
+    assert shares[0] == pytest.approx(1.0) and shares[1] == pytest.approx(0.0)
+    assert nq.region_threshold(m) == pytest.approx(0.7)
+    assert len(grid.frequencies) == 256
+
+
+def test_odd_frequencies_take_their_neighbours_mean():
+    m = np.full((16, 16), 0.5)
+    m[8, 8] = 1.0  # (0, 0)
+    region = nq.accuracy_region(m)
+    assert region[16, 16] == 1.0 and region[16, 17] == pytest.approx(0.75)  # (0, 1): mean of (0, 0), (0, 2)
+    assert region[17, 17] == pytest.approx(0.625)  # (1, 1): four neighbours, one of them high
+
+
+def test_a_comb_of_spikes_is_a_comb_and_a_single_frequency_is_not():
+    comb = sum(_direction(a, b) for a in range(-16, 16, 8) for b in range(-16, 16, 8))
+    assert nq.comb_share(comb) > 0.99
+    assert nq.comb_share(_direction(0, 4)) == 0.0  # two spikes, +-k: no comb
+    blob = np.exp(-((np.arange(32)[:, None] - 16) ** 2 + (np.arange(32)[None] - 16) ** 2) / 20.0).ravel()
+    assert nq.comb_share(blob) == 0.0  # energy at neighbouring low frequencies
+
+
+def test_width_overlaps_put_a_copy_at_one_and_the_floor_beside_it():
+    rng = np.random.default_rng(0)
+    Q, _ = np.linalg.qr(rng.standard_normal((1024, 1024)))
+    full = NADResult(np.ones(1024), Q.T.astype(np.float32), {"networks": 100})
+    other = NADResult(np.ones(1024), Q.T[::-1].copy().astype(np.float32), {"networks": 100})
+    t = nq.width_overlaps({8: full}, full, other, ks=(1, 4))
+    assert t.loc[8, "k=1"] == pytest.approx(1.0) and t.loc[8, "k=4"] == pytest.approx(1.0)
+    assert t.loc["full (second estimate)", "k=4"] == pytest.approx(0.0, abs=1e-6)
+
+
+def _frame(cells, accs, seeds=(0,), arch="resnet18", width=16):
+    rows = [{"model": arch, "width": width, "recipe": "authors", "k1": a, "k2": b, "seed": s,
+             "test_acc": acc, "train_acc": 1.0} for s in seeds for (a, b), acc in zip(cells, accs)]
+    return pd.DataFrame(rows)
+
+
+def test_bundle_map_mirrors_untrained_cells_and_measures_the_distance():
+    grid = fourier_grid(32, 16)
+    cells = [(0, 4), (2, 2), (0, -16), (2, -14)]
+    pub = published_fig1_map("resnet18", cells)
+    frame = _frame(cells, pub + 0.02)
+    m = bundled.fig1_map(frame, grid)
+    i, j = list(grid.frequencies).index((4, 0)) // 16, list(grid.frequencies).index((4, 0)) % 16
+    assert m[i, j] == pytest.approx(pub[0] + 0.02)  # (4, 0) drawn from its transpose (0, 4)
+    assert np.isnan(m).sum() == 256 - 7  # 4 cells and the transposes of 3 ((2, 2) is its own)
+    d = bundled.map_distance(frame, "resnet18")
+    assert d.value == pytest.approx(0.02) and d.unit == "groups" and "4 cells" in d.method
+    two = bundled.map_distance(_frame(cells, pub + 0.02, seeds=(0, 1)), "resnet18")
+    assert two.value == pytest.approx(0.02) and two.unit == "seeds"
+    gap = bundled.frequency_gap(frame, 4, 8)
+    low, high = np.mean(pub[:2] + 0.02), np.mean(pub[2:] + 0.02)
+    assert gap.value == pytest.approx(low - high)
+    assert bundled.published_gap(frame, "resnet18", 4, 8) == pytest.approx(np.mean(pub[:2]) - np.mean(pub[2:]))
+
+
+def test_select_keeps_one_network_width_and_recipe():
+    f = pd.concat([_frame([(0, 0)], [0.9]), _frame([(0, 0)], [0.6], width=8),
+                   _frame([(0, 0)], [0.7], arch="vgg11", width=8)])
+    assert list(bundled.select(f, "resnet18", 16)["test_acc"]) == [0.9]
+    assert len(bundled.select(f, "resnet18")) == 2 and bundled.select(None, "vgg11").empty
+
+
+def test_headline_counts_the_papers_claims_only_and_says_what_it_leaves_out():
+    claims = [{"kind": "paper", "verdict": "reproduced", "budget_fraction": 1.0, "settings": {"width": 16},
+               "profile": "campaign cpu"},
+              {"kind": "paper", "verdict": "inconclusive", "budget_fraction": 0.2, "settings": {}},
+              {"kind": "check", "verdict": "reproduced"}, {"kind": "calibration", "verdict": "reproduced"},
+              {"kind": "follow-up", "verdict": "not reproduced"}]
+    assert headline(claims) == "Paper claims reproduced: 1 of 2"
+    text = limits(claims)
+    assert "2 of them" in text and "1 check" in text and "1 calibration" in text
+    assert "1 ran with fewer SGD steps" in text and "1 rest on networks narrower" in text
+    assert "1 come from a committed campaign bundle" in text and "1 are inconclusive" in text
