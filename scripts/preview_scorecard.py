@@ -15,24 +15,19 @@ in a browser without the smoke book.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from nadcore.book import build  # noqa: E402
+from nadcore.book.scorecard import write_page  # noqa: E402
+
 FIXTURE = ROOT / "tests" / "fixtures" / "scorecard.json"
-
-
-def _build_book_module():
-    name = "nadbook_build_book"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, ROOT / "scripts" / "build_book.py")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules[name]
 
 
 def stub_chapter(path: Path, stem: str, claims: list[dict]) -> None:
@@ -54,10 +49,7 @@ def build_preview(card_path: Path = FIXTURE, out: Path = ROOT / "_build" / "scor
                   coverage=None, quiet: bool = False) -> tuple[Path, int]:
     """(the built ``scorecard.html``, jupyter-book's exit status); ``coverage``: (have, missing)
     lines of the section on the papers' networks."""
-    sys.path.insert(0, str(ROOT))
-    from nadcore.book.scorecard import write_page
 
-    bb = _build_book_module()
     out = Path(out).resolve()
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
@@ -71,21 +63,21 @@ def build_preview(card_path: Path = FIXTURE, out: Path = ROOT / "_build" / "scor
     for stem in stems:
         stub_chapter(executed / f"{stem}.ipynb", stem, [c for c in card["claims"] if c["chapter"] == stem])
     (executed / "scorecard.json").write_text(json.dumps(card, indent=1))
-    write_page(card, executed, bb.SCORECARD, profile="preview", coverage=coverage)
+    write_page(card, executed, build.SCORECARD, profile="preview", coverage=coverage)
     toc = out / "_toc.yml"
-    toc.write_text(bb.toc_text(stems))
+    toc.write_text(build.toc_text(stems))
     if quiet:
         import contextlib
         import os
 
         with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
-            rc = bb.subprocess.call(
+            rc = subprocess.call(
                 [sys.executable, "-c", "import sys; from jupyter_book.cli.main import main; sys.exit(main())",
                  "build", str(out), "--builder", "html", "-W", "--keep-going", "--all", "--toc", str(toc)],
-                cwd=str(out), stdout=bb.subprocess.DEVNULL)
+                cwd=str(out), stdout=subprocess.DEVNULL)
     else:
-        rc = bb.build_html(out, toc)
-    return out / "_build" / "html" / "book" / "executed" / f"{bb.SCORECARD}.html", rc
+        rc = build.build_html(out, toc)
+    return out / "_build" / "html" / "book" / "executed" / f"{build.SCORECARD}.html", rc
 
 
 def main(argv=None) -> int:

@@ -56,13 +56,9 @@ SMOKE = {"profile": "smoke"}
 
 
 def _load_build_book():
-    name = "nadbook_build_book"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, REPO / "scripts" / "build_book.py")
-        mod = importlib.util.module_from_spec(spec)
-        sys.modules[name] = mod
-        spec.loader.exec_module(mod)
-    return sys.modules[name]
+    """The book build (nadcore.book.build, which scripts/build_book.py runs)."""
+    from nadcore.book import build
+    return build
 
 
 def book_root() -> Path:

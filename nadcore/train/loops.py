@@ -1,12 +1,23 @@
-"""Training loops: one model (:func:`train_classifier`) or M models of one architecture side
-by side (:func:`train_many`), both with the recipe of :mod:`nadcore.train.recipe`.
+"""The book's one SGD loop, :func:`sgd_epochs`, and its two everyday uses: one model
+(:func:`train_classifier`) and M models of one architecture at once (:func:`train_many`).
 
-``train_many`` trains M independent copies of a small architecture (each with its own
-initialisation, dataset and batch order) in one vectorised program (:func:`batched_forward`)
-with the semantics of M calls of ``train_classifier``: same schedule, per-model clipping, same
-batches given the same generators. Both take their steps with the one SGD update,
-:func:`nadcore.train.recipe.sgd_step`, on parameters stacked along a first axis (one model: a
-stack of one).
+:func:`sgd_epochs` trains M independent runs (each with its own parameters, dataset and batch
+order) with the recipe of :mod:`nadcore.train.recipe`: a fresh permutation per run and epoch from
+the run's generator, the learning rate of :func:`~nadcore.train.recipe.lr_at`, the losses of
+:func:`~nadcore.train.recipe.per_sample_losses` and the one update
+:func:`~nadcore.train.recipe.sgd_step` on parameters stacked along a first axis of M. What varies
+is only the *forward*, ``forward(params, xb) -> (M, B, K)``, plugged into the loop:
+
+* :func:`train_classifier`, one run: the model itself (``functional_call`` on a stack of one;
+  BatchNorm updates its running statistics, Dropout draws from a seeded global generator);
+* :func:`train_many`, M runs of a network without buffers or randomness: :func:`batched_forward`,
+  ``vmap`` of ``functional_call`` or, where one applies, a hand-vectorised kernel of
+  :mod:`nadcore.kernels.batched` (LeNet's grouped convolutions, LogReg, MLP);
+* :func:`nadcore.train.train_side_by_side`, M runs of any architecture (BatchNorm and Dropout
+  included): ``vmap`` over stacked parameters and buffers with per-run dropout masks.
+
+So M runs side by side equal M calls of ``train_classifier`` up to float reassociation, which
+``tests/test_train.py`` and ``tests/test_side_by_side.py`` check.
 """
 from __future__ import annotations
 
@@ -23,10 +34,99 @@ from nadcore.kernels.batched import vectorised_forward
 from nadcore.kernels.cpu import keep_freed_memory
 from nadcore.nets.init import seeded_global_rng
 from nadcore.runtime import resolve_device
-from nadcore.train.recipe import (TrainResult, as_tensor, evaluate, input_dtype, loss_and_correct, lr_at,
-                                  num_outputs, per_sample_losses, prepare_labels, resolve_loss, sgd_step)
+from nadcore.train.recipe import (TrainResult, as_tensor, evaluate, input_dtype, lr_at, num_outputs,
+                                  per_sample_losses, prepare_labels, resolve_loss, sgd_step)
 
-__all__ = ["train_classifier", "train_many", "batched_forward", "supports_train_many"]
+__all__ = ["sgd_epochs", "evaluate_stacked", "results", "runs_and_generators", "train_classifier", "train_many", "batched_forward",
+           "supports_train_many", "stack_inputs"]
+
+
+# --------------------------------------------------------------------------------------------
+# The loop
+# --------------------------------------------------------------------------------------------
+def sgd_epochs(forward, params: list, x: torch.Tensor, t: torch.Tensor, generators, *, epochs: int,
+               batch_size: int, max_lr: float, momentum: float, weight_decay: float,
+               clip_grad_norm: float | None, schedule: str, kind: str):
+    """Train M runs in place: ``params`` (tensors stacked on a first axis of M) on ``x``
+    (M, n, ...) with targets ``t`` (M, n) prepared for ``kind`` (the loss), the batch order of
+    run m drawn from ``generators[m]``. ``forward(leaves, xb)`` maps the parameters (leaves of
+    the step's graph) and a batch (M, B, ...) to outputs (M, B, K). Returns ``iter_loss``
+    (M, epochs * batches) as numpy, and ``epoch_loss``, ``epoch_acc`` (M, epochs): the running
+    mean loss and accuracy over each epoch's batches. A parameter that the loss does not reach
+    gets a zero gradient."""
+    M, n = x.shape[0], x.shape[1]
+    dev = x.device
+    nb = math.ceil(n / batch_size)
+    iter_loss = torch.zeros(M, epochs * nb, dtype=torch.float32, device=dev)
+    epoch_loss, epoch_acc = np.zeros((M, epochs)), np.zeros((M, epochs))
+    offsets = torch.arange(M, device=dev)[:, None] * n
+    x_flat, t_flat = x.reshape(M * n, *x.shape[2:]), t.reshape(-1)
+    bufs, it = None, 0
+    for epoch in range(epochs):
+        perm = torch.stack([torch.randperm(n, generator=g) for g in generators]).to(dev)  # (M, n)
+        loss_sum = torch.zeros(M, device=dev)
+        correct_sum = torch.zeros(M, device=dev, dtype=torch.int64)
+        for b in range(nb):
+            idx = perm[:, b * batch_size:(b + 1) * batch_size]             # (M, B)
+            flat = (idx + offsets).reshape(-1)
+            xb = x_flat.index_select(0, flat).reshape(M, -1, *x.shape[2:])  # (M, B, ...)
+            tb = t_flat.index_select(0, flat).reshape(M, -1)                # (M, B)
+            leaves = [p.detach().requires_grad_(True) for p in params]
+            per, correct = per_sample_losses(forward(leaves, xb), tb, kind)  # (M, B), (M,)
+            losses = per.mean(1)
+            grads = torch.autograd.grad(losses.sum(), leaves, allow_unused=True)
+            grads = [torch.zeros_like(p) if g is None else g for p, g in zip(leaves, grads)]
+            bufs = sgd_step(params, grads, lr_at(it, nb, epochs, max_lr, schedule), momentum=momentum,
+                            weight_decay=weight_decay, clip_grad_norm=clip_grad_norm, buffers=bufs)
+            with torch.no_grad():
+                ld = losses.detach()
+                iter_loss[:, it] = ld
+                loss_sum += ld * idx.shape[1]
+                correct_sum += correct
+            it += 1
+        epoch_loss[:, epoch] = (loss_sum / n).cpu().numpy()
+        epoch_acc[:, epoch] = correct_sum.cpu().numpy() / n
+    return iter_loss.cpu().numpy(), epoch_loss, epoch_acc
+
+
+@torch.no_grad()
+def evaluate_stacked(forward, params: list, x: torch.Tensor, t: torch.Tensor, kind: str,
+                     batch_size: int = 1000) -> tuple[list, list]:
+    """``(accuracies, mean losses)`` of M runs on their test sets ``x`` (M, n, ...), ``t`` (M, n),
+    batch by batch, ``forward`` as in :func:`sgd_epochs` (in evaluation mode)."""
+    M, n = x.shape[0], x.shape[1]
+    acc_sum = torch.zeros(M, dtype=torch.int64)
+    l_sum = torch.zeros(M, dtype=torch.float64)
+    for i in range(0, n, batch_size):
+        per, correct = per_sample_losses(forward(params, x[:, i:i + batch_size]), t[:, i:i + batch_size], kind)
+        l_sum += per.sum(1).double().cpu()
+        acc_sum += correct.cpu()
+    return (acc_sum.numpy() / n).tolist(), (l_sum / n).tolist()
+
+
+def runs_and_generators(models, generators) -> tuple[list, list]:
+    """The runs' models and their batch-order generators as lists, one ``torch.Generator`` each."""
+    models, generators = list(models), list(generators)
+    if len(generators) != len(models) or not all(isinstance(g, torch.Generator) for g in generators):
+        raise ValueError(f"need one torch.Generator per run for the batch order: {len(models)} runs, "
+                         f"{len(generators)} generators")
+    return models, generators
+
+
+def stack_inputs(xs, dtype=None) -> torch.Tensor:
+    """(M, n, ...) from a list of M (n, ...) tensors or arrays, or from one (M, n, ...) array."""
+    if isinstance(xs, (list, tuple)):
+        return torch.stack([as_tensor(x, dtype) for x in xs])
+    return as_tensor(xs, dtype)
+
+
+def results(iter_loss, epoch_loss, epoch_acc, test_acc, test_loss, epochs, seconds, cfg) -> list[TrainResult]:
+    """One :class:`TrainResult` per run from :func:`sgd_epochs`'s arrays and the test scores."""
+    return [TrainResult(train_acc=float(epoch_acc[i, -1]) if epochs else float("nan"),
+                        train_loss=float(epoch_loss[i, -1]) if epochs else float("nan"),
+                        test_acc=test_acc[i], test_loss=test_loss[i], epoch_loss=epoch_loss[i],
+                        epoch_acc=epoch_acc[i], iter_loss=iter_loss[i], iterations=iter_loss.shape[1],
+                        seconds=seconds, config=cfg) for i in range(iter_loss.shape[0])]
 
 
 # --------------------------------------------------------------------------------------------
@@ -91,52 +191,26 @@ def _train_classifier(model, x_train, y_train, epochs, batch_size, max_lr, momen
     kind = resolve_loss(loss, k)
     t = prepare_labels(y, kind, k).to(dev)
 
-    params = [p for p in model.parameters() if p.requires_grad]
-    stacked = [p.detach().unsqueeze(0) for p in params]  # views: a stack of one model for sgd_step
-    bufs = None
-    nb = math.ceil(n / batch_size)
-    total = epochs * nb
-    iter_loss = torch.zeros(total, dtype=torch.float32, device=dev)
-    epoch_loss = np.zeros(epochs)
-    epoch_acc = np.zeros(epochs)
-    model.train()
-    it = 0
-    for epoch in range(epochs):
-        perm = torch.randperm(n, generator=generator).to(dev)
-        loss_sum = torch.zeros((), device=dev)
-        correct_sum = torch.zeros((), device=dev, dtype=torch.int64)
-        for b in range(nb):
-            idx = perm[b * batch_size:(b + 1) * batch_size]
-            xb, tb = x[idx], t[idx]
-            out = model(xb)
-            l, c = loss_and_correct(out, tb, kind)
-            grads = torch.autograd.grad(l, params, allow_unused=True)  # unused parameters: zero gradient
-            grads = [torch.zeros_like(p) if g is None else g for p, g in zip(params, grads)]
-            bufs = sgd_step(stacked, [g.unsqueeze(0) for g in grads], lr_at(it, nb, epochs, max_lr, schedule),
-                            momentum=momentum, weight_decay=weight_decay, clip_grad_norm=clip_grad_norm,
-                            buffers=bufs)
-            ld = l.detach()
-            iter_loss[it] = ld
-            loss_sum += ld * len(idx)
-            correct_sum += c
-            it += 1
-        epoch_loss[epoch] = float(loss_sum) / n
-        epoch_acc[epoch] = int(correct_sum) / n
+    named = [(nm, p) for nm, p in model.named_parameters() if p.requires_grad]
+    names = [nm for nm, _ in named]
+    stacked = [p.detach().unsqueeze(0) for _, p in named]  # views: the model's own parameters, a stack of one
 
+    def forward(leaves, xb):
+        return functional_call(model, {nm: p[0] for nm, p in zip(names, leaves)}, (xb[0],))[None]
+
+    model.train()
+    iter_loss, epoch_loss, epoch_acc = sgd_epochs(
+        forward, stacked, x[None], t[None], [generator], epochs=epochs, batch_size=batch_size, max_lr=max_lr,
+        momentum=momentum, weight_decay=weight_decay, clip_grad_norm=clip_grad_norm, schedule=schedule, kind=kind)
     test_acc = test_loss = None
     if x_test is not None:
-        test_acc, test_loss = evaluate(model, x_test, y_test, batch_size=eval_batch_size,
-                                       device=dev, loss=kind)
+        test_acc, test_loss = evaluate(model, x_test, y_test, batch_size=eval_batch_size, device=dev, loss=kind)
     model.train()
     cfg = dict(epochs=epochs, batch_size=batch_size, max_lr=max_lr, momentum=momentum,
                weight_decay=weight_decay, clip_grad_norm=clip_grad_norm, loss=kind, n_train=n,
                schedule=schedule, channels_last=bool(channels_last))
-    return TrainResult(
-        train_acc=float(epoch_acc[-1]) if epochs else float("nan"),
-        train_loss=float(epoch_loss[-1]) if epochs else float("nan"),
-        test_acc=test_acc, test_loss=test_loss, epoch_loss=epoch_loss, epoch_acc=epoch_acc,
-        iter_loss=iter_loss.cpu().numpy(), iterations=total,
-        seconds=time.perf_counter() - t0, config=cfg)
+    return results(iter_loss, epoch_loss, epoch_acc, [test_acc], [test_loss], epochs,
+                    time.perf_counter() - t0, cfg)[0]
 
 
 # --------------------------------------------------------------------------------------------
@@ -169,12 +243,6 @@ def supports_train_many(model: nn.Module) -> bool:
     return not any(isinstance(m, _UNSUPPORTED) for m in model.modules())
 
 
-def _stack_datasets(xs, dtype=None) -> torch.Tensor:
-    if isinstance(xs, (list, tuple)):
-        return torch.stack([as_tensor(x, dtype) for x in xs])
-    return as_tensor(xs, dtype)
-
-
 def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, batch_size: int = 128,
                max_lr: float, momentum: float = 0.0, weight_decay: float = 0.0,
                clip_grad_norm: float | None = 0.5,
@@ -198,13 +266,10 @@ def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, 
     vectorised path ignores it), and raise otherwise.
     """
     t0 = time.perf_counter()
-    models = list(models)
+    models, generators = runs_and_generators(models, generators)
     M = len(models)
     if M == 0:
         return []
-    generators = list(generators)
-    if len(generators) != M:
-        raise ValueError(f"need one generator per model: {M} models, {len(generators)} generators")
     dev = resolve_device(device)
     if dev.type == "cpu":
         keep_freed_memory()
@@ -221,8 +286,8 @@ def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, 
                                  eval_batch_size=eval_batch_size, schedule=schedule,
                                  channels_last=channels_last) for i in range(M)]
 
-    x = _stack_datasets(xs_train, torch.float32).to(dev)
-    y = _stack_datasets(ys_train)
+    x = stack_inputs(xs_train, torch.float32).to(dev)
+    y = stack_inputs(ys_train)
     if x.shape[0] != M or y.shape[:2] != x.shape[:2]:
         raise ValueError(f"xs_train must be (M={M}, n, ...) and ys_train (M, n); got "
                          f"{tuple(x.shape)} and {tuple(y.shape)}")
@@ -238,74 +303,25 @@ def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, 
             raise ValueError("train_many needs models of one architecture (parameter names differ)")
     params = [torch.stack([dict(m.named_parameters())[nm].detach().to(dev) for m in models]).contiguous()
               for nm in names]
-    bufs = None
     f_batched = batched_forward(base, names)
-
-    nb = math.ceil(n / batch_size)
-    total = epochs * nb
-    iter_loss = torch.zeros(M, total, dtype=torch.float32, device=dev)
-    epoch_loss = np.zeros((M, epochs))
-    epoch_acc = np.zeros((M, epochs))
-    offsets = torch.arange(M, device=dev)[:, None] * n
-    x_flat = x.reshape(M * n, *x.shape[2:])
     base.train()
-    it = 0
-    for epoch in range(epochs):
-        perm = torch.stack([torch.randperm(n, generator=g) for g in generators]).to(dev)  # (M, n)
-        loss_sum = torch.zeros(M, device=dev)
-        correct_sum = torch.zeros(M, device=dev)
-        for b in range(nb):
-            idx = perm[:, b * batch_size:(b + 1) * batch_size]             # (M, B)
-            flat = (idx + offsets).reshape(-1)
-            xb = x_flat.index_select(0, flat).reshape(M, -1, *x.shape[2:])  # (M, B, C, H, W)
-            tb = t.reshape(-1).index_select(0, flat).reshape(M, -1)         # (M, B)
-            lr = lr_at(it, nb, epochs, max_lr, schedule)
-            leaves = [p.detach().requires_grad_(True) for p in params]
-            per, correct = per_sample_losses(f_batched(leaves, xb), tb, kind)  # (M, B), (M,)
-            losses = per.mean(1)
-            grads = torch.autograd.grad(losses.sum(), leaves)
-            bufs = sgd_step(params, grads, lr, momentum=momentum, weight_decay=weight_decay,
-                            clip_grad_norm=clip_grad_norm, buffers=bufs)
-            with torch.no_grad():
-                ld = losses.detach()
-                iter_loss[:, it] = ld
-                loss_sum += ld * idx.shape[1]
-                correct_sum += correct
-            it += 1
-        epoch_loss[:, epoch] = (loss_sum / n).cpu().numpy()
-        epoch_acc[:, epoch] = (correct_sum / n).cpu().numpy()
+    iter_loss, epoch_loss, epoch_acc = sgd_epochs(
+        f_batched, params, x, t, generators, epochs=epochs, batch_size=batch_size, max_lr=max_lr,
+        momentum=momentum, weight_decay=weight_decay, clip_grad_norm=clip_grad_norm, schedule=schedule, kind=kind)
 
-    # copy the trained parameters back and evaluate
-    with torch.no_grad():
+    with torch.no_grad():  # copy the trained parameters back
         for i, m in enumerate(models):
             pd = dict(m.named_parameters())
             for nm, p in zip(names, params):
                 pd[nm].copy_(p[i])
-    test_acc = [None] * M
-    test_loss = [None] * M
+    test_acc = test_loss = [None] * M
     if xs_test is not None:
-        xt = _stack_datasets(xs_test, torch.float32)
-        yt = _stack_datasets(ys_test)
-        tt = prepare_labels(yt.reshape(-1), kind, k).reshape(yt.shape[0], -1)
-        acc_sum = torch.zeros(M)
-        l_sum = torch.zeros(M)
-        with torch.no_grad():
-            for i in range(0, xt.shape[1], eval_batch_size):
-                xb = xt[:, i:i + eval_batch_size].to(dev)
-                tb = tt[:, i:i + eval_batch_size].to(dev)
-                per, correct = per_sample_losses(f_batched(params, xb), tb, kind)
-                l_sum += per.sum(1).cpu()
-                acc_sum += correct.cpu()
-        nt = xt.shape[1]
-        test_acc = (acc_sum / nt).tolist()
-        test_loss = (l_sum / nt).tolist()
-    seconds = time.perf_counter() - t0
-    il = iter_loss.cpu().numpy()
+        xt = stack_inputs(xs_test, torch.float32).to(dev)
+        yt = stack_inputs(ys_test)
+        tt = prepare_labels(yt.reshape(-1), kind, k).reshape(yt.shape[0], -1).to(dev)
+        test_acc, test_loss = evaluate_stacked(f_batched, params, xt, tt, kind, eval_batch_size)
     cfg = dict(epochs=epochs, batch_size=batch_size, max_lr=max_lr, momentum=momentum,
                weight_decay=weight_decay, clip_grad_norm=clip_grad_norm, loss=kind, n_train=n,
                batched=M, schedule=schedule)
-    return [TrainResult(train_acc=float(epoch_acc[i, -1]) if epochs else float("nan"),
-                        train_loss=float(epoch_loss[i, -1]) if epochs else float("nan"),
-                        test_acc=test_acc[i], test_loss=test_loss[i], epoch_loss=epoch_loss[i],
-                        epoch_acc=epoch_acc[i], iter_loss=il[i], iterations=total,
-                        seconds=seconds / M, config=cfg) for i in range(M)]
+    return results(iter_loss, epoch_loss, epoch_acc, test_acc, test_loss, epochs,
+                    (time.perf_counter() - t0) / M, cfg)

@@ -18,9 +18,8 @@ architecture, ResNet-18, VGG-11 and DenseNet-121 included, for a GPU:
 * each run's batch order comes from its own generator, exactly as in
   :func:`nadcore.train.train_classifier` (a fresh ``torch.randperm`` per epoch); the data of all
   runs stay on the device for the whole training;
-* the update is the book's one SGD step, :func:`nadcore.train.recipe.sgd_step` (per-run global
-  gradient clipping, momentum, weight decay), with the learning rate of
-  :func:`nadcore.train.recipe.lr_at` and the losses of :mod:`nadcore.train.recipe`.
+* the runs are trained by the book's one SGD loop, :func:`nadcore.train.loops.sgd_epochs`, with
+  this module's forward plugged in (the same update, schedule and losses as every other run).
 
 So R runs side by side equal R calls of ``train_classifier`` (for networks without dropout) up to
 floating-point reassociation, running statistics included (``tests/test_side_by_side.py``).
@@ -35,19 +34,17 @@ experiments' settings; ``channels_last`` and ``compile`` change them only by rou
 from __future__ import annotations
 
 import copy
-import math
 import time
 from typing import Sequence
 
-import numpy as np
 import torch
 import torch.nn as nn
 from torch.func import functional_call, stack_module_state, vmap
 
 from nadcore.kernels.cpu import keep_freed_memory
 from nadcore.runtime import resolve_device
-from nadcore.train.recipe import (TrainResult, as_tensor, input_dtype, lr_at, num_outputs,
-                                  per_sample_losses, prepare_labels, resolve_loss, sgd_step)
+from nadcore.train.loops import evaluate_stacked, results, runs_and_generators, sgd_epochs, stack_inputs
+from nadcore.train.recipe import TrainResult, input_dtype, num_outputs, prepare_labels, resolve_loss
 
 __all__ = ["train_side_by_side", "MaskedDropout", "AUTOCAST", "side_by_side_forward"]
 
@@ -158,14 +155,10 @@ def train_side_by_side(models: Sequence[nn.Module], xs_train, ys_train, *, epoch
     (None: on for CUDA, off on the CPU) and ``compile``. The trained parameters and buffers are
     copied back into ``models``; returns one :class:`TrainResult` per run."""
     t0 = time.perf_counter()
-    models = list(models)
+    models, generators = runs_and_generators(models, generators)
     R = len(models)
     if R == 0:
         return []
-    generators = list(generators)
-    if len(generators) != R or not all(isinstance(g, torch.Generator) for g in generators):
-        raise ValueError(f"need one torch.Generator per run for the batch order: {R} runs, "
-                         f"{len(generators)} generators")
     if autocast not in AUTOCAST:
         raise ValueError(f"autocast must be one of {AUTOCAST}, got {autocast!r}")
     dev = resolve_device(device)
@@ -190,9 +183,8 @@ def train_side_by_side(models: Sequence[nn.Module], xs_train, ys_train, *, epoch
                              f"(dropout_generators), got {len(dropout_generators)} for {R} runs")
 
     dtype = input_dtype(models[0])  # float32 (float64 in the exactness tests)
-    x = (torch.stack([as_tensor(a, dtype) for a in xs_train]) if isinstance(xs_train, (list, tuple))
-         else as_tensor(xs_train, dtype)).to(dev)
-    y = torch.stack([as_tensor(a) for a in ys_train]) if isinstance(ys_train, (list, tuple)) else as_tensor(ys_train)
+    x = stack_inputs(xs_train, dtype).to(dev)
+    y = stack_inputs(ys_train)
     if x.shape[0] != R or tuple(y.shape[:2]) != tuple(x.shape[:2]):
         raise ValueError(f"xs_train must be (R={R}, n, ...) and ys_train (R, n); got {tuple(x.shape)} "
                          f"and {tuple(y.shape)}")
@@ -230,39 +222,10 @@ def train_side_by_side(models: Sequence[nn.Module], xs_train, ys_train, *, epoch
             out = fwd(dict(zip(names, plist)), buffers, xb, masks)
         return out.float() if autocast else out  # the loss in float32 (or the models' float64)
 
-    bufs = None
-    nb = math.ceil(n / batch_size)
-    total = epochs * nb
-    iter_loss = torch.zeros(R, total, dtype=torch.float32, device=dev)
-    epoch_loss = np.zeros((R, epochs))
-    epoch_acc = np.zeros((R, epochs))
-    offsets = torch.arange(R, device=dev)[:, None] * n
-    x_flat = x.reshape(R * n, *x.shape[2:])
-    t_flat = t.reshape(-1)
-    it = 0
-    for epoch in range(epochs):
-        perm = torch.stack([torch.randperm(n, generator=g) for g in generators]).to(dev)  # (R, n)
-        loss_sum = torch.zeros(R, device=dev)
-        correct_sum = torch.zeros(R, device=dev, dtype=torch.int64)
-        for b in range(nb):
-            idx = perm[:, b * batch_size:(b + 1) * batch_size]
-            flat = (idx + offsets).reshape(-1)
-            xb = x_flat.index_select(0, flat).reshape(R, -1, *x.shape[2:])
-            tb = t_flat.index_select(0, flat).reshape(R, -1)
-            leaves = [p.detach().requires_grad_(True) for p in params]
-            per, correct = per_sample_losses(forward(leaves, xb, True), tb, kind)
-            losses = per.mean(1)
-            grads = torch.autograd.grad(losses.sum(), leaves)
-            bufs = sgd_step(params, list(grads), lr_at(it, nb, epochs, max_lr, schedule), momentum=momentum,
-                            weight_decay=weight_decay, clip_grad_norm=clip_grad_norm, buffers=bufs)
-            with torch.no_grad():
-                ld = losses.detach()
-                iter_loss[:, it] = ld
-                loss_sum += ld * idx.shape[1]
-                correct_sum += correct
-            it += 1
-        epoch_loss[:, epoch] = (loss_sum / n).cpu().numpy()
-        epoch_acc[:, epoch] = correct_sum.cpu().numpy() / n
+    iter_loss, epoch_loss, epoch_acc = sgd_epochs(
+        lambda leaves, xb: forward(leaves, xb, True), params, x, t, generators, epochs=epochs,
+        batch_size=batch_size, max_lr=max_lr, momentum=momentum, weight_decay=weight_decay,
+        clip_grad_norm=clip_grad_norm, schedule=schedule, kind=kind)
 
     with torch.no_grad():  # copy the trained runs back into their modules
         for i, m in enumerate(models):
@@ -273,32 +236,17 @@ def train_side_by_side(models: Sequence[nn.Module], xs_train, ys_train, *, epoch
                 bd[nm].copy_(buffers[nm][i])
             m.train()
 
-    test_acc, test_loss = [None] * R, [None] * R
+    test_acc = test_loss = [None] * R
     if xs_test is not None:
-        xt = (torch.stack([as_tensor(a, dtype) for a in xs_test]) if isinstance(xs_test, (list, tuple))
-              else as_tensor(xs_test, dtype)).to(dev)
-        yt = torch.stack([as_tensor(a) for a in ys_test]) if isinstance(ys_test, (list, tuple)) else as_tensor(ys_test)
+        xt = stack_inputs(xs_test, dtype).to(dev)
+        yt = stack_inputs(ys_test)
         tt = prepare_labels(yt.reshape(-1), kind, k).reshape(R, -1).to(dev)
-        acc_sum = torch.zeros(R, device=dev, dtype=torch.int64)
-        l_sum = torch.zeros(R, device=dev, dtype=torch.float64)
-        with torch.no_grad():
-            for i in range(0, xt.shape[1], eval_batch_size):
-                per, correct = per_sample_losses(forward(params, xt[:, i:i + eval_batch_size], False),
-                                                 tt[:, i:i + eval_batch_size], kind)
-                l_sum += per.sum(1).double()
-                acc_sum += correct
+        test_acc, test_loss = evaluate_stacked(lambda p, xb: forward(p, xb, False), params, xt, tt, kind,
+                                               eval_batch_size)
         base.train()
-        nt = xt.shape[1]
-        test_acc = (acc_sum.cpu().numpy() / nt).tolist()
-        test_loss = (l_sum / nt).cpu().tolist()
-    seconds = time.perf_counter() - t0
-    il = iter_loss.cpu().numpy()
     cfg = dict(epochs=epochs, batch_size=batch_size, max_lr=max_lr, momentum=momentum,
                weight_decay=weight_decay, clip_grad_norm=clip_grad_norm, loss=kind, n_train=n,
                schedule=schedule, side_by_side=R, autocast=autocast, channels_last=channels_last,
                compile=bool(compile))
-    return [TrainResult(train_acc=float(epoch_acc[i, -1]) if epochs else float("nan"),
-                        train_loss=float(epoch_loss[i, -1]) if epochs else float("nan"),
-                        test_acc=test_acc[i], test_loss=test_loss[i], epoch_loss=epoch_loss[i],
-                        epoch_acc=epoch_acc[i], iter_loss=il[i], iterations=total,
-                        seconds=seconds / R, config=cfg) for i in range(R)]
+    return results(iter_loss, epoch_loss, epoch_acc, test_acc, test_loss, epochs, (time.perf_counter() - t0) / R,
+                   cfg)
