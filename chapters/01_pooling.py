@@ -47,6 +47,7 @@ from nadcore.theory import pooling as theory
 from nadcore.book import setup
 from nadcore.book.evidence import exact_value
 from nadcore.chapters.pooling import figures as plots
+from nadcore.chapters.pooling import runs as simulation
 from nadcore.runtime import generator
 
 ch = setup("01_pooling", profile=profile, seed=seed, device=device, knobs=knobs)
@@ -192,8 +193,8 @@ ch.claim("thm1-blind", interval=exact_value(exact[blind].max(), "exact optimum f
 mc_sigmas = list(dict.fromkeys(list(cfg["sigmas"]) + [cfg["table_sigma"]]))
 rows = []
 for k, s in enumerate(mc_sigmas):
-    rows += theory.compare_theorem1_monte_carlo(cfg["mc_ells"], D, S, eps, s, cfg["mc_samples"],
-                                                generator(seed, 1, k, device=ch.device), phase=phase)
+    rows += simulation.compare_theorem1_monte_carlo(cfg["mc_ells"], D, S, eps, s, cfg["mc_samples"],
+                                                generator(seed, 1, k), phase=phase)
 mc = pd.DataFrame(rows)
 
 # %% tags=["nbval-check-output"]

@@ -58,6 +58,7 @@ from nadcore.chapters.linear_separability.quantities import rank_correlations
 from nadcore.nads import GROUPS, subspace_overlap
 from nadcore.chapters.nad_atlas import figures as atlasplots
 from nadcore.book.explorer import default_indices, nad_explorer
+from nadcore.runtime import threads
 from nadcore.theory.patches import alias_energy_fraction, token_alias_mask
 
 ch = setup("07_nad_atlas", profile=profile, seed=seed, device=device, knobs=knobs, model=model)
@@ -79,7 +80,7 @@ k = cfg["k"]
 # its noise.
 
 # %%
-with atlas.one_blas_thread():  # chapter 2's estimates of the paper's five, shared (cached)
+with threads(1, blas=True):  # chapter 2's estimates of the paper's five, shared (cached)
     shared = {a: ch.nads(s, "gradient")[0] for a, s in archs.items() if s in cfg["from_chapter2"]}
 own = atlas.atlas_nads({a: s for a, s in archs.items() if a not in shared}, cfg["networks"], ch.seed,
                        cache=ch.cache, device=ch.device)

@@ -11,6 +11,7 @@ This module imports nothing else from nadcore: every other layer may use it.
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -23,7 +24,7 @@ from typing import Iterable
 import numpy as np
 import torch
 
-__all__ = ["resolve_device", "derived_seed", "derived_seeds", "generator", "canonical", "digest",
+__all__ = ["threads", "resolve_device", "derived_seed", "derived_seeds", "generator", "canonical", "digest",
            "file_sha256", "source_digest", "commit_info", "machine_info", "cpu_model", "utc_now", "write_json_atomic"]
 
 
@@ -42,6 +43,29 @@ def resolve_device(device: str | torch.device = "auto") -> torch.device:
     if not (device == "cpu" or device.startswith("cuda") or device == "mps"):
         raise ValueError(f"unknown device {device!r}; use 'auto', 'cpu' or 'cuda[:N]'")
     return torch.device(device)
+
+
+@contextlib.contextmanager
+def threads(n: int | None = 1, device="cpu", blas: bool = False):
+    """The one place that limits threads: torch's intra-op threads set to ``n`` for the block
+    (None, or a device other than the CPU: unchanged), and with ``blas`` numpy's BLAS too
+    (threadpoolctl), then restored. Tiny CPU operations and many small eigendecompositions run
+    faster on one thread, above all on a busy 2-core machine, where threads wait on each other."""
+    if n is None or torch.device(device).type != "cpu":
+        yield
+        return
+    old = torch.get_num_threads()
+    torch.set_num_threads(int(n))
+    try:
+        if blas:
+            from threadpoolctl import threadpool_limits  # a dependency of nadcore; imported where used
+
+            with threadpool_limits(int(n), user_api="blas"):
+                yield
+        else:
+            yield
+    finally:
+        torch.set_num_threads(old)
 
 
 # --------------------------------------------------------------------------------------------

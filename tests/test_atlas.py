@@ -10,6 +10,7 @@ import torch
 from nadcore.book import claims, profiles
 from nadcore.chapters.nad_atlas import runs as atlas
 from nadcore.nads import NADResult, compute_nads, subspace_overlap
+from nadcore.runtime import threads
 from nadcore.theory.patches import alias_energy_fraction, token_alias_mask
 
 
@@ -83,7 +84,7 @@ def test_fingerprint_distances_and_tree_separate_two_families():
 
 
 def test_jackknife_statistic_brackets_the_estimate():
-    with atlas.one_blas_thread():
+    with threads(1, blas=True):
         r = compute_nads("logreg", (1, 8, 8), 64, seed=0, method="gradient", device="cpu", lanes=1)
     v, lo, hi = atlas.jackknife_statistic(r, lambda U: float(np.sum(U[:, :8] ** 2)), 4)
     assert lo <= v <= hi and hi - lo > 0

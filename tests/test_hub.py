@@ -8,7 +8,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
-from threadpoolctl import threadpool_limits
+from nadcore.runtime import threads
 
 import nadcore.__main__ as cli
 from nadcore import nads
@@ -37,7 +37,7 @@ def no_network(monkeypatch):
 def one_blas_thread():
     """NAD estimates end in 1024 x 1024 eigendecompositions: on a busy machine one BLAS thread is
     many times faster than several waiting on each other."""
-    with threadpool_limits(1, user_api="blas"):
+    with threads(1, blas=True):
         yield
 
 

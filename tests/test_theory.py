@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 import torch
 
+from nadcore.chapters.pooling import runs as simulation
+
 from nadcore.runtime import generator
 from nadcore.theory import linear_pooling as L
 from nadcore.theory import pooling as T
@@ -35,15 +37,20 @@ def test_aliasing_matrix_shape_and_values():
             T.check_pooling_shape(*bad)
 
 
-def test_one_cpu_thread_restores_the_callers_threads():
+def test_threads_limits_and_restores_the_callers_threads():
+    from threadpoolctl import threadpool_info
+
+    from nadcore.runtime import threads
     saved = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
-        with T.one_cpu_thread("cpu"):
+        with threads(1, "cpu"):
             assert torch.get_num_threads() == 1
         assert torch.get_num_threads() == 2
-        with T.one_cpu_thread("meta"):  # not the CPU: untouched
+        with threads(1, "meta"):  # not the CPU: untouched
             assert torch.get_num_threads() == 2
+        with threads(1, blas=True):
+            assert all(p["num_threads"] == 1 for p in threadpool_info() if p["user_api"] == "blas")
     finally:
         torch.set_num_threads(saved)
 
@@ -134,7 +141,7 @@ def test_theorem1_matches_monte_carlo():
     m_hat = T.average_pooling_prefilter(D, S)
     n = 20_000
     for i, ell in enumerate([1, 20, 40]):
-        acc, se = T.monte_carlo_accuracy_after_pooling(ell, D, S, 1.0, 1.0, n, generator(0, i))
+        acc, se = simulation.monte_carlo_accuracy_after_pooling(ell, D, S, 1.0, 1.0, n, generator(0, i))
         theory = T.bayes_accuracy_after_pooling(ell, m_hat, S, 1.0, 1.0)
         se0 = math.sqrt(theory * (1 - theory) / n)
         assert se == pytest.approx(math.sqrt(acc * (1 - acc) / n))
@@ -142,7 +149,7 @@ def test_theorem1_matches_monte_carlo():
             assert acc == 1.0
         else:
             assert abs(acc - theory) < 4 * se0, (ell, acc, theory)
-    rows = T.compare_theorem1_monte_carlo([16, 40], D, S, 1.0, 1.0, 5000, generator(1))
+    rows = simulation.compare_theorem1_monte_carlo([16, 40], D, S, 1.0, 1.0, 5000, generator(1))
     assert all(r["z"] < 4 for r in rows)
     assert rows[0]["exact"] < rows[0]["closed_form"] - 0.1     # cosine at l = M/2 loses more
 

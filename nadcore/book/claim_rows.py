@@ -9,7 +9,7 @@ import math
 import re
 from collections import Counter
 
-from nadcore.book.evidence import EVIDENCE, KINDS, number
+from nadcore.book.evidence import KINDS, number
 
 __all__ = ["FILES_DIR", "KIND_TITLES", "VERDICT_SIGNS", "VERDICT_COLOURS", "VERDICT_MARKERS", "OPS_TEXT",
            "clean_text", "parse_criterion", "kind_of", "profile_of", "num_or_none", "has_interval",

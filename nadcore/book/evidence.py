@@ -37,10 +37,11 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from scipy.stats import spearmanr
 from scipy.stats import t as student_t
 
 __all__ = ["VERDICTS", "KINDS", "EVIDENCE", "MUCH", "Interval", "t_interval", "accuracy_interval", "fisher_interval",
-           "jackknife_interval", "exact_value", "runs_interval", "difference_interval", "correlation_interval", "Criterion", "ClaimSpec", "Claim", "CLAIM_KEYS",
+           "jackknife_interval", "exact_value", "runs_interval", "difference_interval", "correlation_interval", "spearman", "Criterion", "ClaimSpec", "Claim", "CLAIM_KEYS",
            "write_claims", "read_claims", "seed_mean_halfwidth", "format_fixed", "seed_summary",
            "number", "fill_placeholders", "UNBOUNDED"]
 
@@ -186,6 +187,16 @@ def difference_interval(a, b, bounds=UNBOUNDED, what: str = "runs") -> Interval:
     half = float(student_t.ppf(0.975, dof)) * se
     return Interval(d, d - half, d + half, int(a.size + b.size),
                     f"Welch t-interval over {a.size} + {b.size} {what}", "groups").clipped(bounds)
+
+
+def spearman(a, b) -> float:
+    """Spearman's rank correlation of two equal-length sequences (ties get average ranks; NaN
+    pairs are left out; NaN when either side is constant)."""
+    a, b = np.ravel(np.asarray(a, dtype=np.float64)), np.ravel(np.asarray(b, dtype=np.float64))
+    ok = np.isfinite(a) & np.isfinite(b)
+    if ok.sum() < 2 or np.ptp(a[ok]) == 0 or np.ptp(b[ok]) == 0:
+        return float("nan")
+    return float(spearmanr(a[ok], b[ok])[0])
 
 
 def correlation_interval(r: float, n: int, spearman: bool = False, what: str = "points") -> Interval:

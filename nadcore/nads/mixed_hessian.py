@@ -31,6 +31,7 @@ from torch.func import functional_call, grad, jvp, vjp, vmap
 
 from nadcore.nads.estimators import evaluation_point
 from nadcore.nets import build_model, init_plan, spec_name
+from nadcore.theory.linear_pooling import linear_pooling_weights
 from nadcore.nets.init import draw_parameters
 from nadcore.runtime import derived_seeds
 
@@ -102,9 +103,7 @@ def linear_pooling_output(params: dict, x: torch.Tensor, m: torch.Tensor, S: int
     """``f(x) = theta^T A (m . phi . x)`` with ``A = (1/S) [I_M ... I_M]`` (the model of
     :func:`nadcore.theory.linear_pooling.train_linear_pooling_model`); ``params``: ``theta`` (M,),
     ``phi`` (D,)."""
-    D = x.shape[-1]
-    fold = torch.arange(D, device=x.device) % (D // S)
-    return (params["theta"][fold] * m * params["phi"] * x).sum(-1) / S
+    return (linear_pooling_weights(params["theta"], params["phi"], m, S) * x).sum(-1)
 
 
 def linear_pooling_moments(m, S: int, s_theta: float, s_phi: float) -> dict:

@@ -27,7 +27,7 @@ import math
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager, nullcontext
+from contextlib import nullcontext
 
 import numpy as np
 import torch
@@ -45,7 +45,7 @@ from nadcore.nads.covariance import (CHUNK, GROUPS, JACKKNIFE_K, OVERLAP_KS, Gro
 from nadcore.nads.estimators import (PRECISIONS, evaluation_points, input_gradient,
                                      input_sensitivity_secant, perturbation_batch, tf32_mode)
 from nadcore.nets import build_model, check_model_output, init_plan, spec_name
-from nadcore.runtime import resolve_device
+from nadcore.runtime import resolve_device, threads
 
 __all__ = ["compute_nads", "Sampler", "network_seeds", "sampling_path", "METHODS", "STRATEGIES", "BLOCKS"]
 
@@ -88,20 +88,6 @@ def sampling_path(strategy, model, plan, method, device, input_shape, precision=
         return "fast"
     small = _n_params(model) < 2_000_000
     return "vmap" if small and (method == "gradient" or device.type != "cpu") else "loop"
-
-
-@contextmanager
-def _torch_threads(n: int | None):
-    """torch's intra-op threads set to ``n`` for the block (None: unchanged), then restored."""
-    if n is None:
-        yield
-        return
-    old = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 class Sampler:
@@ -300,7 +286,7 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
     pool = ThreadPoolExecutor(lanes) if lanes > 1 else None
     # on a CPU every lane (and every sum) runs on one torch thread: torch's thread count is
     # process-wide, so it is set here, once, for the whole sampling
-    with _torch_threads(one_thread):
+    with threads(one_thread):
         try:
             for c in cps:
                 if pool is None:

@@ -11,10 +11,21 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from nadcore.theory.pooling import check_pooling_shape, one_cpu_thread
+from nadcore.runtime import threads
+from nadcore.theory.pooling import check_pooling_shape
 
-__all__ = ["zeta", "expected_hessian_phi", "empirical_hessian_phi", "train_linear_pooling_model",
+__all__ = ["linear_pooling_weights", "zeta", "expected_hessian_phi", "empirical_hessian_phi", "train_linear_pooling_model",
            "convergence_iteration", "expected_gradient_covariance", "expected_mixed_gram"]
+
+
+def linear_pooling_weights(theta, phi, m, S: int):
+    """The deep linear model of pooling as one linear map: ``f(x) = theta^T A (m . phi . x) =
+    c . x`` with ``c = (A^T theta) . m . phi``, ``A = (1/S) [I_M ... I_M]`` (input bin ``t`` feeds
+    output bin ``t mod M``). ``theta`` (..., M), ``phi`` and ``m`` (..., D), torch tensors; any
+    leading batch axes broadcast. With ``phi`` replaced by ``x`` it is ``grad_phi f``."""
+    D = phi.shape[-1]
+    fold = torch.arange(D, device=phi.device) % (D // S)
+    return theta[..., fold] * m * phi / S
 
 
 def zeta(ell, m, eps: float, sigma: float):
@@ -58,7 +69,7 @@ def empirical_hessian_phi(ell: int, m, eps: float, sigma: float, s_theta: float,
     x = sigma * torch.randn(n, D, **kw)
     x[:, ell % D] += eps * y
     theta = s_theta * torch.randn(n, M, **kw)
-    g = theta[:, torch.arange(D, device=dev) % M] / S * m_t * x
+    g = linear_pooling_weights(theta, x, m_t, S)  # grad_phi f
     return (2 * g.T @ g / n).cpu().numpy()
 
 
@@ -95,9 +106,9 @@ def train_linear_pooling_model(ell: int, D: int, S: int, m, eps: float, sigma: f
     G = torch.einsum("rnd,rne->rde", x, x) / n_train
     b = torch.einsum("rn,rnd->rd", y, x) / n_train
     losses = torch.empty(R, iters + 1, dtype=torch.float64, device=dev)
-    with one_cpu_thread(dev):
+    with threads(1, dev):
         for it in range(iters + 1):
-            c = theta[:, fold] * m_t * phi / S           # f(x) = c . x, shape (R, D)
+            c = linear_pooling_weights(theta, phi, m_t, S)  # f(x) = c . x, shape (R, D)
             losses[:, it] = 1.0 - 2.0 * (c * b).sum(1) + torch.einsum("rd,rde,re->r", c, G, c)
             if it == iters:
                 break
@@ -105,7 +116,7 @@ def train_linear_pooling_model(ell: int, D: int, S: int, m, eps: float, sigma: f
             xb, yb = x[rows, idx], y[rows, idx]                           # (R, B, D), (R, B)
             resid = yb - torch.einsum("rbd,rd->rb", xb, c)
             grad_c = -2.0 * torch.einsum("rb,rbd->rd", resid, xb) / batch   # dJ/dc
-            grad_phi = grad_c * theta[:, fold] * m_t / S
+            grad_phi = grad_c * linear_pooling_weights(theta, torch.ones_like(phi), m_t, S)
             grad_theta = torch.zeros(R, M, dtype=torch.float64, device=dev).index_add_(
                 1, fold, grad_c * m_t * phi / S)
             phi = phi - lr * grad_phi

@@ -23,35 +23,17 @@ Conventions (used throughout this module)
 """
 from __future__ import annotations
 
-import contextlib
 import math
 
 import numpy as np
-import torch
 
 __all__ = [
     "aliasing_matrix", "average_pooling_prefilter", "ideal_lowpass_prefilter", "pooling_operator",
     "real_fourier_direction", "Q", "Phi", "gamma", "gamma_real", "bayes_accuracy_after_pooling",
-    "linear_snr", "bayes_accuracy_linear", "optimal_linear_classifier",
-    "monte_carlo_accuracy_after_pooling", "compare_theorem1_monte_carlo",
+    "linear_snr", "bayes_accuracy_linear", "stacked_pooling_operator_2d", "bayes_accuracy_map", "optimal_linear_classifier",
 ]
 
 _TOL = 1e-12  # relative threshold under which a spectral energy counts as exactly zero
-
-
-@contextlib.contextmanager
-def one_cpu_thread(device):
-    """Run tiny CPU tensor ops on one thread: intra-op threading only adds latency at these sizes
-    (and a lot of it on a busy machine). Restores the caller's setting."""
-    if torch.device(device).type != "cpu":
-        yield
-        return
-    old = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(old)
 
 
 def check_pooling_shape(D: int, S: int) -> int:
@@ -288,6 +270,24 @@ def bayes_accuracy_linear(P: np.ndarray, v: np.ndarray, eps: float, sigma: float
     return float(Phi(eps * linear_snr(P, v) / sigma))
 
 
+def stacked_pooling_operator_2d(size: int, pools: int, S: int = 2) -> np.ndarray:
+    """The matrix of ``pools`` stacked S x S average poolings of a ``size`` x ``size`` image
+    (row-major pixels): the separable 2-D operator ``kron(P, P)``, P the 1-D product of
+    :func:`pooling_operator` s."""
+    P, d = np.eye(size), size
+    for _ in range(pools):
+        P, d = pooling_operator(d, S) @ P, d // S
+    return np.kron(P, P)
+
+
+def bayes_accuracy_map(P: np.ndarray, directions, eps: float, sigma: float) -> np.ndarray:
+    """Theorem 1 over many directions: :func:`bayes_accuracy_linear` after the linear layer
+    ``P`` for each unit direction of ``directions`` (flattened). For LeNet's two poolings (a
+    linear stand-in for its max poolings), ``P = stacked_pooling_operator_2d(32, 2)``."""
+    return np.array([bayes_accuracy_linear(P, np.asarray(v, dtype=np.float64).reshape(-1), eps, sigma)
+                     for v in directions])
+
+
 def optimal_linear_classifier(P: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Weights ``w`` of the Bayes classifier ``sign(w^T z)`` for ``z = P x``, ``x ~ D(v)``.
 
@@ -304,64 +304,3 @@ def optimal_linear_classifier(P: np.ndarray, v: np.ndarray) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # Monte Carlo check of Theorem 1 in pixel space
 # --------------------------------------------------------------------------------------------
-
-def monte_carlo_accuracy_after_pooling(ell: int, D: int, S: int, eps: float, sigma: float, n: int,
-                                       generator: torch.Generator, phase: float = 0.0,
-                                       kind: str = "average", m_hat=None, chunk: int = 25_000,
-                                       dtype: torch.dtype = torch.float32):
-    """Monte Carlo accuracy of the optimal linear classifier on pooled samples of ``D(v_l)``.
-
-    Draws ``n`` samples ``x = eps y v + w``, ``w ~ N(0, sigma^2 (I - v v^T))``, with ``v`` the real
-    direction :func:`real_fourier_direction` ``(ell, D, phase)``, applies the pooling matrix
-    :func:`pooling_operator` in pixel space, and classifies with :func:`optimal_linear_classifier`
-    (the known-covariance LDA rule). Returns ``(accuracy, standard_error)`` with
-    ``standard_error = sqrt(acc (1 - acc) / n)``. Sampling runs on ``generator.device`` in
-    ``dtype`` (float32 by default: 4x faster sampling; single precision moves no decision
-    boundary by a measurable amount at these sizes).
-    """
-    dev = generator.device
-    P_np = pooling_operator(D, S, kind=kind, m_hat=m_hat)
-    v_np = real_fourier_direction(ell, D, phase)
-    w_np = optimal_linear_classifier(P_np, v_np)
-    w_np = w_np / max(np.abs(w_np).max(), 1e-300)
-    P = torch.as_tensor(P_np, dtype=dtype, device=dev)
-    v = torch.as_tensor(v_np, dtype=dtype, device=dev)
-    w = torch.as_tensor(w_np, dtype=dtype, device=dev)
-    correct = 0
-    done = 0
-    while done < n:
-        b = min(chunk, n - done)
-        y = torch.randint(0, 2, (b,), generator=generator, device=dev).to(dtype) * 2 - 1
-        g = torch.randn(b, D, generator=generator, dtype=dtype, device=dev)
-        x = torch.addr(g, g @ v, v, alpha=-1.0).mul_(sigma)        # w ~ N(0, sigma^2 (I - v v^T))
-        x.addr_(y, v, alpha=eps)                                   # x = eps y v + w
-        z = x @ P.T                                                # the pooling layer
-        pred = torch.where(z @ w >= 0, 1.0, -1.0).to(dtype)
-        correct += int((pred == y).sum().item())
-        done += b
-    acc = correct / n
-    return acc, math.sqrt(max(acc * (1 - acc), 0.0) / n)
-
-
-def compare_theorem1_monte_carlo(ells, D: int, S: int, eps: float, sigma: float, n: int,
-                                 generator: torch.Generator, phase: float = 0.0) -> list[dict]:
-    """Rows ``{ell, sigma, closed_form, exact, mc, stderr, z}`` comparing Theorem 1 with simulation.
-
-    ``closed_form``: the paper's formula :func:`bayes_accuracy_after_pooling` (``phase=None``);
-    ``exact``: :func:`bayes_accuracy_linear` for the real direction actually sampled;
-    ``mc``/``stderr``: :func:`monte_carlo_accuracy_after_pooling` (average pooling);
-    ``z = |mc - exact| / sqrt(exact (1 - exact) / n)`` (0 when both are exactly 1).
-    """
-    m_hat = average_pooling_prefilter(D, S)
-    P = pooling_operator(D, S)
-    rows = []
-    for ell in ells:
-        closed = float(bayes_accuracy_after_pooling(ell, m_hat, S, eps, sigma))
-        exact = bayes_accuracy_linear(P, real_fourier_direction(ell, D, phase), eps, sigma)
-        mc, se = monte_carlo_accuracy_after_pooling(ell, D, S, eps, sigma, n, generator, phase)
-        se0 = math.sqrt(exact * (1 - exact) / n)
-        diff = abs(mc - exact)
-        z = diff / se0 if se0 > 0 else (0.0 if diff == 0 else math.inf)
-        rows.append(dict(ell=int(ell), sigma=float(sigma), closed_form=closed, exact=exact,
-                         mc=mc, stderr=se, z=z))
-    return rows

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import spearmanr
 
-from nadcore.data.directions import fourier_basis_vector
 from nadcore.nads.covariance import OVERLAP_KS
 from nadcore.nads.published import FIG6_COLUMNS, load_published_fig6, published_fig1_map
-from nadcore.theory.pooling import bayes_accuracy_linear, pooling_operator
+from nadcore.book.evidence import spearman
+from nadcore.data.directions import fourier_basis_vector
+from nadcore.theory.pooling import bayes_accuracy_map, stacked_pooling_operator_2d
 
 __all__ = ["iterations_to_loss", "censored_iterations", "frequency_radius", "cell_radius", "band_means",
            "nad_index_summary", "rank_correlations", "fourier_table", "nad_index_table",
@@ -107,17 +107,11 @@ def nad_index_summary(indices, acc, eigenvalues, first: int = 10, beyond: int = 
 
 
 def rank_correlations(acc, reference) -> np.ndarray:
-    """Spearman rank correlation of each seed's accuracies (seeds, K) with ``reference`` (K,),
-    e.g. the eigenvalues of the trained NADs or the published accuracies at the same indices:
-    one value per seed (NaN where either side is constant)."""
-    a = np.atleast_2d(np.asarray(acc, dtype=np.float64))
-    ref = np.asarray(reference, dtype=np.float64)
-    out = []
-    for row in a:
-        ok = np.isfinite(row) & np.isfinite(ref)
-        same = np.ptp(row[ok]) == 0 or np.ptp(ref[ok]) == 0 if ok.sum() > 1 else True
-        out.append(float("nan") if same else float(spearmanr(row[ok], ref[ok])[0]))
-    return np.array(out)
+    """Spearman rank correlation (:func:`nadcore.book.evidence.spearman`) of each seed's
+    accuracies (seeds, K) with ``reference`` (K,), e.g. the eigenvalues of the trained NADs or
+    the published accuracies at the same indices: one value per seed (NaN where either side is
+    constant)."""
+    return np.array([spearman(row, reference) for row in np.atleast_2d(np.asarray(acc, dtype=np.float64))])
 
 
 # --------------------------------------------------------------------------------------------
@@ -183,24 +177,14 @@ def split_half_table(results: dict):
 
 def pooling_bayes_map(frequencies, size: int = 32, pools: int = 2, epsilon: float = 1.0,
                       sigma: float = 3.0) -> np.ndarray:
-    """Theorem 1 on a grid: the Bayes accuracy on D(v(k1, k2)) (``x = epsilon y v + w``) after
-    ``pools`` stacked 2x2 average poolings of a ``size`` x ``size`` image (a linear stand-in for
-    LeNet's two max poolings), for each cell of ``frequencies`` ((k1, k2) pairs or a FourierGrid),
-    from :func:`nadcore.theory.pooling.bayes_accuracy_linear` with the separable 2-D pooling
-    operator. 0.5: the pooling blinds the direction; the Fourier direction is the data's
-    ``cos + sin`` of 2 pi (k1 m + k2 n) / size."""
-    P, d = np.eye(size), size
-    for _ in range(pools):
-        P, d = pooling_operator(d, 2) @ P, d // 2
-    P2 = np.kron(P, P)
-    m = np.arange(size)
+    """Theorem 1 on a grid (:func:`nadcore.theory.pooling.bayes_accuracy_map`): the Bayes
+    accuracy on D(v(k1, k2)) after ``pools`` stacked 2x2 average poolings of a ``size`` x ``size``
+    image (a linear stand-in for LeNet's two max poolings), for each cell of ``frequencies``
+    ((k1, k2) pairs or a FourierGrid), v the data's Fourier direction
+    (:func:`nadcore.data.fourier_basis_vector`). 0.5: the pooling blinds the direction."""
     freqs = frequencies.frequencies if hasattr(frequencies, "frequencies") else frequencies
-    out = []
-    for a, b in freqs:
-        theta = 2 * np.pi * (int(a) * m[:, None] + int(b) * m[None, :]) / size
-        v = (np.cos(theta) + np.sin(theta)).ravel()
-        out.append(bayes_accuracy_linear(P2, v / np.linalg.norm(v), epsilon, sigma))
-    return np.array(out)
+    V = [fourier_basis_vector(int(a), int(b), size).numpy() for a, b in freqs]
+    return bayes_accuracy_map(stacked_pooling_operator_2d(size, pools), V, epsilon, sigma)
 
 
 def fig1_regions(grid, low: int = 4, blind: int = 8, island: int = 12) -> dict:

@@ -13,7 +13,6 @@ import time
 from typing import Sequence
 
 import numpy as np
-import pandas as pd
 import torch
 
 from nadcore.book.cache import Cache

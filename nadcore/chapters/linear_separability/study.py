@@ -318,7 +318,7 @@ class Study:
                     settings={"indices": idx.tolist()})
 
     def secant_vs_gradient(self, runs: dict, published: dict, converged: dict) -> dict:
-        (si, sres, sr), (gi, gres, _) = runs["secant"], runs["gradient"]
+        (si, sres, sr), (gi, _, _) = runs["secant"], runs["gradient"]
         shared = [int(np.flatnonzero(si == i)[0]) for i in gi]
         secant = q.rank_correlations(sres["test_acc"][:, shared], sr.eigenvalues[gi])
         gradient = self.fig6_summary(runs, published).loc["gradient"]["spearman"].to_numpy()

@@ -26,7 +26,6 @@ import pandas as pd
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
 from scipy.stats import t as student_t
-from threadpoolctl import threadpool_limits
 
 from nadcore.book.cache import Cache
 from nadcore.book.nad_jobs import cached_nads
@@ -34,9 +33,10 @@ from nadcore.chapters.linear_separability.runs import directions_sweep
 from nadcore.nads.covariance import OVERLAP_KS, NADResult, subspace_overlap
 from nadcore.nets import build_model
 from nadcore.nets.hub import parameter_count
+from nadcore.runtime import threads
 from nadcore.theory.patches import alias_energy_fraction, token_alias_mask
 
-__all__ = ["one_blas_thread", "atlas_nads", "architecture_table", "fingerprint_distances", "distance_matrix",
+__all__ = ["atlas_nads", "architecture_table", "fingerprint_distances", "distance_matrix",
            "fingerprint_tree", "split_half_overlap", "noise_floor", "distinct_architectures", "describe_fingerprints", "jackknife_statistic",
            "alias_fractions", "random_directions", "index_sweep", "index_table"]
 
@@ -44,22 +44,14 @@ __all__ = ["one_blas_thread", "atlas_nads", "architecture_table", "fingerprint_d
 # --------------------------------------------------------------------------------------------
 # NADs of every architecture
 # --------------------------------------------------------------------------------------------
-def one_blas_thread():
-    """A context in which numpy's BLAS (OpenBLAS) uses one thread. A NAD estimate ends with a
-    dozen 1024 x 1024 eigendecompositions and QR factorisations; on a busy 2-core machine
-    OpenBLAS's threads wait on each other, and they measured 10 times slower with two threads
-    than with one (the same numbers up to rounding)."""
-    return threadpool_limits(1, user_api="blas")
-
-
 def atlas_nads(architectures: dict, networks, seed: int, *, method: str = "gradient",
                cache: Cache | None = None, device="auto", input_shape=(1, 32, 32)) -> dict:
     """``{label: NADResult}``: the ``method`` NADs of every ``label: spec`` of ``architectures``
     from ``networks`` random networks (an int, or ``{label: int}`` with a ``"default"``), cached.
 
-    The eigendecompositions behind each estimate run on one BLAS thread (:func:`one_blas_thread`)."""
+    The eigendecompositions behind each estimate run on one BLAS thread (:func:`nadcore.runtime.threads`)."""
     out = {}
-    with one_blas_thread():
+    with threads(1, blas=True):
         for label, spec in architectures.items():
             n = networks if isinstance(networks, int) else int(networks.get(label, networks["default"]))
             out[label] = cached_nads(spec, method, n, seed, input_shape=input_shape, cache=cache, device=device)

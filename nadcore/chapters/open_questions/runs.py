@@ -27,10 +27,10 @@ import time
 import numpy as np
 import pandas as pd
 import torch
-from scipy.stats import spearmanr
 
 from nadcore.data import cifar
 from nadcore.data.directions import FourierGrid, directional_train_test, low_frequency_fraction
+from nadcore.book.evidence import spearman
 from nadcore.book.runner import Job, run_jobs
 from nadcore.chapters.linear_separability.quantities import frequency_radius
 from nadcore.nads.covariance import subspace_overlap, top_eigenvectors
@@ -114,11 +114,6 @@ def alpha(eigenvalues, nads, directions, normalise: bool = True) -> np.ndarray:
     V = np.asarray(directions, dtype=np.float64).reshape(len(directions), -1)
     a = ((V @ U.T) ** 2) @ lam[: U.shape[0]]
     return a / lam.mean() if normalise else a
-
-
-def spearman(a, b) -> float:
-    """Spearman's rank correlation of two equal-length sequences (ties get average ranks)."""
-    return float(spearmanr(np.ravel(a), np.ravel(b))[0])
 
 
 def spectrum_summary(eigenvalues, nads, k: int = 16, radius: float = 8.0) -> dict:

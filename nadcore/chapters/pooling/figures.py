@@ -18,7 +18,7 @@ def plot_bayes_accuracy_after_pooling(rows: list[dict], D: int, S: int, eps: flo
 
     For every ``sigma``: Theorem 1's closed form (line, l = 0..D/2), the exact value for the real
     cosine direction where it differs (open circles), and the Monte Carlo estimates in ``rows``
-    (from :func:`nadcore.theory.compare_theorem1_monte_carlo`) with +-2 standard errors.
+    (from :func:`nadcore.chapters.pooling.runs.compare_theorem1_monte_carlo`) with +-2 standard errors.
     """
     m_hat = theory.average_pooling_prefilter(D, S)
     ells = np.arange(D // 2 + 1)
