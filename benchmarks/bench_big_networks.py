@@ -7,7 +7,8 @@ For each network spec (the registry's widths: ``resnet18?width=16`` ...) it time
 of the campaign's recipe (batch 128, one 32x32 channel, two outputs, cross-entropy, SGD with
 clipping; ``nadcore.train.train_classifier``'s step) in two layouts of the machine's two cores:
 one process with two torch threads, and two processes with one thread each (the campaign's
-``--workers 2``; their images/s add up). Both with channels-last memory, which the campaign uses.
+``--workers 2``; their images/s add up). Both with channels-last memory where the campaign's
+training uses it (``nadcore.train.loops.channels_last_applies``).
 
 FLOPs are the model's (``nadcore.nets.forward_flops``: multiply-adds x 2 of the convolutions and
 linear layers of one forward pass; a training step on one image counts 3x that). The peak is the
@@ -20,9 +21,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,10 +35,11 @@ import torch.nn.functional as F  # noqa: E402
 
 from common import load, machine, matmul_peak, median  # noqa: E402
 from nadcore.nets import build_model, forward_flops  # noqa: E402
+from nadcore.train.loops import channels_last_applies  # noqa: E402
 
 NETWORKS = ["resnet18?width=8", "resnet18?width=16", "resnet18?width=32", "vgg11?width=8", "vgg11?width=16",
             "vgg11?width=32", "densenet121?growth_rate=8", "densenet121?growth_rate=16"]
-QUICK = ["resnet18?width=4", "vgg11?width=4"]
+QUICK = ["resnet18?width=8", "vgg11?width=8"]
 BATCH, CELL_IMAGES, CELL_TEST = 128, 10000 * 20, 10000
 
 
@@ -58,8 +61,10 @@ def images_per_second(spec: str, steps: int, threads: int) -> float:
     """Training images/s of ``spec`` with ``threads`` torch threads (the median step of ``steps``
     after two warm-up steps)."""
     torch.set_num_threads(threads)
-    model = build_model(spec, 1, 2, seed=0).to(memory_format=torch.channels_last).train()
-    x = torch.randn(BATCH, 1, 32, 32).contiguous(memory_format=torch.channels_last)
+    model = build_model(spec, 1, 2, seed=0).train()
+    x = torch.randn(BATCH, 1, 32, 32)
+    if channels_last_applies(model, "cpu"):
+        model, x = model.to(memory_format=torch.channels_last), x.contiguous(memory_format=torch.channels_last)
     y = torch.randint(0, 2, (BATCH,))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
     times = []
@@ -80,7 +85,7 @@ def _worker(args):
 
 def measure(spec: str, steps: int) -> dict:
     one = images_per_second(spec, steps, 2)
-    with mp.get_context("spawn").Pool(2) as pool:
+    with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:  # a crashed worker raises
         two = sum(pool.map(_worker, [(spec, steps, 1)] * 2))
     flops = forward_flops(build_model(spec, 1, 2, seed=0), (1, 32, 32))
     best = max(one, two)
