@@ -1,8 +1,8 @@
-"""Evidence: intervals, criteria stated before a run, verdicts computed from them.
+"""Evidence: intervals, criteria written in code, verdicts computed from them.
 
 A *claim* is one statement that the book tests, e.g. "LeNet's test accuracy on the low
 frequencies exceeds its accuracy on the high ones by at least ..." (Fig. 1). Every claim is
-registered before any experiment runs (:class:`ClaimSpec`, one file per chapter in
+written down as a :class:`ClaimSpec` (in each chapter's ``claims.py``, gathered by
 :mod:`nadcore.book.claims`): what is claimed and where, its *kind*, the quantity that tests it,
 a comparison and a threshold, the range the quantity lives in, and the papers' own number where
 they state one. After the run the quantity comes with a 95% :class:`Interval`:
@@ -289,7 +289,7 @@ def fill_placeholders(text, values: dict):
 
 @dataclass(frozen=True)
 class ClaimSpec:
-    """A claim as registered before the run (see the module docstring).
+    """A claim as written down for the run (see the module docstring).
 
     ``statement``, ``quantity`` and ``paper_value_source`` may hold ``{name}`` placeholders
     (the chapter's settings and parameters, or values the chapter passes); ``threshold`` and
