@@ -8,11 +8,9 @@ nbval items); these tests read what those runs wrote beside the executed noteboo
 from __future__ import annotations
 
 import csv
-import importlib.util
 import json
 import math
 import re
-import sys
 from pathlib import Path
 
 import pytest
@@ -95,13 +93,9 @@ def test_every_figure_data_link_points_to_a_csv(smoke, stem):
 
 
 def test_scorecard_gathers_every_claim_once(smoke, tmp_path):
-    spec = importlib.util.spec_from_file_location("bb_facts", REPO / "scripts" / "build_book.py")
-    bb = importlib.util.module_from_spec(spec)
-    sys.modules["bb_facts"] = bb
-    spec.loader.exec_module(bb)
     total = sum(len(_claims(smoke, s)) for s in CHAPTERS)
     assert total >= 20, f"only {total} claims across the book"
-    card = bb.write_scorecard(smoke.executed, CHAPTERS)
+    card = smoke.bb.write_scorecard(smoke.executed, CHAPTERS)
     ids = [c["id"] for c in card["claims"]]
     assert len(ids) == total == len(set(ids))
     page = (smoke.executed / "scorecard.md").read_text()
