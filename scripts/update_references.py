@@ -18,10 +18,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
-sys.path.insert(0, str(ROOT / "scripts"))
+sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-import build_book as bb  # noqa: E402
+from nadcore.book import build as bb  # noqa: E402
 from reference_outputs import differences, load_reference, write_reference  # noqa: E402
 
 
