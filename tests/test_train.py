@@ -241,9 +241,10 @@ def test_channels_last_is_skipped_where_it_crashes_and_training_still_runs():
     from nadcore.train.loops import channels_last_applies
     narrow, wide = build_model("resnet18?width=4", 1, 2, seed=0), build_model("resnet18?width=8", 1, 2, seed=0)
     assert not channels_last_applies(narrow, "cpu") and channels_last_applies(wide, "cpu")
-    x = torch.randn(64, 1, 32, 32)
-    y = torch.randint(0, 2, (64,))
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(64, 1, 32, 32, generator=g)
+    y = torch.randint(0, 2, (64,), generator=g)
     with threads(1):  # the layout that crashed the process (ResNet-18 at width 4, one thread)
         r = train_classifier(narrow, x, y, epochs=1, batch_size=32, max_lr=0.01,
-                             generator=torch.Generator().manual_seed(0), channels_last=True)
+                             generator=g, channels_last=True)
     assert np.isfinite(r.train_loss)
