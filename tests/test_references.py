@@ -47,3 +47,8 @@ def test_trained_numbers_may_differ_a_little_and_nothing_else():
     assert not texts_agree(ref, ref.replace("Fig. 7", "Fig. 8"))
     assert not texts_agree(ref, ref.replace(">= 0.05", "<= 0.05"))    # text: exactly
     assert not texts_agree("a 0.5 b 0.5", "a 0.5")
+    # a table's "mean ± half-width" over 2 seeds (seen between two CPUs: one seed moved by 0.8)
+    row = "         0 55.1 ± 29.8 55.7 ± 17.4\n"
+    assert texts_agree(row, "         0 55.5 ± 19.9 56.6 ± 9.9\n")
+    assert not texts_agree(row, "         0 95.5 ± 19.9 56.6 ± 9.9\n")  # outside both intervals
+    assert not texts_agree(row, "         0 55.1 ± 29.8 55.7 ± 17.4 1\n")

@@ -209,9 +209,10 @@ class Chapter:
         n, d = self.cache.experiments()
         return f"{n} experiments (job configurations), digest {d}"
 
-    def figure_data(self, figure: str, frame) -> Path:
+    def figure_data(self, figure: str, frame) -> None:
         """Write the tidy table behind a figure to ``data/<chapter>/<figure>.csv`` and show a
-        "data" link to it (under the figure it belongs to)."""
+        "data" link to it (under the figure it belongs to). Returns nothing, so that a cell
+        that ends with it shows the link and no path of the machine that built the book."""
         path = self.out / "data" / self.name / f"{figure}.csv"
         path.parent.mkdir(parents=True, exist_ok=True)
         if "kernel_path" not in frame.columns:  # which kernels made the numbers (nadcore.kernels.path)
@@ -220,7 +221,6 @@ class Chapter:
         frame.to_csv(tmp, index=False, float_format="%.6g")
         os.replace(tmp, path)
         _show_markdown(f"{{download}}`data <data/{self.name}/{figure}.csv>` ({len(frame):,} rows)")
-        return path
 
     # ------------------------------------------------------------------ the end
     def finish(self, data=None, extra: dict | None = None) -> None:

@@ -51,4 +51,4 @@ SMOKE = dict(grid_ticks=[0, 16], dv=dict(sigma=1.0, epsilon=1.0, signal="paper",
              chunk=4, nad_networks=32, skip_nad_networks=32, eval_points=32,
              cifar_train=dict(epochs=1, max_lr=0.1, momentum=0.9, weight_decay=0.0, batch_size=128),
              max_train=256, max_test=128, removal_ks=[1, 16], linear_D=16, linear_draws=100,
-             hessian_networks=1, seeds=2, workers=1)
+             hessian_networks=5, seeds=2, workers=1)
