@@ -47,25 +47,16 @@ model = None             # your architecture, added to the atlas: a registry nam
 knobs = None             # settings to override, e.g. {"networks": {"default": 512}}
 
 # %%
-import numpy as np
-import pandas as pd
 from IPython.display import Markdown, display
 
 from nadcore.book import setup
-from nadcore.book.evidence import accuracy_interval, exact_value, fisher_interval, jackknife_interval
 from nadcore.chapters.nad_atlas import runs as atlas
-from nadcore.chapters.linear_separability.quantities import rank_correlations
-from nadcore.nads import GROUPS, subspace_overlap
-from nadcore.chapters.nad_atlas import figures as atlasplots
-from nadcore.book.explorer import default_indices, nad_explorer
-from nadcore.runtime import threads
-from nadcore.theory.patches import alias_energy_fraction, token_alias_mask
+from nadcore.chapters.nad_atlas.study import Study
 
-ch = setup("07_nad_atlas", profile=profile, seed=seed, device=device, knobs=knobs, model=model)
+ch = setup("07_nad_atlas", profile=profile, seed=seed, device=device, knobs=knobs,
+           model=model)
 cfg = ch.cfg
-archs = dict(cfg["architectures"], **({"your model": model} if model else {}))
-families = dict(cfg["families"], **({"your model": "yours"} if model else {}))
-k = cfg["k"]
+study = Study(ch, model)
 
 # %% [markdown]
 # ## The atlas
@@ -80,14 +71,10 @@ k = cfg["k"]
 # its noise.
 
 # %%
-with threads(1, blas=True):  # chapter 2's estimates of the paper's five, shared (cached)
-    shared = {a: ch.nads(s, "gradient")[0] for a, s in archs.items() if s in cfg["from_chapter2"]}
-own = atlas.atlas_nads({a: s for a, s in archs.items() if a not in shared}, cfg["networks"], ch.seed,
-                       cache=ch.cache, device=ch.device)
-results = {a: shared.get(a, own.get(a)) for a in archs}
-table = atlas.architecture_table(archs, families, results, k)
+results = study.atlas()  # chapter 2's estimates of the paper's five, shared (cached)
+table = study.architecture_table(results)
 ch.figure_data("architectures", table)
-print(table.drop(columns="spec").to_string(index=False, float_format=lambda v: f"{v:.3g}"))
+print(table.drop(columns="spec").to_string(index=False, float_format="{:.3g}".format))
 
 # %% [markdown]
 # The secant estimator of the authors' code (step 100, 2,048 forward passes per network) is
@@ -95,12 +82,9 @@ print(table.drop(columns="spec").to_string(index=False, float_format=lambda v: f
 # NADs with the gradient NADs of the same architecture says whether the two estimators agree.
 
 # %% tags=["nbval-check-output"]
-secant = atlas.atlas_nads({a: archs[a] for a in cfg["secant_networks"]}, {"default": 0, **cfg["secant_networks"]},
-                          ch.seed, method="secant", cache=ch.cache, device=ch.device)
-print(pd.DataFrame({a: {"networks": r.meta["networks"],
-                        f"overlap with gradient NADs, k={k}": subspace_overlap(r.nads, results[a].nads, k),
-                        f"secant split-half k={k}": atlas.split_half_overlap(r, k)}
-                    for a, r in secant.items()}).T.to_string(float_format=lambda v: f"{v:.3f}"))
+secant = study.secant_nads()
+agreement = study.secant_agreement(secant, results)
+print(agreement.to_string(float_format="{:.3f}".format))
 
 # %% [markdown]
 # ## Gallery
@@ -109,17 +93,14 @@ print(pd.DataFrame({a: {"networks": r.meta["networks"],
 # (zero frequency in the centre).
 
 # %%
-fig = atlasplots.gallery(results, (0, 1, 2), title="First NADs (exact gradient): pixels and Fourier energy")
-ch.figure_data("gallery", pd.concat([pd.DataFrame({"architecture": a, "nad_index": i,
-                                                   "pixel": np.arange(r.nads.shape[1]), "value": r.nads[i]})
-                                     for a, r in results.items() for i in (0, 1, 2)], ignore_index=True))
+fig = study.draw_gallery(results)
 
 # %% [markdown]
 # Browse them yourself (the same explorer as chapter 2): pick an architecture, then move the
 # slider over the NAD indices.
 
 # %%
-nad_explorer(results, indices=default_indices(1024, n=24, dense=8))
+study.explore_nads(results)
 
 # %% [markdown]
 # ## Fingerprints
@@ -133,21 +114,18 @@ nad_explorer(results, indices=default_indices(1024, n=24, dense=8))
 # each are apart.
 
 # %%
-pairs = atlas.fingerprint_distances(results, k)
+pairs = study.fingerprint_distances(results)
 M = atlas.distance_matrix(pairs, results)
 tree = atlas.fingerprint_tree(M)
-fig = atlasplots.fingerprint_map(M, list(results), tree, families, k)
-ch.figure_data("fingerprints", pairs.assign(family_a=pairs["a"].map(families), family_b=pairs["b"].map(families)))
+fig = study.draw_fingerprints(pairs, M, tree, results)
 
 # %% [markdown]
 # What the numbers say (this text is written by the code from the distances, not by hand):
 
 # %%
-floor = atlas.noise_floor(results, k)
-display(Markdown(atlas.describe_fingerprints(M, list(results), families, floor, cfg["clusters"])))
-distinct, told = atlas.distinct_architectures(M, results, floor)
-ch.claim("atlas-signature", interval=exact_value(len(distinct) / max(len(told), 1), "count over architectures"),
-         n_arch=len(told), networks=min(r.meta["networks"] for r in results.values()))
+floor = study.noise_floor(results)
+display(Markdown(study.describe_fingerprints(M, results, floor)))
+ch.claim("atlas-signature", **study.signature(M, results, floor))
 
 # %% [markdown]
 # ## Patch embeddings are pooling
@@ -173,28 +151,14 @@ ch.claim("atlas-signature", interval=exact_value(len(distinct) / max(len(told), 
 # put there).
 
 # %%
-alias = atlas.alias_fractions(results, (4, 8), k)
-fig = atlasplots.alias_bars(alias, title=f"Top-{k} NAD energy on the frequencies folded onto the token grid's zero")
-ch.figure_data("patch_alias", alias)
+alias = study.alias_fractions(results)
+fig = study.draw_alias(alias)
 
 # %% tags=["nbval-check-output"]
-def alias_claim(arch, p):
-    row = alias[(alias["architecture"] == arch) & (alias["patch"] == p)].iloc[0]
-    ch.claim(f"atlas-patch-{ {'ViT/4': 'vit4', 'ViT/8': 'vit8', 'MLP-Mixer/4': 'mixer'}[arch]}",
-             interval=jackknife_interval(row["fraction"], row["low"], row["high"], GROUPS, (0.0, 1.0)),
-             alias_count=int(token_alias_mask(32, p).sum()), networks=results[arch].meta["networks"])
-
-
-for arch, p in cfg["patch_models"].items():
-    if arch in ("ViT/4", "ViT/8", "MLP-Mixer/4") and arch in results:
-        alias_claim(arch, p)
+for claim, evidence in study.patch_alias_evidence(alias, results).items():
+    ch.claim(claim, **evidence)
 if {"ViT/4", "ViT/8"} <= set(results):
-    only8 = token_alias_mask(32, 8) & ~token_alias_mask(32, 4)
-    diff = [atlas.jackknife_statistic(results[a], lambda U: alias_energy_fraction(U, only8), k) for a in ("ViT/8", "ViT/4")]
-    half = np.hypot(diff[0][0] - diff[0][1], diff[1][0] - diff[1][1])  # independent networks: errors add in quadrature
-    d = diff[0][0] - diff[1][0]
-    ch.claim("atlas-patch-size-moves", interval=jackknife_interval(d, d - half, d + half, GROUPS, (-1.0, 1.0)),
-             networks=results["ViT/4"].meta["networks"])
+    ch.claim("atlas-patch-size-moves", **study.patch_size_moves(results))
 
 # %% [markdown]
 # ## Does the NAD index predict what a modern network learns?
@@ -209,32 +173,14 @@ if {"ViT/4", "ViT/8"} <= set(results):
 # (index below `first`) learned better than random directions.
 
 # %%
-data = {key: cfg[key] for key in ("n_train", "n_test", "sigma", "epsilon", "signal")}
-settings = {**data, **cfg["index_train"]}
-idx = np.array(cfg["index_indices"])
-frames = {}
-for arch, slug in cfg["index_models"].items():
-    r = results[arch]
-    rnd = atlas.random_directions(cfg["index_random"], r.nads.shape[1], ch.seed + 7)
-    sweep = atlas.index_sweep(archs[arch], r, idx, rnd, settings, seeds=ch.seeds, cache=ch.cache,
-                              executor=ch.executor(), chunk=cfg["chunk"], device=str(ch.device))
-    frames[arch] = atlas.index_table(arch, idx, sweep, ch.seeds, r.eigenvalues)
-fig = atlasplots.index_curves(frames, title="Test accuracy on D(v) along the NAD index; random directions as control")
-ch.figure_data("index_accuracy", pd.concat(frames.values(), ignore_index=True))
+frames = study.index_accuracy(results)
+fig = study.draw_index(frames)
 
 # %% tags=["nbval-check-output"]
 for arch, slug in cfg["index_models"].items():
-    df, r = frames[arch], results[arch]
-    nad = df[df["direction"] == "nad"].pivot(index="seed", columns="index", values="test_acc")
-    rho = rank_correlations(nad.to_numpy(), r.eigenvalues[nad.columns.to_numpy()])
-    first = nad[[i for i in nad.columns if i < cfg["first"]]].mean(axis=1)
-    random_acc = df[df["direction"] == "random"].groupby("seed")["test_acc"].mean()
-    fill = dict(n_idx=len(idx), n_seeds=len(ch.seeds), n_random=cfg["index_random"])
-    print(f"{arch}: Spearman per seed {np.round(rho, 3).tolist()}; first-NAD accuracy "
-          f"{np.round(first.to_numpy(), 3).tolist()}, random {np.round(random_acc.to_numpy(), 3).tolist()}")
-    ch.claim(f"atlas-index-{slug}-ranks", interval=fisher_interval(rho), networks=r.meta["networks"], **fill)
-    ch.claim(f"atlas-index-{slug}-vs-random",
-             interval=accuracy_interval((first - random_acc).to_numpy(), cfg["n_test"], difference=True), **fill)
+    print(study.describe_index(arch, frames, results))
+    ch.claim(f"atlas-index-{slug}-ranks", **study.index_ranks(arch, frames, results))
+    ch.claim(f"atlas-index-{slug}-vs-random", **study.index_vs_random(arch, frames))
 
 # %% [markdown]
 # ## Summary

@@ -37,8 +37,8 @@ from nadcore.runtime import threads
 from nadcore.theory.patches import alias_energy_fraction, token_alias_mask
 
 __all__ = ["atlas_nads", "architecture_table", "fingerprint_distances", "distance_matrix",
-           "fingerprint_tree", "split_half_overlap", "noise_floor", "distinct_architectures", "describe_fingerprints", "jackknife_statistic",
-           "alias_fractions", "random_directions", "index_sweep", "index_table"]
+           "fingerprint_tree", "split_half_overlap", "noise_floor", "distinct_architectures", "describe_fingerprints",
+           "jackknife_statistic", "alias_fractions", "random_directions", "index_sweep", "index_table"]
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,14 +8,15 @@ to 1 and zero-initialised heads drawn with std 0.02 where the defaults hide bloc
 gradient or make it zero). ``families``: label -> family, for the tables and the generated text
 only. ``from_chapter2``: registry names whose gradient NADs are chapter 2's (same seed, its
 number of networks on the profile: the book computes them once); ``networks``: random networks
-per other architecture for the gradient NADs (``{label: n}`` with a ``"default"``); ``secant_networks``: architectures that also get secant NADs (step 100), where
-affordable. ``k``: the top-k NAD subspace of the fingerprints and the patch test; ``clusters``:
-the groups the fingerprint tree is cut into for the text. ``patch_models``: label -> patch size
-of the architectures with a patch embedding (the test of ``nadcore.theory.patches``).
+per other architecture for the gradient NADs (``{label: n}`` with a ``"default"``);
+``secant_networks``: architectures that also get secant NADs (step 100), where affordable.
+``k``: the top-k NAD subspace of the fingerprints and the patch test; ``clusters``: the groups
+the fingerprint tree is cut into for the text. ``patch_models``: label -> patch size of the
+architectures with a patch embedding (the test of ``nadcore.theory.patches``).
 
 Fig. 6-style run: ``index_models`` (labels of small modern architectures of the atlas, whose
-NADs it shares), trained on D(u_i) for ``index_indices`` and on
-``index_random`` random directions (the control), ``seeds`` seeds; the data (``n_train``,
+NADs it shares), trained on D(u_i) for ``index_indices`` and on ``index_random`` random
+directions (the control), ``seeds`` seeds; the data (``n_train``,
 ``n_test``, ``sigma``, ``epsilon``, ``signal="paper"``: x = eps y v + noise, the paper's formula)
 and the SGD recipe ``index_train``; ``first``: NAD indices below it count as "first NADs";
 ``chunk`` runs per job, ``workers`` processes.
@@ -29,7 +30,8 @@ _MODERN = {
     "ResMLP/4": "timm:resmlp_12_224?patch_size=4&num_blocks=2&embed_dim=32&hub_head_std=0.02&hub_layer_scale=1.0",
     "ConvNeXt": "timm:convnext_atto?patch_size=2&depths=(2,2,2,2)&dims=(24,48,96,192)&ls_init_value=1.0",
     "ConvMixer/2": "timm:convmixer_768_32?dim=128&depth=8&patch_size=2&kernel_size=7",
-    "Swin": "timm:swin_tiny_patch4_window7_224?patch_size=2&window_size=4&embed_dim=48&depths=(2,2,2)&num_heads=(2,4,8)",
+    "Swin": ("timm:swin_tiny_patch4_window7_224?patch_size=2&window_size=4&embed_dim=48&depths=(2,2,2)"
+             "&num_heads=(2,4,8)"),
     "EfficientNet-B0": "timm:efficientnet_b0?channel_multiplier=0.5&depth_multiplier=0.5",
     "MobileNetV3-S": "timm:mobilenetv3_small_100",
     "RegNetX-200MF": "timm:regnetx_002?zero_init_last=False",
