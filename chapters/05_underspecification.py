@@ -57,27 +57,15 @@ knobs = None             # settings to override, e.g. {"concat_models": ["lenet"
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
+from IPython.display import Markdown
 
-from nadcore.data import cifar
-from nadcore.chapters.underspecification import runs as ux
 from nadcore.book import setup
-from nadcore.book.claims import specs
-from nadcore.book.evidence import accuracy_interval, seed_summary
-from nadcore.nads import complete_basis
 from nadcore.chapters.underspecification import figures as uplots
-from nadcore.chapters.linear_separability.runs import steps_per_run
+from nadcore.chapters.underspecification.study import Study
 
-ch = setup("05_underspecification", profile=profile, seed=seed, device=device, knobs=knobs,
-           data_root=data_root, subset_root=subset_root)
-cfg, paper = ch.cfg, ch.paper_cfg
-
-
-def per_model(setting: str, model: str, c=cfg):
-    """A per-model setting (a dict with a "default")."""
-    return c[setting].get(model, c[setting]["default"])
-
+ch = setup("05_underspecification", profile=profile, seed=seed, device=device,
+           knobs=knobs, data_root=data_root, subset_root=subset_root)
+study = Study(ch)
 
 # %% [markdown]
 # ## Which NADs
@@ -95,21 +83,8 @@ def per_model(setting: str, model: str, c=cfg):
 # directions is completed with its orthogonal complement (`nadcore.nads.complete_basis`).
 
 # %%
-nad_networks = {}   # spec -> networks behind its NADs (a claim's mc_fraction)
-
-
-def nad_basis(spec: str):
-    source = per_model("nad_source", spec)
-    r, where = ch.nads(spec, source=source,
-                       networks=cfg["gradient_networks"] if source == "gradient" else None)
-    nad_networks[spec] = r.meta["networks"]
-    return complete_basis(r.nads).astype(np.float32), where
-
-
-cifar_specs = {m: ux.cifar_spec(m) for m in cfg["cifar_models"]}
-bases = {spec: nad_basis(spec) for spec in dict.fromkeys([*cfg["concat_models"], *cifar_specs.values()])}
-for spec, (U, where) in bases.items():
-    print(f"{spec}: {where}; basis {U.shape[0]} x {U.shape[1]}")
+bases = study.nad_bases()
+print(study.nad_summary(bases))
 
 # %% [markdown]
 # ## What counts as reproduced
@@ -122,7 +97,8 @@ for spec, (U, where) in bases.items():
 # channel when that channel alone classifies at least 90% of the test samples. The boundary swings
 # from "completely parallel" to one axis to parallel to the other: 90 degrees, with each end
 # allowed 15 degrees (a swing of at least 60); a maximum-margin boundary has its normal within 10
-# degrees of 26.6. Switching the $\mathcal{D}(v)$ channel off "costs nothing" within 5 points. "Early" and "late" are the first and last NAD indices of the grid. A network
+# degrees of 26.6. Switching the $\mathcal{D}(v)$ channel off "costs nothing" within 5 points.
+# "Early" and "late" are the first and last NAD indices of the grid. A network
 # *fitted its training set* when its training accuracy over the last epoch is at least 95%. The
 # paper's networks all reach close-to-zero training loss, and several claims only make sense for a
 # network that fitted: "it ignores channel 1" says little about a network that learned nothing at
@@ -130,13 +106,7 @@ for spec, (U, where) in bases.items():
 # accuracies include the binomial noise of the finite test set.
 
 # %%
-early, late = cfg["concat_indices"][0], cfg["concat_indices"][-1]
-first, last = cfg["cifar_indices"][0], cfg["cifar_indices"][-1]
-FIT = 0.95          # training accuracy of a network that "fitted its training set"
-fill = dict(early=early, late=late, first=first, last=last)
-models = set(cfg["concat_models"]) | set(cfg["cifar_models"])
-ours = [i for i in specs(ch.name) if any(f"-{m}-" in i or i.endswith(f"-{m}") for m in models)]
-print(ch.criteria(ours, **fill))
+print(ch.criteria(study.claim_ids(), **study.fill))
 
 # %% [markdown]
 # ## What the `cpu` profile cuts
@@ -151,20 +121,8 @@ print(ch.criteria(ours, **fill))
 # set is absent.
 
 # %%
-def concat_steps(m):
-    """SGD steps of one D(v1)+D(v2) run of model m, here and in the paper."""
-    return dict(steps=steps_per_run(per_model("concat_train", m)),
-                paper_steps=steps_per_run(per_model("concat_train", m, paper)))
-
-
-print(pd.DataFrame([{"model": m, "NAD indices": str(cfg["concat_indices"]),
-                     "samples": per_model("concat_train", m)["n_train"],
-                     "epochs": per_model("concat_train", m)["epochs"],
-                     "paper: samples": per_model("concat_train", m, paper)["n_train"],
-                     "paper: epochs": per_model("concat_train", m, paper)["epochs"], **concat_steps(m)}
-                    for m in cfg["concat_models"]]).to_string(index=False))
-print(f"seeds: {len(ch.seeds)} (paper: {paper['seeds']}); test samples per run: {cfg['n_test']:,} "
-      f"(paper: {paper['n_test']:,})")
+print(study.fig2_budget_table().to_string(index=False))
+print(study.sample_sizes())
 
 # %% [markdown]
 # ## Experiment 1: two linearly separable channels
@@ -190,14 +148,8 @@ print(f"seeds: {len(ch.seeds)} (paper: {paper['seeds']}); test samples per run: 
 # profile's worker processes.
 
 # %%
-concat = {}
-for m in cfg["concat_models"]:
-    t = dict(per_model("concat_train", m))
-    concat[m] = ux.concat_grid_experiment(
-        m, bases[m][0], cfg["concat_indices"], seeds=ch.seeds, n_train=t.pop("n_train"), train=t,
-        **{k: cfg[k] for k in ("n_test", "eps1", "eps2", "sigma", "extent", "resolution")},
-        device=ch.device, chunk=cfg["concat_chunk"], cache=ch.cache, executor=ch.executor())
-concat_frame = pd.concat([r.frame().assign(model=m) for m, r in concat.items()], ignore_index=True)
+concat = study.fig2(bases)
+concat_frame = study.fig2_frame(concat)
 
 # %% [markdown]
 # Test accuracies in percent (mean $\pm$ half-width of the 95% t-interval over the seeds), the
@@ -205,13 +157,10 @@ concat_frame = pd.concat([r.frame().assign(model=m) for m, r in concat.items()],
 
 # %% tags=["nbval-check-output"]
 grid = ["v1_index", "v2_index"]
-names = {"acc_both": "both", "acc_first": "ch1 only", "acc_second": "ch2 only", "train_acc": "train"}
 for m in concat:
-    f = concat_frame[concat_frame.model == m]
-    table = seed_summary(f, grid, list(names)).rename(columns=names)
-    table["tilt (deg)"] = seed_summary(f, grid, ["angle"], scale=1, digits=0)["angle"]
-    print(f"{m}, {len(ch.seeds)} seeds: test accuracy (%) with both channels / channel 1 only / "
-          f"channel 2 only, train accuracy (%)\n{table.to_string(index=False)}")
+    print(f"{m}, {len(ch.seeds)} seeds: test accuracy (%) with both channels / "
+          "channel 1 only / channel 2 only, train accuracy (%)")
+    print(study.fig2_table(concat_frame, m).to_string(index=False))
 
 # %% [markdown]
 # The three accuracies as heatmaps (paper Fig. 2a; appendix Figs. 4 and 6). Rows are the NAD
@@ -241,11 +190,10 @@ for m, r in concat.items():
 # networks of the first seed; the tilt over all seeds follows.
 
 # %%
-pairs = [tuple(p) for p in cfg["section_pairs"]]
 for m, r in concat.items():
-    drawn = [p for p in pairs if p[0] in r.indices1 and p[1] in r.indices2]
-    uplots.cross_sections(r, drawn, seed_index=0,
-                          title=f"{m}: cross-sections of the decision boundary (seed {ch.seeds[0]})")
+    drawn = study.section_pairs(r)
+    title = f"{m}: cross-sections of the decision boundary (seed {ch.seeds[0]})"
+    uplots.cross_sections(r, drawn, seed_index=0, title=title)
     plt.show()
     ch.figure_data(f"fig2b-{m}", r.sections_frame(drawn, seed_index=0).assign(model=m))
 
@@ -263,9 +211,11 @@ for m, r in concat.items():
 # not fit its training set (two late NADs) the angle is noise and can fall outside $[0°, 90°]$.
 
 # %%
-uplots.angle_heatmaps(concat, title="Tilt of the decision boundary in the (v1, v2) plane")
+title = "Tilt of the decision boundary in the (v1, v2) plane"
+uplots.angle_heatmaps(concat, title=title)
 plt.show()
-ch.figure_data("fig2-tilt", concat_frame[["model", "seed", *grid, "angle", "train_acc"]])
+tilt = concat_frame[["model", "seed", *grid, "angle", "train_acc"]]
+ch.figure_data("fig2-tilt", tilt)
 
 # %% [markdown]
 # ### The claims of Sec. 3
@@ -278,38 +228,18 @@ ch.figure_data("fig2-tilt", concat_frame[["model", "seed", *grid, "angle", "trai
 # boundary parallel to one axis to one parallel to the other across the grid.
 
 # %% tags=["nbval-check-output"]
-def acc_iv(values):
-    """An accuracy's interval over the seeds, with the binomial noise of the n_test test samples."""
-    return dict(interval=accuracy_interval(values, cfg["n_test"]))
-
-
 if "mlp" in concat:
-    r, ok = concat["mlp"], {"the MLPs fitted their training sets": concat["mlp"].fitted(threshold=FIT)}
-    common = dict(preconditions=ok, networks=nad_networks["mlp"], **concat_steps("mlp"), **fill)
-    ch.claim("us-fig2-mlp-perfect", **acc_iv(np.asarray(r.acc_both).reshape(len(ch.seeds), -1).min(1)), **common)
-    ch.claim("us-fig2-mlp-uniform", **common,
-             values=np.max([r.spread(k) for k in ("acc_both", "acc_first", "acc_second")], axis=0))
-    ch.claim("us-fig2-mlp-tilt", values=r.spread("angle"), **common)
-for m, r in concat.items():
-    if m == "mlp" or f"us-fig2-{m}-switch" not in specs(ch.name):
-        continue
-    row, swap, ee = [(early, i2) for i2 in r.indices2], [(late, early)], [(early, early)]
-    fit = lambda cells: {f"{m} fitted its training sets at (v1, v2) = "  # noqa: E731
-                         + ", ".join(f"(u_{a}, u_{b})" for a, b in cells): r.fitted(cells, FIT)}
-    common = dict(networks=nad_networks[m], **concat_steps(m), **fill)
-    ch.claim(f"us-fig2-{m}-ch1-early", preconditions=fit(row), **common,
-             **acc_iv(np.mean([r.values("acc_first", *c) for c in row], axis=0)))
-    ch.claim(f"us-fig2-{m}-ch1-late", preconditions=fit(swap), **acc_iv(r.values("acc_first", late, early)),
-             **common)
-    ch.claim(f"us-fig2-{m}-switch", preconditions=fit(swap), **acc_iv(r.values("acc_second", late, early)),
-             **common)
-    ch.claim(f"us-fig2-{m}-max-margin", preconditions=fit(ee), **common,
-             values=r.values("angle", early, early))
-    ch.claim(f"us-fig2-{m}-tilt-range", preconditions=fit([(late, early), (early, late)]), **common,
-             values=r.values("angle", late, early) - r.values("angle", early, late))
-    ch.claim(f"us-fig2-{m}-late-poorer", preconditions=fit([(early, early), (late, late)]), **common,
-             interval=accuracy_interval(r.values("acc_both", early, early) - r.values("acc_both", late, late),
-                                        cfg["n_test"], difference=True))
+    ch.claim("us-fig2-mlp-perfect", **study.mlp_perfect(concat["mlp"]))
+    ch.claim("us-fig2-mlp-uniform", **study.mlp_uniform(concat["mlp"]))
+    ch.claim("us-fig2-mlp-tilt", **study.mlp_tilt(concat["mlp"]))
+for m in study.fig2_cnns(concat):
+    r = concat[m]
+    ch.claim(f"us-fig2-{m}-ch1-early", **study.ch1_early(m, r))
+    ch.claim(f"us-fig2-{m}-ch1-late", **study.ch1_late(m, r))
+    ch.claim(f"us-fig2-{m}-switch", **study.switch(m, r))
+    ch.claim(f"us-fig2-{m}-max-margin", **study.max_margin(m, r))
+    ch.claim(f"us-fig2-{m}-tilt-range", **study.tilt_range(m, r))
+    ch.claim(f"us-fig2-{m}-late-poorer", **study.late_poorer(m, r))
 
 # %% [markdown]
 # ## Experiment 2: binary CIFAR-10 with a linearly separable fourth channel
@@ -331,48 +261,23 @@ for m, r in concat.items():
 # images from the same description (`data_spec`); the cache key records their name, checksum and counts.
 
 # %% tags=["nbval-check-output"]
-data = cifar.load_cifar10(data_root, subset_root, max_train=cfg["max_train"], max_test=cfg["max_test"])
-desc = data.description
+data = study.cifar10()
 print(data.summary())
-y_te = cifar.binarise_labels(data.y_test)
-print(f"binary test labels: {int((y_te > 0).sum()):,} of +1 / {int((y_te < 0).sum()):,} of -1")
-data_spec = dict(root=data_root, subset_root=subset_root, max_train=cfg["max_train"], max_test=cfg["max_test"])
-data_key = dict(name=desc["name"], sha256=desc.get("sha256"), n_train=desc["n_train"], n_test=desc["n_test"])
-
-
-def cifar_steps(m, images=50000):
-    """SGD steps of one CIFAR-10 + D(v) run of model m, here and in the paper (50,000 images)."""
-    return dict(steps=steps_per_run({**per_model("cifar_train", m), "n_train": desc["n_train"]}),
-                paper_steps=steps_per_run({**per_model("cifar_train", m, paper), "n_train": images}))
-
-
-print(pd.DataFrame([{"model": m, "sigma": per_model("cifar_sigma", m), "NAD indices": str(cfg["cifar_indices"]),
-                     "images": desc["n_train"], "epochs": per_model("cifar_train", m)["epochs"],
-                     "paper: images": 50000, "paper: epochs": per_model("cifar_train", m, paper)["epochs"],
-                     **cifar_steps(m)} for m in cfg["cifar_models"]]).to_string(index=False))
+print(study.label_counts(data))
+print(study.fig3_budget_table(data).to_string(index=False))
 
 # %%
-cifar_runs = {}
-for m, spec in cifar_specs.items():
-    cifar_runs[m] = ux.cifar_dv_experiment(
-        spec, bases[spec][0], cfg["cifar_indices"], seeds=ch.seeds, data_spec=data_spec,
-        data_key=data_key, sigma=per_model("cifar_sigma", m), train=per_model("cifar_train", m),
-        eps=cfg["cifar_eps"], device=ch.device, chunk=cfg["cifar_chunk"], cache=ch.cache,
-        executor=ch.executor())
-cifar_frame = pd.concat([r.frame().assign(model=m) for m, r in cifar_runs.items()], ignore_index=True)
+cifar_runs = study.fig3(bases, data)
+cifar_frame = study.fig3_frame(cifar_runs)
 
 # %% tags=["nbval-check-output"]
 chance = 0.5
-transitions = {m: ux.phase_transition_index(r.indices, r.acc_dv.mean(0), chance)
-               for m, r in cifar_runs.items()}
-names = {"acc_all": "all", "acc_cifar": "CIFAR only", "acc_dv": "D(v) only", "train_acc": "train"}
-for m, r in cifar_runs.items():
-    table = seed_summary(cifar_frame[cifar_frame.model == m], ["nad_index"], list(names))
-    print(f"{m}, {len(ch.seeds)} seeds: test accuracy (%) with all channels / CIFAR only / D(v) only, "
-          f"train accuracy (%)\n{table.rename(columns=names).to_string(index=False)}")
-    idx, thr = transitions[m]
-    print(f"  phase transition (first index where the mean D(v)-only accuracy < {100 * thr:.1f}%, midway "
-          f"between chance and its maximum): {'none within the tested range' if idx is None else idx}")
+transitions = study.phase_transitions(cifar_runs, chance)
+for m in cifar_runs:
+    print(f"{m}, {len(ch.seeds)} seeds: test accuracy (%) with all channels / "
+          "CIFAR only / D(v) only, train accuracy (%)")
+    print(study.fig3_table(cifar_frame, m).to_string(index=False))
+    print(study.transition_text(transitions[m]))
 
 # %% [markdown]
 # The paper's Fig. 3: accuracy against the NAD index of $v$, mean over seeds with 95% t-intervals
@@ -381,8 +286,8 @@ for m, r in cifar_runs.items():
 # between chance and its maximum).
 
 # %%
-uplots.cifar_dv_curves(cifar_runs, transitions=transitions, chance=chance,
-                       title=f"Binary CIFAR-10 (+) D(v): {desc['n_train']:,} training images")
+title = f"Binary CIFAR-10 (+) D(v): {data.description['n_train']:,} training images"
+uplots.cifar_dv_curves(cifar_runs, transitions=transitions, chance=chance, title=title)
 plt.show()
 ch.figure_data("fig3", cifar_frame)
 
@@ -398,20 +303,13 @@ ch.figure_data("fig3", cifar_frame)
 
 # %% tags=["nbval-check-output"]
 for m, r in cifar_runs.items():
-    iv = lambda v, diff=False: accuracy_interval(v, desc["n_test"], difference=diff)  # noqa: E731
-    common = dict(networks=nad_networks[cifar_specs[m]], **cifar_steps(m), **fill)
     if m == "mlp":
-        ch.claim("us-fig3-mlp-simplicity", interval=iv(np.asarray(r.acc_dv).min(axis=1)), **common,
-                 preconditions={"the MLPs fitted their training sets": r.fitted(threshold=FIT)})
-        continue
-    if f"us-fig3-{m}-dv-early" not in specs(ch.name):
-        continue
-    for key, i, v, diff in (("dv-early", first, r.values("acc_dv", first), False),
-                            ("cifar-early", first, r.values("acc_cifar", first), False),
-                            ("dv-late", last, r.values("acc_dv", last), False),
-                            ("cifar-late", last, r.values("acc_all", last) - r.values("acc_cifar", last), True)):
-        ch.claim(f"us-fig3-{m}-{key}", interval=iv(v, diff), **common,
-                 preconditions={f"{m} fitted its training sets at u_{i}": r.fitted([i], FIT)})
+        ch.claim("us-fig3-mlp-simplicity", **study.mlp_simplicity(r))
+    elif study.registered(f"us-fig3-{m}-dv-early"):
+        ch.claim(f"us-fig3-{m}-dv-early", **study.dv_early(m, r))
+        ch.claim(f"us-fig3-{m}-cifar-early", **study.cifar_early(m, r))
+        ch.claim(f"us-fig3-{m}-dv-late", **study.dv_late(m, r))
+        ch.claim(f"us-fig3-{m}-cifar-late", **study.cifar_late(m, r))
 
 # %% [markdown]
 # ## Closing note: how to read the verdicts
@@ -435,19 +333,17 @@ for m, r in cifar_runs.items():
 # The scale caveats: fewer samples, epochs and NAD indices than the appendix (see the tables; each
 # claim reports its budget fraction), CIFAR-10's genuine subset when the full set is absent, and
 # $\sigma = 3$ for the MLP's $\mathcal{D}(v)$ channel, a harder problem for a linear separator
-# learned from a few thousand images than from the paper's 50,000. The `paper` profile (a GPU, the full CIFAR-10 under
-# `data_root`) runs the appendix's settings, including ResNet-18.
+# learned from a few thousand images than from the paper's 50,000. The `paper` profile (a GPU,
+# the full CIFAR-10 under `data_root`) runs the appendix's settings, including ResNet-18.
 
 # %% [markdown]
 # The verdicts of this run, computed from the intervals above:
 
 # %%
-from IPython.display import Markdown  # noqa: E402
-
 Markdown(ch.verdict_summary())
 
 # %% [markdown]
 # ## Reproducibility
 
 # %%
-ch.finish(data=desc["name"], extra={f"NADs of {s}": where for s, (_, where) in bases.items()})
+ch.finish(data=data.description["name"], extra=study.nad_sources(bases))

@@ -89,7 +89,8 @@ def angle_heatmaps(results: dict, *, title: str | None = None):
 def cross_sections(result, pairs, *, seed_index: int = 0, title: str | None = None):
     """Paper Fig. 2b: the network's decision regions in the plane spanned by ``v1 (+) 0``
     (horizontal) and ``0 (+) v2`` (vertical) for each ``(i1, i2)`` of ``pairs``, for the seed
-    ``result.seeds[seed_index]``, as computed by :func:`nadcore.chapters.underspecification.runs.decision_cross_section`.
+    ``result.seeds[seed_index]``, as computed by
+    :func:`nadcore.chapters.underspecification.runs.decision_cross_section`.
     Black line: the decision boundary (zero level set of the output); markers: the two class
     centres +-(eps1, eps2); dashed: the maximum-margin separator, for reference."""
     e1 = result.settings.get("eps1", 1.0)

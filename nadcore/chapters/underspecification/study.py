@@ -1,0 +1,326 @@
+"""Chapter 5's experiments on one chapter run's settings: the page calls one method per paper
+quantity (``study.fig2(bases)``, ``study.fig3(bases, data)``, the tables beside them) and one
+evidence method per claim, which returns the keywords of ``ch.claim`` (the measured values or
+interval, the values the claim's placeholders name, the budget, the networks behind the NADs and
+the preconditions).
+
+:class:`Study` holds what every run of the chapter shares (the settings of each network on the
+profile and on the paper's, the seeds, the NAD indices the claims call "early" and "late", the
+executor, the cache, the device) so that the page shows the science and not the plumbing. The
+runs are those of :mod:`nadcore.chapters.underspecification.runs` (cached jobs).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from nadcore.book.claims import specs
+from nadcore.book.evidence import accuracy_interval, seed_summary
+from nadcore.chapters.linear_separability.runs import steps_per_run
+from nadcore.chapters.underspecification import runs as ux
+from nadcore.data import cifar
+from nadcore.nads import complete_basis
+
+__all__ = ["Study", "FIT", "per_model"]
+
+#: training accuracy (over the last epoch) of a network that "fitted its training set"
+FIT = 0.95
+#: the images of the paper's CIFAR-10 training set
+PAPER_IMAGES = 50000
+FIG2_COLUMNS = {"acc_both": "both", "acc_first": "ch1 only", "acc_second": "ch2 only", "train_acc": "train"}
+FIG3_COLUMNS = {"acc_all": "all", "acc_cifar": "CIFAR only", "acc_dv": "D(v) only", "train_acc": "train"}
+
+
+def per_model(cfg: dict, setting: str, model: str):
+    """A per-model setting of ``cfg`` (a dict with a "default")."""
+    return cfg[setting].get(model, cfg[setting]["default"])
+
+
+class Study:
+    """Chapter 5 on the settings of ``ch`` (a :class:`nadcore.book.Chapter` whose parameters
+    name ``data_root`` and ``subset_root``)."""
+
+    def __init__(self, ch):
+        self.ch, self.cfg, self.paper = ch, ch.cfg, ch.paper_cfg
+        cfg = ch.cfg
+        self.early, self.late = cfg["concat_indices"][0], cfg["concat_indices"][-1]
+        self.first, self.last = cfg["cifar_indices"][0], cfg["cifar_indices"][-1]
+        #: the values of the claims' placeholders {early}, {late}, {first} and {last}
+        self.fill = dict(early=self.early, late=self.late, first=self.first, last=self.last)
+        #: the model spec of each CIFAR-10 (+) D(v) network ("mlp": the appendix's wider MLP)
+        self.cifar_specs = {m: ux.cifar_spec(m) for m in cfg["cifar_models"]}
+        #: spec -> random networks behind its NADs (a claim's mc_fraction), filled by nad_bases
+        self.networks = {}
+
+    # ------------------------------------------------------------------ settings
+    def setting(self, name: str, model: str, paper: bool = False):
+        """The per-model setting ``name`` of ``model`` on this profile, or on the paper's."""
+        return per_model(self.paper if paper else self.cfg, name, model)
+
+    def claim_ids(self) -> list[str]:
+        """The registered claims about the models this run trains."""
+        models = set(self.cfg["concat_models"]) | set(self.cfg["cifar_models"])
+        return [i for i in specs(self.ch.name) if any(f"-{m}-" in i or i.endswith(f"-{m}") for m in models)]
+
+    def registered(self, claim: str) -> bool:
+        """Whether ``claim`` is one of the chapter's registered claims."""
+        return claim in specs(self.ch.name)
+
+    # ------------------------------------------------------------------ NADs
+    def nad_basis(self, spec: str):
+        """The full NAD basis of ``spec`` (rows, completed with the orthogonal complement) and where
+        its NADs come from (``nad_source`` setting, ``Chapter.nads``)."""
+        source = self.setting("nad_source", spec)
+        r, where = self.ch.nads(spec, source=source,
+                                networks=self.cfg["gradient_networks"] if source == "gradient" else None)
+        self.networks[spec] = r.meta["networks"]
+        return complete_basis(r.nads).astype(np.float32), where
+
+    def nad_bases(self) -> dict:
+        """``spec -> (basis, where)`` for every network of both experiments."""
+        specs_ = dict.fromkeys([*self.cfg["concat_models"], *self.cifar_specs.values()])
+        return {spec: self.nad_basis(spec) for spec in specs_}
+
+    @staticmethod
+    def nad_summary(bases: dict) -> str:
+        """One line per basis: where its NADs come from and its shape."""
+        return "\n".join(f"{spec}: {where}; basis {U.shape[0]} x {U.shape[1]}" for spec, (U, where) in bases.items())
+
+    @staticmethod
+    def nad_sources(bases: dict) -> dict:
+        """Where each basis's NADs come from, for the reproducibility block."""
+        return {f"NADs of {s}": where for s, (_, where) in bases.items()}
+
+    # ------------------------------------------------------------------ Fig. 2: D(v1) (+) D(v2)
+    def concat_budget(self, m: str) -> dict:
+        """SGD steps of one D(v1) (+) D(v2) run of model ``m``, here and in the paper."""
+        return dict(steps=steps_per_run(self.setting("concat_train", m)),
+                    paper_steps=steps_per_run(self.setting("concat_train", m, paper=True)))
+
+    def fig2_budget_table(self) -> pd.DataFrame:
+        """Samples, epochs and SGD steps of the D(v1) (+) D(v2) networks, here and in the paper."""
+        rows = []
+        for m in self.cfg["concat_models"]:
+            here, there = self.setting("concat_train", m), self.setting("concat_train", m, paper=True)
+            rows.append({"model": m, "NAD indices": str(self.cfg["concat_indices"]), "samples": here["n_train"],
+                         "epochs": here["epochs"], "paper: samples": there["n_train"],
+                         "paper: epochs": there["epochs"], **self.concat_budget(m)})
+        return pd.DataFrame(rows)
+
+    def sample_sizes(self) -> str:
+        """The seeds and test samples per run, here and in the paper."""
+        return (f"seeds: {len(self.ch.seeds)} (paper: {self.paper['seeds']}); test samples per run: "
+                f"{self.cfg['n_test']:,} (paper: {self.paper['n_test']:,})")
+
+    def fig2(self, bases: dict) -> dict:
+        """Fig. 2: ``model -> ConcatGridResult`` of every D(v1) (+) D(v2) network on the grid of
+        NAD pairs (:func:`runs.concat_grid_experiment`)."""
+        ch, cfg, out = self.ch, self.cfg, {}
+        for m in cfg["concat_models"]:
+            t = dict(self.setting("concat_train", m))
+            out[m] = ux.concat_grid_experiment(
+                m, bases[m][0], cfg["concat_indices"], seeds=ch.seeds, n_train=t.pop("n_train"), train=t,
+                **{k: cfg[k] for k in ("n_test", "eps1", "eps2", "sigma", "extent", "resolution")},
+                device=ch.device, chunk=cfg["concat_chunk"], cache=ch.cache, executor=ch.executor())
+        return out
+
+    @staticmethod
+    def fig2_frame(concat: dict) -> pd.DataFrame:
+        """Tidy table of Fig. 2's runs: one row per model, seed and NAD pair."""
+        return pd.concat([r.frame().assign(model=m) for m, r in concat.items()], ignore_index=True)
+
+    @staticmethod
+    def fig2_table(frame: pd.DataFrame, m: str) -> pd.DataFrame:
+        """Model ``m``'s three test accuracies and training accuracy in percent and the tilt of its
+        boundary in degrees, per NAD pair: mean +- half-width of the 95% t-interval over seeds."""
+        f, grid = frame[frame.model == m], ["v1_index", "v2_index"]
+        table = seed_summary(f, grid, list(FIG2_COLUMNS)).rename(columns=FIG2_COLUMNS)
+        table["tilt (deg)"] = seed_summary(f, grid, ["angle"], scale=1, digits=0)["angle"]
+        return table
+
+    def section_pairs(self, r) -> list[tuple]:
+        """The NAD pairs of ``section_pairs`` whose cross-sections the result ``r`` holds."""
+        pairs = [tuple(p) for p in self.cfg["section_pairs"]]
+        return [p for p in pairs if p[0] in r.indices1 and p[1] in r.indices2]
+
+    # ------------------------------------------------------------------ Fig. 2 evidence
+    def fig2_cnns(self, concat: dict) -> list[str]:
+        """The CNNs of Fig. 2 whose claims are registered."""
+        return [m for m in concat if m != "mlp" and self.registered(f"us-fig2-{m}-switch")]
+
+    def _acc_interval(self, values) -> dict:
+        """An accuracy's interval over the seeds, with the binomial noise of the n_test test samples."""
+        return dict(interval=accuracy_interval(values, self.cfg["n_test"]))
+
+    def _fig2_common(self, m: str) -> dict:
+        return dict(networks=self.networks[m], **self.concat_budget(m), **self.fill)
+
+    def _fitted_at(self, m: str, r, cells) -> dict:
+        """The precondition that model ``m`` fitted its training sets at the NAD pairs ``cells``."""
+        name = f"{m} fitted its training sets at (v1, v2) = " + ", ".join(f"(u_{a}, u_{b})" for a, b in cells)
+        return {"preconditions": {name: r.fitted(cells, FIT)}}
+
+    def _mlp_common(self, r) -> dict:
+        return dict(preconditions={"the MLPs fitted their training sets": r.fitted(threshold=FIT)},
+                    **self._fig2_common("mlp"))
+
+    def mlp_perfect(self, r) -> dict:
+        """The MLP's smallest test accuracy with both channels over the NAD grid."""
+        worst = np.asarray(r.acc_both).reshape(len(self.ch.seeds), -1).min(1)
+        return dict(**self._acc_interval(worst), **self._mlp_common(r))
+
+    def mlp_uniform(self, r) -> dict:
+        """The MLP's largest spread over the NAD grid of its three test accuracies."""
+        return dict(**self._mlp_common(r),
+                    values=np.max([r.spread(k) for k in ("acc_both", "acc_first", "acc_second")], axis=0))
+
+    def mlp_tilt(self, r) -> dict:
+        """The spread over the NAD grid of the MLP's boundary tilt."""
+        return dict(values=r.spread("angle"), **self._mlp_common(r))
+
+    def ch1_early(self, m: str, r) -> dict:
+        """Channel-1-only accuracy with v1 = u_early, mean over v2."""
+        row = [(self.early, i2) for i2 in r.indices2]
+        return dict(**self._fitted_at(m, r, row), **self._fig2_common(m),
+                    **self._acc_interval(np.mean([r.values("acc_first", *c) for c in row], axis=0)))
+
+    def ch1_late(self, m: str, r) -> dict:
+        """Channel-1-only accuracy at (v1, v2) = (u_late, u_early)."""
+        return dict(**self._fitted_at(m, r, [(self.late, self.early)]),
+                    **self._acc_interval(r.values("acc_first", self.late, self.early)), **self._fig2_common(m))
+
+    def switch(self, m: str, r) -> dict:
+        """Channel-2-only accuracy at (v1, v2) = (u_late, u_early)."""
+        return dict(**self._fitted_at(m, r, [(self.late, self.early)]),
+                    **self._acc_interval(r.values("acc_second", self.late, self.early)), **self._fig2_common(m))
+
+    def max_margin(self, m: str, r) -> dict:
+        """The boundary's tilt at v1 = v2 = u_early."""
+        return dict(**self._fitted_at(m, r, [(self.early, self.early)]), **self._fig2_common(m),
+                    values=r.values("angle", self.early, self.early))
+
+    def tilt_range(self, m: str, r) -> dict:
+        """The tilt at (u_late, u_early) minus the tilt at (u_early, u_late)."""
+        early, late = self.early, self.late
+        return dict(**self._fitted_at(m, r, [(late, early), (early, late)]), **self._fig2_common(m),
+                    values=r.values("angle", late, early) - r.values("angle", early, late))
+
+    def late_poorer(self, m: str, r) -> dict:
+        """Accuracy with both channels at (u_early, u_early) minus at (u_late, u_late)."""
+        early, late = self.early, self.late
+        diff = r.values("acc_both", early, early) - r.values("acc_both", late, late)
+        return dict(**self._fitted_at(m, r, [(early, early), (late, late)]), **self._fig2_common(m),
+                    interval=accuracy_interval(diff, self.cfg["n_test"], difference=True))
+
+    # ------------------------------------------------------------------ Fig. 3: CIFAR-10 (+) D(v)
+    def cifar10(self):
+        """CIFAR-10 (the full set under ``data_root``, else the project's genuine subset), cut to
+        ``max_train`` / ``max_test`` images."""
+        p = self.ch.params
+        return cifar.load_cifar10(p.get("data_root"), p.get("subset_root"), max_train=self.cfg["max_train"],
+                                  max_test=self.cfg["max_test"])
+
+    @staticmethod
+    def label_counts(data) -> str:
+        """How many test images the binary problem labels +1 and -1."""
+        y = cifar.binarise_labels(data.y_test)
+        return f"binary test labels: {int((y > 0).sum()):,} of +1 / {int((y < 0).sum()):,} of -1"
+
+    def cifar_budget(self, m: str, n_train: int) -> dict:
+        """SGD steps of one CIFAR-10 (+) D(v) run of model ``m`` on ``n_train`` images, here and in
+        the paper (50,000 images)."""
+        return dict(steps=steps_per_run({**self.setting("cifar_train", m), "n_train": n_train}),
+                    paper_steps=steps_per_run({**self.setting("cifar_train", m, paper=True),
+                                               "n_train": PAPER_IMAGES}))
+
+    def fig3_budget_table(self, data) -> pd.DataFrame:
+        """Noise level, images, epochs and SGD steps of the CIFAR-10 (+) D(v) networks, here and
+        in the paper."""
+        n = data.description["n_train"]
+        return pd.DataFrame([{"model": m, "sigma": self.setting("cifar_sigma", m),
+                              "NAD indices": str(self.cfg["cifar_indices"]), "images": n,
+                              "epochs": self.setting("cifar_train", m)["epochs"], "paper: images": PAPER_IMAGES,
+                              "paper: epochs": self.setting("cifar_train", m, paper=True)["epochs"],
+                              **self.cifar_budget(m, n)} for m in self.cfg["cifar_models"]])
+
+    def fig3(self, bases: dict, data) -> dict:
+        """Fig. 3: ``model -> CifarDVResult`` of every binary CIFAR-10 (+) D(v) network at every NAD
+        index (:func:`runs.cifar_dv_experiment`); worker processes load the images ``data`` was
+        loaded from, and the cache key names them."""
+        ch, cfg, desc, p = self.ch, self.cfg, data.description, self.ch.params
+        data_spec = dict(root=p.get("data_root"), subset_root=p.get("subset_root"), max_train=cfg["max_train"],
+                         max_test=cfg["max_test"])
+        data_key = dict(name=desc["name"], sha256=desc.get("sha256"), n_train=desc["n_train"], n_test=desc["n_test"])
+        out = {}
+        for m, spec in self.cifar_specs.items():
+            out[m] = ux.cifar_dv_experiment(
+                spec, bases[spec][0], cfg["cifar_indices"], seeds=ch.seeds, data_spec=data_spec,
+                data_key=data_key, sigma=self.setting("cifar_sigma", m), train=self.setting("cifar_train", m),
+                eps=cfg["cifar_eps"], device=ch.device, chunk=cfg["cifar_chunk"], cache=ch.cache,
+                executor=ch.executor())
+        return out
+
+    @staticmethod
+    def fig3_frame(runs: dict) -> pd.DataFrame:
+        """Tidy table of Fig. 3's runs: one row per model, seed and NAD index."""
+        return pd.concat([r.frame().assign(model=m) for m, r in runs.items()], ignore_index=True)
+
+    @staticmethod
+    def fig3_table(frame: pd.DataFrame, m: str) -> pd.DataFrame:
+        """Model ``m``'s three test accuracies and training accuracy in percent per NAD index: mean
+        +- half-width of the 95% t-interval over seeds."""
+        table = seed_summary(frame[frame.model == m], ["nad_index"], list(FIG3_COLUMNS))
+        return table.rename(columns=FIG3_COLUMNS)
+
+    @staticmethod
+    def phase_transitions(runs: dict, chance: float) -> dict:
+        """``model -> (index or None, threshold)``: the first NAD index where the mean D(v)-only
+        accuracy falls below the midpoint between ``chance`` and its maximum."""
+        return {m: ux.phase_transition_index(r.indices, r.acc_dv.mean(0), chance) for m, r in runs.items()}
+
+    @staticmethod
+    def transition_text(transition) -> str:
+        """A phase transition ``(index or None, threshold)`` in words."""
+        idx, thr = transition
+        return (f"  phase transition (first index where the mean D(v)-only accuracy < {100 * thr:.1f}%, midway "
+                f"between chance and its maximum): {'none within the tested range' if idx is None else idx}")
+
+    # ------------------------------------------------------------------ Fig. 3 evidence
+    def _fig3_common(self, m: str, r) -> dict:
+        return dict(networks=self.networks[self.cifar_specs[m]],
+                    **self.cifar_budget(m, r.settings["data"]["n_train"]), **self.fill)
+
+    @staticmethod
+    def _fig3_interval(r, values, difference: bool = False) -> dict:
+        """An accuracy's interval over the seeds, with the binomial noise of the CIFAR test set."""
+        return dict(interval=accuracy_interval(values, r.settings["data"]["n_test"], difference=difference))
+
+    @staticmethod
+    def _fig3_fitted(m: str, r, i: int) -> dict:
+        return {"preconditions": {f"{m} fitted its training sets at u_{i}": r.fitted([i], FIT)}}
+
+    def mlp_simplicity(self, r) -> dict:
+        """The MLP's smallest D(v)-only accuracy over the NAD indices."""
+        return dict(**self._fig3_interval(r, np.asarray(r.acc_dv).min(axis=1)), **self._fig3_common("mlp", r),
+                    preconditions={"the MLPs fitted their training sets": r.fitted(threshold=FIT)})
+
+    def dv_early(self, m: str, r) -> dict:
+        """D(v)-only accuracy at v = u_first."""
+        return dict(**self._fig3_interval(r, r.values("acc_dv", self.first)), **self._fig3_common(m, r),
+                    **self._fig3_fitted(m, r, self.first))
+
+    def cifar_early(self, m: str, r) -> dict:
+        """CIFAR-only accuracy at v = u_first."""
+        return dict(**self._fig3_interval(r, r.values("acc_cifar", self.first)), **self._fig3_common(m, r),
+                    **self._fig3_fitted(m, r, self.first))
+
+    def dv_late(self, m: str, r) -> dict:
+        """D(v)-only accuracy at v = u_last."""
+        return dict(**self._fig3_interval(r, r.values("acc_dv", self.last)), **self._fig3_common(m, r),
+                    **self._fig3_fitted(m, r, self.last))
+
+    def cifar_late(self, m: str, r) -> dict:
+        """Accuracy with all channels minus CIFAR-only accuracy at v = u_last."""
+        diff = r.values("acc_all", self.last) - r.values("acc_cifar", self.last)
+        return dict(**self._fig3_interval(r, diff, difference=True), **self._fig3_common(m, r),
+                    **self._fig3_fitted(m, r, self.last))
