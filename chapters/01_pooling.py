@@ -45,9 +45,8 @@ from IPython.display import Markdown
 from nadcore.theory import linear_pooling
 from nadcore.theory import pooling as theory
 from nadcore.book import setup
-from nadcore.book.evidence import exact_value
 from nadcore.chapters.pooling import figures as plots
-from nadcore.chapters.pooling import runs as simulation
+from nadcore.chapters.pooling import study
 from nadcore.runtime import generator
 
 ch = setup("01_pooling", profile=profile, seed=seed, device=device, knobs=knobs)
@@ -88,8 +87,9 @@ m_hat = theory.average_pooling_prefilter(D, S)
 # %% tags=["nbval-check-output"]
 P = theory.pooling_operator(D, S)
 x = np.random.default_rng(seed).standard_normal(D)
-eq1_error = np.abs(np.fft.fft(P @ x) - theory.aliasing_matrix(D, S) @ (m_hat * np.fft.fft(x))).max()
-print(f"eq. (1) holds: max |FFT(P x) - A (m_hat * FFT(x))| < 1e-12: {eq1_error < 1e-12}")
+z_hat = theory.aliasing_matrix(D, S) @ (m_hat * np.fft.fft(x))  # eq. (1)
+eq1_error = np.abs(np.fft.fft(P @ x) - z_hat).max()
+print("eq. (1) holds: max |FFT(P x) - A (m_hat * FFT(x))| < 1e-12:", eq1_error < 1e-12)
 print("|m_hat[l]| for l = 0, 4, ..., 32:", np.round(np.abs(m_hat[: M + 1 : 4]), 3))
 
 # %% [markdown]
@@ -159,23 +159,25 @@ sig = cfg["table_sigma"]
 ells = np.arange(D // 2 + 1)
 closed = theory.bayes_accuracy_after_pooling(ells, m_hat, S, eps, sig)
 real_cf = theory.bayes_accuracy_after_pooling(ells, m_hat, S, eps, sig, phase=phase)
-exact = np.array([theory.bayes_accuracy_linear(P, theory.real_fourier_direction(l, D, phase), eps, sig)
-                  for l in ells])
+cosines = [theory.real_fourier_direction(l, D, phase) for l in ells]
+exact = theory.bayes_accuracy_map(P, cosines, eps, sig)
 differ = np.abs(exact - closed) > 1e-9
+real_residual = np.abs(exact - real_cf).max()
+generic_residual = np.abs(exact - closed)[~differ].max()
 print(f"eps={eps}, sigma={sig}, real cosine directions with phase {phase}")
-# the residuals are rounding errors (about 1e-15, a little different on every CPU): shown as a bound
-rounding = lambda r: "< 1e-12" if r < 1e-12 else f"{r:.1e}"  # noqa: E731
-print(f"max |exact - gamma_real closed form| over all l: {rounding(np.abs(exact - real_cf).max())}")
-print(f"max |exact - Theorem 1| over generic l:          {rounding(np.abs(exact - closed)[~differ].max())}")
+# the residuals are rounding errors (about 1e-15, differing by CPU): shown as bounds
+print("max |exact - gamma_real closed form| over all l:",
+      study.rounding_bound(real_residual))
+print("max |exact - Theorem 1| over generic l:         ",
+      study.rounding_bound(generic_residual))
 print("frequencies where Theorem 1 and the real-data optimum differ:")
 for l in ells[differ]:
     print(f"  l={l:3d}  Theorem 1: {closed[l]:.4f}   exact (cosine): {exact[l]:.4f}")
-assert np.abs(exact - real_cf).max() < 1e-9 and np.abs(exact - closed)[~differ].max() < 1e-9
+assert real_residual < 1e-9 and generic_residual < 1e-9
 assert set(ells[differ]) <= {l for l in ells if (2 * l) % M == 0}
 blind = [l for l in ells if l % M == 0 and l > 0]
-ch.claim("thm1-anisotropic", interval=exact_value(closed.max() - closed.min(), "closed form"))
-ch.claim("thm1-blind", interval=exact_value(exact[blind].max(), "exact optimum for any linear layer"),
-         blind=[int(l) for l in blind])
+ch.claim("thm1-anisotropic", **study.thm1_anisotropic(closed))
+ch.claim("thm1-blind", **study.thm1_blind(exact, blind))
 
 # %% [markdown]
 # ## Checking Theorem 1 by simulation
@@ -190,29 +192,26 @@ ch.claim("thm1-blind", interval=exact_value(exact[blind].max(), "exact optimum f
 # 10^{-5}$ when the theorem holds.
 
 # %%
-mc_sigmas = list(dict.fromkeys(list(cfg["sigmas"]) + [cfg["table_sigma"]]))
-rows = []
-for k, s in enumerate(mc_sigmas):
-    rows += simulation.compare_theorem1_monte_carlo(cfg["mc_ells"], D, S, eps, s, cfg["mc_samples"],
-                                                generator(seed, 1, k), phase=phase)
+rows = study.fig4a_monte_carlo(cfg, seed)
 mc = pd.DataFrame(rows)
 
 # %% tags=["nbval-check-output"]
 print(f"n = {cfg['mc_samples']} samples per frequency, eps = {eps}, sigma = {sig}")
-print(mc[mc.sigma == sig][["ell", "closed_form", "exact", "mc", "stderr", "z"]]
-      .to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+agreement = study.monte_carlo_table(mc, sig)
+print(agreement.to_string(index=False, float_format="{:.4f}".format))
 print(mc.groupby("sigma")["z"].agg(["count", "max"]).round(2).to_string())
-ch.claim("thm1-monte-carlo", interval=exact_value(mc.z.max(), "largest z-score"), pairs=len(mc),
-         settings={"mc_samples": cfg["mc_samples"]})
+ch.claim("thm1-monte-carlo", **study.thm1_monte_carlo(mc, cfg["mc_samples"]))
 
 # %% [markdown]
-# The figure redraws the paper's Fig. 4a with this run's numbers. The lines are Theorem 1 for three noise levels, the
-# crosses the simulation ($\pm 2$ standard errors) and the open circles the exact optimum for the
-# real cosine where it departs from the closed form. The grey verticals mark multiples of $M$.
+# The figure redraws the paper's Fig. 4a with this run's numbers. The lines are Theorem 1 for
+# three noise levels, the crosses the simulation ($\pm 2$ standard errors) and the open circles the
+# exact optimum for the real cosine where it departs from the closed form. The grey verticals mark
+# multiples of $M$.
 
 # %%
-fig = plots.plot_bayes_accuracy_after_pooling(rows, D, S, eps, cfg["sigmas"], phase=phase)
-ch.figure_data("fig4a", mc[["sigma", "ell", "closed_form", "exact", "mc", "stderr", "z"]])
+sigmas = cfg["sigmas"]
+fig = plots.plot_bayes_accuracy_after_pooling(rows, D, S, eps, sigmas, phase=phase)
+ch.figure_data("fig4a", mc[["sigma", *study.MC_COLUMNS]])
 
 # %% [markdown]
 # Pooling is an *anisotropic* lossy channel. Low frequencies pass almost untouched:
@@ -275,15 +274,15 @@ m = np.abs(m_hat)
 le, ls, s_init = cfg["lemma_eps"], cfg["lemma_sigma"], cfg["lemma_init"]
 ell_h = cfg["lemma_ells"][-1]
 H = linear_pooling.expected_hessian_phi(ell_h, m, le, ls, s_init, S)
-H_emp = linear_pooling.empirical_hessian_phi(ell_h, m, le, ls, s_init, S, cfg["hessian_samples"],
+n_h = cfg["hessian_samples"]
+H_emp = linear_pooling.empirical_hessian_phi(ell_h, m, le, ls, s_init, S, n_h,
                                              generator(seed, 2, device=ch.device))
 rel = np.abs(H_emp - H).max() / np.abs(H).max()
 print(f"l = {ell_h}: max |E_emp - Lemma 1| / max |Lemma 1| = {rel:.3f} "
-      f"({cfg['hessian_samples']} draws of theta and x)")
-print(f"signal + noise curvature at l: Lemma 1 {H[ell_h, ell_h]:.5f}, empirical {H_emp[ell_h, ell_h]:.5f}")
-ch.claim("lemma1-hessian", interval=exact_value(rel, "Monte Carlo average"),
-         hessian_tolerance=round(12 / np.sqrt(cfg["hessian_samples"]), 4),
-         settings={"hessian_samples": cfg["hessian_samples"]})
+      f"({n_h} draws of theta and x)")
+print(f"signal + noise curvature at l: Lemma 1 {H[ell_h, ell_h]:.5f}, "
+      f"empirical {H_emp[ell_h, ell_h]:.5f}")
+ch.claim("lemma1-hessian", **study.lemma1_hessian(rel, n_h))
 
 # %% [markdown]
 # Now train the model with plain minibatch SGD. The hyperparameters are in the profile: learning
@@ -294,32 +293,19 @@ ch.claim("lemma1-hessian", interval=exact_value(rel, "Monte Carlo average"),
 # linear loss $\sigma^2/(\epsilon^2+\sigma^2)$, as the median over seeds.
 
 # %%
-runs = [linear_pooling.train_linear_pooling_model(
-            l, D, S, m, le, ls, cfg["lemma_train"], cfg["lemma_iters"], cfg["lemma_lr"],
-            cfg["lemma_batch"], generator(seed, 3, l, device=ch.device), s_theta=s_init, s_phi=s_init,
-            repeats=len(ch.seeds))
-        for l in cfg["lemma_ells"]]
+runs = study.fig4b_runs(cfg, m, seed, ch.device, repeats=len(ch.seeds))
 fig = plots.plot_linear_pooling_training(runs, logx=True)
-curves = pd.DataFrame([{"ell": r["ell"], "seed": s, "iteration": i, "loss": r["losses"][k, i]}
-                       for r in runs for k, s in enumerate(ch.seeds)
-                       for i in range(0, cfg["lemma_iters"] + 1, max(1, cfg["lemma_iters"] // 200))])
-ch.figure_data("fig4b", curves)
+ch.figure_data("fig4b", study.fig4b_curves(runs, ch.seeds, cfg["lemma_iters"]))
 
 # %% tags=["nbval-check-output"]
 level = 0.5 * (1 + runs[0]["bayes_loss"])
-censored = cfg["lemma_iters"] + 1  # a run that never gets there counts as one step past the budget
-first = [[linear_pooling.convergence_iteration(l, level) for l in r["losses"]] for r in runs]
-t_conv = np.array([[censored if t is None else t for t in f] for f in first])  # (frequencies, seeds)
-table = pd.DataFrame({"l": [r["ell"] for r in runs], "m[l]": m[[r["ell"] for r in runs]],
-                      "zeta": [r["zeta"] for r in runs], "median iterations": np.median(t_conv, 1),
-                      "never (of seeds)": (t_conv == censored).sum(1),
-                      "final loss": [r["loss"][-1] for r in runs]})
+# a run that never gets there counts as one step past the budget
+censored = cfg["lemma_iters"] + 1
+t_conv = study.convergence_iterations(runs, level, censored)  # (frequencies, seeds)
+table = study.fig4b_table(runs, m, t_conv, censored)
 print(f"iterations until the loss < {level:.2f}, over {len(ch.seeds)} seeds")
-print(table.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-best, worst = int(np.argmax(table.zeta)), int(np.argmin(table.zeta))
-ch.claim("fig4b-zeta-speed", values=np.log10(t_conv[worst] / t_conv[best]), steps=cfg["lemma_iters"],
-         paper_steps=ch.paper_cfg["lemma_iters"], settings={"lemma_lr": cfg["lemma_lr"]},
-         slow_ell=runs[worst]["ell"], fast_ell=runs[best]["ell"])
+print(table.to_string(index=False, float_format="{:.3f}".format))
+ch.claim("fig4b-zeta-speed", **study.fig4b_zeta_speed(runs, t_conv, ch))
 
 # %% [markdown]
 # Lemma 1 is a statement about curvature at initialisation, not about the whole trajectory. The
@@ -329,20 +315,7 @@ ch.claim("fig4b-zeta-speed", values=np.log10(t_conv[worst] / t_conv[best]), step
 # table above):
 
 # %%
-med = table["median iterations"].to_numpy()
-reached = (t_conv < censored).all(1)  # frequencies that every seed got to within the budget
-slope = (np.polyfit(np.log(table["m[l]"][reached]), np.log(med[reached]), 1)[0] if reached.sum() > 1
-         else float("nan"))
-Markdown(f"The median number of iterations goes from {med[best]:.0f} at $\\ell = {runs[best]['ell']}$ "
-         f"($\\zeta = {table.zeta[best]:.2g}$) to {med[worst]:.0f} at $\\ell = {runs[worst]['ell']}$ "
-         f"($\\zeta = {table.zeta[worst]:.2g}$; seeds that did not get there within {cfg['lemma_iters']} "
-         f"iterations: {table['never (of seeds)'][worst]} of {len(ch.seeds)}), a factor of {med[worst] / med[best]:.1f}. The Spearman "
-         f"correlation of $\\zeta$ with the median iterations over the {len(runs)} frequencies is "
-         f"{pd.Series(table.zeta).corr(pd.Series(med), method='spearman'):.2f} (-1: the order follows $\\zeta$). "
-         f"Over the {reached.sum()} frequencies every seed reached, log(iterations) against log $m[\\ell]$ has "
-         f"slope {slope:.2f} (-1 for $1/m[\\ell]$, -2 for $1/\\zeta$). The final losses lie between "
-         f"{table['final loss'].min():.3f} and {table['final loss'].max():.3f} (best linear loss "
-         f"{runs[0]['bayes_loss']:.3f}).")
+Markdown(study.fig4b_summary(runs, table, t_conv, censored, len(ch.seeds)))
 
 # %% [markdown]
 # The paper points to the same slowdown for real CNNs in its Fig. 2 (chapter 3): there, directions
