@@ -28,8 +28,8 @@
 #
 # This chapter derives both statements for one-dimensional signals of length $D = 128$ pooled by
 # $S = 4$ (the setting of the paper's Fig. 4), checks Theorem 1 against a simulation in pixel space,
-# and trains the paper's deep linear model of pooling. All the code lives in `nadcore.theory`;
-# the figures in `nadcore.chapters.pooling.figures`.
+# and trains the paper's deep linear model of pooling. The closed forms live in `nadcore.theory`;
+# this chapter's runs, quantities and figures in `nadcore.chapters.pooling`.
 
 # %% tags=["parameters"]
 profile = "cpu"          # "smoke" (tests), "cpu" (laptop, minutes), "paper" (the papers' scale)
