@@ -48,28 +48,16 @@ subset_root = None       # folder holding cifar10_subset.npz (None: default sear
 knobs = None             # settings to override, e.g. {"epochs": 30} (a dict or JSON)
 
 # %%
-import dataclasses
-import math
-
-import numpy as np
-import pandas as pd
 from IPython.display import Markdown
 
-from nadcore.data import cifar, poisoning
-from nadcore.chapters.cifar10 import runs as cifar10
 from nadcore.book import setup
-from nadcore.book.evidence import accuracy_interval, t_interval
-from nadcore.book.runner import run_jobs
-from nadcore.nets import spec_name
+from nadcore.chapters.cifar10.study import Study
+from nadcore.data import cifar, poisoning
 from nadcore.nads import complete_basis
-from nadcore.chapters.cifar10 import figures as plots
 
-ch = setup("04_cifar10", profile=profile, seed=seed, device=device, knobs=knobs, model=model,
-           data_root=data_root, download=download, subset_root=subset_root)
-cfg = ch.cfg
-name = spec_name(model)
-assert set(cfg["early"]) <= set(cfg["indices"]) and set(cfg["late"]) <= set(cfg["indices"]), \
-    "the `early` and `late` carriers must be among the `indices`"
+ch = setup("04_cifar10", profile=profile, seed=seed, device=device, knobs=knobs,
+           model=model, data_root=data_root, download=download, subset_root=subset_root)
+study = Study(ch, model)
 
 # %% [markdown]
 # ## Data
@@ -83,10 +71,7 @@ assert set(cfg["early"]) <= set(cfg["indices"]) and set(cfg["late"]) <= set(cfg[
 # `TransformLayer` did inside the network.
 
 # %% tags=["nbval-check-output"]
-spec = dict(root=data_root, subset_root=subset_root, download=download,
-            max_train=cfg["max_train"], max_test=cfg["max_test"])    # also what each job loads
-data = cifar.load_cifar10(**spec)
-n_train = data.description["n_train"]
+data = study.load_data(root=data_root, subset_root=subset_root, download=download)
 print(data.summary())
 
 # %% [markdown]
@@ -102,15 +87,11 @@ print(data.summary())
 
 # %% tags=["nbval-check-output"]
 nad_result, nad_source = ch.nads(model)
-U = complete_basis(nad_result.nads)            # (1024, 1024), one NAD per row, orthonormal
-print(f"NADs of {name}: {nad_source}; full basis {U.shape[0]} x {U.shape[1]}, "
-      f"max |U U^T - I| < 1e-10: {bool(np.abs(U @ U.T - np.eye(len(U))).max() < 1e-10)}")
+U = complete_basis(nad_result.nads)   # (1024, 1024), one NAD per row, orthonormal
+print(study.basis_summary(U, nad_source))
 
 # %%
-shown = sorted(set([0, 1] + cfg["indices"][2:6] + cfg["indices"][-1:]))
-fig = plots.nad_strip(U, shown, title=f"NADs of {name} used as carriers (red +, blue -)")
-ch.figure_data("nads", pd.DataFrame([{"nad": i, "row": p // 32, "col": p % 32, "value": U[i, p]}
-                                     for i in shown for p in range(U.shape[1])]))
+fig = study.draw_nads(U)
 
 # %% [markdown]
 # ## The carrier
@@ -141,19 +122,10 @@ ch.figure_data("nads", pd.DataFrame([{"nad": i, "row": p // 32, "col": p % 32, "
 # of the substitution on real images.
 
 # %% tags=["nbval-check-output"]
-carriers = pd.DataFrame([{"class": f"{t} {cifar.CIFAR10_CLASSES[t]}", "NAD": f"i+{off}", "channel": "RGB"[c],
-                          "sign": "+" if sign > 0 else "-"}
-                         for t, (off, c, sign) in enumerate(poisoning.carrier_assignment())])
+carriers = study.carrier_table()
 xb, yb = data.x_train[:512], data.y_train[:512]
-i0 = cfg["indices"][0]
-C, S = poisoning.poison_carriers(U, i0)
-c = C[yb].reshape(len(yb), -1)
-delta = (poisoning.poison(xb, yb, U, i0, cfg["eps"]) - xb).reshape(len(yb), -1).astype(np.float64)
-along = np.einsum("nd,nd->n", xb.reshape(len(yb), -1) + delta, c)
-ortho = delta - np.einsum("nd,nd->n", delta, c)[:, None] * c
-print(carriers.to_string(index=False) + "\n\n"   # one print per checked cell: one stream output
-      f"carrier at NAD {i0}: |<x', c> - s*eps| < 1e-6: {bool(np.abs(along - cfg['eps'] * S[yb]).max() < 1e-6)}; "
-      f"change orthogonal to c < 1e-6: {bool(np.abs(ortho).max() < 1e-6)}")
+print(carriers.to_string(index=False) + "\n\n"  # one print per checked cell: one output
+      + study.substitution_check(xb, yb, U))
 
 # %% [markdown]
 # ### Is the poison visible?
@@ -169,18 +141,11 @@ print(carriers.to_string(index=False) + "\n\n"   # one print per checked cell: o
 # in each column's title.
 
 # %% tags=["nbval-check-output"]
-vis = pd.DataFrame(poisoning.carrier_visibility(xb, yb, U, cfg["indices"], cfg["eps"]))
-print(vis.rename(columns={"l2_change": "mean L2 change", "mean_abs_change": "mean |change|",
-                          "max_abs_change": "max |change|", "relative_l2_change": "relative",
-                          "dc_cosine": "dc_cosine"}).to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+vis = study.visibility(xb, yb, U)
+print(study.visibility_table(vis))
 
 # %%
-vis_idx = [cfg["indices"][0], cfg["indices"][len(cfg["indices"]) // 2], cfg["indices"][-1]]
-pick = [int(np.flatnonzero(data.y_train == t)[0]) for t in (0, 3, 7, 8)]
-versions = {f"carrier at NAD {i}": poisoning.poison(data.x_train[pick], data.y_train[pick], U, i, cfg["eps"])
-            for i in vis_idx}
-fig = plots.poisoned_examples(data.x_train[pick], versions, data.y_train[pick], cifar.CIFAR10_CLASSES)
-ch.figure_data("visibility", vis)
+fig = study.draw_visibility(data, U, vis)
 
 # %% [markdown]
 # When a carrier NAD is a smooth, same-signed blob (a `dc_cosine` near 1), removing the component
@@ -225,19 +190,11 @@ ch.figure_data("visibility", vis)
 # %% tags=["nbval-check-output"]
 xn = cifar.normalise(data.x_train[:256])
 xf = poisoning.flip_representation(xn, U)
-n0, n1 = np.linalg.norm(xn.reshape(256, -1), axis=1), np.linalg.norm(xf.reshape(256, -1), axis=1)
-energy = pd.DataFrame({"representation": ["original", "flipped"],
-                       "energy on NADs 0-63": [poisoning.leading_energy(x, U, 64).mean() for x in (xn, xf)],
-                       "energy on NADs 960-1023": [poisoning.leading_energy(x, U[::-1], 64).mean()
-                                                   for x in (xn, xf)]})
-print(f"flip preserves norms (max relative error < 1e-5): {bool(np.abs(n1 / n0 - 1).max() < 1e-5)}; "
-      f"flipping twice is the identity (max error < 1e-4): "
-      f"{bool(np.abs(poisoning.flip_representation(xf, U) - xn).max() < 1e-4)}\n"
-      + energy.to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+energy = study.flip_energy(xn, xf, U)
+print(study.flip_checks(xn, xf, U) + "\n" + study.energy_table(energy))
 
 # %%
-fig = plots.flipped_examples(xn[:6], xf[:6], data.y_train[:6], cifar.CIFAR10_CLASSES)
-ch.figure_data("flip_energy", energy)
+fig = study.draw_flipped(xn, xf, data.y_train, energy)
 
 # %% [markdown]
 # The flip sends the images' content from the first NADs to the last ones, so the flipped images
@@ -288,25 +245,11 @@ ch.figure_data("flip_energy", energy)
 # of accuracies include the binomial noise of the finite test set besides the spread over seeds.
 
 # %% tags=["nbval-check-output"]
-early, late = cfg["early"], cfg["late"]
-print(ch.criteria(model=name))
+print(ch.criteria(model=study.name))
 
 # %%
-flip_list = [model] + [m for m in cfg["flip_models"] if spec_name(m) != name]
-bases = {m: U if (m == model or spec_name(m) in poisoning.FLIP_CONTROLS) else complete_basis(ch.nads(m)[0].nads)
-         for m in flip_list}
-control_seeds = [seed + k for k in range(cfg["control_seeds"])]
-recipe = {k: cfg[k] for k in ("max_lr", "momentum", "weight_decay", "batch_size")}
-common = dict(data_spec=spec, data_key=cifar10.cifar_data_key(data), eps=cfg["eps"], device=ch.device)
-fig8_jobs = [j for m in flip_list for j in cifar10.cifar_jobs(
-    m, ["clean", "flip"], nads=bases[m], train=dict(recipe, epochs=cfg["flip_epochs"]),
-    seeds=control_seeds if spec_name(m) in poisoning.FLIP_CONTROLS else ch.seeds, **common)]
-fig7_jobs = cifar10.cifar_jobs(model, ["clean"] + [("poison", i) for i in cfg["indices"]], nads=U,
-                                 train=dict(recipe, epochs=cfg["epochs"]), seeds=ch.seeds, **common)
-jobs = cifar10.unique_jobs(fig8_jobs + fig7_jobs)      # the longer Fig. 8 runs first
-results = run_jobs(jobs, cifar10.cifar_job, executor=ch.executor(), cache=ch.cache)
-runs = pd.DataFrame(cifar10.result_rows(jobs, results))
-cpu_seconds = sum(meta.get("cpu_seconds", float("nan")) for _, meta in results)
+jobs = study.jobs(U)                   # Figs. 8 and 7, the longer Fig. 8 runs first
+runs, cpu_seconds = study.train(jobs)
 print(f"{len(jobs)} jobs, {len(runs)} networks trained (or read from the cache)")
 
 # %% [markdown]
@@ -318,18 +261,11 @@ print(f"{len(jobs)} jobs, {len(runs)} networks trained (or read from the cache)"
 # baseline (line and band).
 
 # %% tags=["nbval-check-output"]
-fig7 = runs[(runs.model == name) & (runs.epochs == cfg["epochs"]) & runs.experiment.isin(["clean", "poison"])]
-fig7 = fig7.assign(carrier=[("none (clean)" if e == "clean" else f"NADs {int(i)}, {int(i) + 1}")
-                            for e, i in zip(fig7.experiment, fig7["index"])])
-summary7 = fig7.groupby(["carrier"], sort=False)[["train_acc", "test_acc", "carrier_test_acc"]].mean()
-print(f"{name}, eps={cfg['eps']}, {n_train:,} training images, {cfg['epochs']} epochs, "
-      f"mean over seeds {ch.seeds}\n" + summary7.to_string(float_format=lambda v: f"{v:.3f}", na_rep="-"))
+fig7 = study.fig7(runs)
+print(study.fig7_summary(fig7))
 
 # %%
-fig = plots.poison_accuracy_curve(
-    fig7, title=f"{name} on poisoned CIFAR-10 ({n_train:,} train images, eps={cfg['eps']}, {len(ch.seeds)} seeds)")
-ch.figure_data("fig7", fig7[["experiment", "index", "seed", "train_acc", "test_acc", "carrier_test_acc",
-                             "l2_change"]].rename(columns={"l2_change": "poison_l2_change"}))
+fig = study.draw_fig7(fig7)
 
 # %% [markdown]
 # In the paper (ResNet-18, full CIFAR-10, 50 epochs), test accuracy with the carrier on the first
@@ -342,39 +278,12 @@ ch.figure_data("fig7", fig7[["experiment", "index", "seed", "train_acc", "test_a
 # coarse.
 
 # %% tags=["nbval-check-output"]
-steps7 = cfg["epochs"] * math.ceil(n_train / cfg["batch_size"])
-steps8 = cfg["flip_epochs"] * math.ceil(n_train / cfg["batch_size"])
-paper_n = 50_000                  # the paper profile trains on the full CIFAR-10 training set
-paper7 = ch.paper_cfg["epochs"] * math.ceil(paper_n / ch.paper_cfg["batch_size"])
-paper8 = ch.paper_cfg["flip_epochs"] * math.ceil(paper_n / ch.paper_cfg["batch_size"])
-base = fig7[fig7.experiment == "clean"].set_index("seed")["test_acc"].sort_index()
-pois = fig7[fig7.experiment == "poison"].astype({"index": int})
-acc = pois.pivot(index="seed", columns="index", values="test_acc")
-gain = pois.assign(g=pois.carrier_test_acc - pois.test_acc).pivot(index="seed", columns="index", values="g")
-n_test, n_nads = data.description["n_test"], nad_result.meta["networks"]
-
-
-def share_interval(which):
-    """The share of the above-chance accuracy lost with carriers at `which`, over the seeds, with
-    the test set's binomial noise."""
-    lost = cifar10.share_lost(base, acc[which].mean(axis=1))
-    iv = t_interval(lost, extra_variance=cifar10.share_test_variance(base, n_test, len(lost)))
-    return dataclasses.replace(iv, method=f"t-interval over seeds + test-set binomial (n_test={n_test})")
-
-
-baseline_ok = {"clean baseline above chance (mean test accuracy >= 0.2)": bool(base.mean() >= 0.2)}
-common7 = dict(steps=steps7, paper_steps=paper7, networks=n_nads,
-               settings={"model": name, "epochs": cfg["epochs"], "n_train": n_train, "eps": cfg["eps"]})
-ch.claim("fig7-early-carriers-hurt", interval=share_interval(early), **common7,
-         preconditions={**baseline_ok, "the networks picked up the early carriers (carrier gain > 0 for "
-                        "every seed)": bool((gain[early].mean(axis=1) > 0).all())})
-ch.claim("fig7-late-carriers-harmless", interval=share_interval(late), preconditions=baseline_ok, **common7)
-ch.claim("fig7-carrier-learned", interval=accuracy_interval(gain[early].mean(axis=1), n_test, difference=True),
-         **common7)
-print("test accuracies per seed (early, late: means over those carriers; carrier gain: with minus without "
-      "the carrier; the shares of the above-chance accuracy lost are the claims' values above)\n"
-      + pd.DataFrame({"baseline": base, "early": acc[early].mean(axis=1), "late": acc[late].mean(axis=1),
-                      "carrier gain (early)": gain[early].mean(axis=1)}).round(3).to_string())
+ch.claim("fig7-early-carriers-hurt", **study.share_lost_early(fig7, nad_result))
+ch.claim("fig7-late-carriers-harmless", **study.share_lost_late(fig7, nad_result))
+ch.claim("fig7-carrier-learned", **study.carrier_gain(fig7, nad_result))
+print("test accuracies per seed (early, late: means over those carriers; carrier gain: "
+      "with minus without the carrier; the shares of the above-chance accuracy lost "
+      "are the claims' values above)\n" + study.fig7_per_seed(fig7).round(3).to_string())
 
 # %% [markdown]
 # ## Flipping (paper Fig. 8)
@@ -384,16 +293,11 @@ print("test accuracies per seed (early, late: means over those carriers; carrier
 # each seed as a dot and the mean final training accuracy as a dash.
 
 # %% tags=["nbval-check-output"]
-names8 = [spec_name(m) for m in flip_list]
-fig8 = runs[runs.model.isin(names8) & (runs.epochs == cfg["flip_epochs"]) & runs.experiment.isin(["clean", "flip"])]
-fig8 = fig8.assign(representation=fig8.experiment.map({"clean": "original", "flip": "flipped"}))
-summary8 = fig8.groupby(["model", "representation"], sort=False)[["train_acc", "test_acc"]].agg(["mean", "min"])
-print(f"{n_train:,} training images, {cfg['flip_epochs']} epochs, seeds {ch.seeds} "
-      f"(controls: {control_seeds})\n" + summary8.to_string(float_format=lambda v: f"{v:.3f}"))
+fig8 = study.fig8(runs)
+print(study.fig8_summary(fig8))
 
 # %%
-fig = plots.flip_accuracies(fig8, title=f"CIFAR-10: original vs NAD-flipped representation, {cfg['flip_epochs']} epochs")
-ch.figure_data("fig8", fig8[["model", "representation", "seed", "train_acc", "test_acc"]])
+fig = study.draw_fig8(fig8)
 
 # %% [markdown]
 # The paper reports that both representations are fitted ("approximately 0% training error") and
@@ -404,28 +308,11 @@ ch.figure_data("fig8", fig8[["model", "representation", "seed", "train_acc", "te
 # worse generalisation at equal fit. The control's claim is ours, not the paper's.
 
 # %% tags=["nbval-check-output"]
-def paired(m):
-    t = fig8[fig8.model == m].pivot(index="seed", columns="representation", values="test_acc")
-    return t["original"] - t["flipped"]
-
-
-def above_chance(m):
-    return {"original above chance (mean test accuracy >= 0.2)":
-            bool(fig8[(fig8.model == m) & (fig8.representation == "original")].test_acc.mean() >= 0.2)}
-
-
-fits = bool(fig8[fig8.model == name].train_acc.min() >= cfg["fit"])
-settings8 = {"model": name, "epochs": cfg["flip_epochs"], "n_train": n_train, "fit": cfg["fit"]}
-ch.claim("fig8-flip-hurts-cnn", interval=accuracy_interval(paired(name), n_test, difference=True), model=name,
-         steps=steps8, paper_steps=paper8, networks=n_nads, settings=settings8,
-         preconditions={**above_chance(name), f"both {name} networks fit their training sets (final train "
-                                              f"accuracy >= {cfg['fit']} for every seed)": fits})
-if "mlp" in names8:
-    ch.claim("fig8-flip-mlp-unaffected", interval=accuracy_interval(paired("mlp"), n_test, difference=True),
-             steps=steps8, paper_steps=paper8, networks=n_nads, settings=dict(settings8, model="mlp"),
-             preconditions=above_chance("mlp"))
+ch.claim("fig8-flip-hurts-cnn", **study.flip_loss_cnn(fig8, nad_result))
+if "mlp" in study.flip_names:
+    ch.claim("fig8-flip-mlp-unaffected", **study.flip_loss_mlp(fig8, nad_result))
 print("test accuracy on the original minus on the flipped representation, per seed\n"
-      + pd.DataFrame({m: paired(m) for m in names8}).round(3).to_string())
+      + study.flip_loss_per_seed(fig8).round(3).to_string())
 
 # %% [markdown]
 # ## Reading the results
@@ -438,11 +325,7 @@ print("test accuracy on the original minus on the flipped representation, per se
 # What this run measured (every number computed from the tables above), and the verdicts:
 
 # %%
-Markdown(cifar10.reading(name=name, early=early, late=late, base=base, acc_early=acc[early].mean(axis=1),
-                         acc_late=acc[late].mean(axis=1), gain_early=gain[early].mean(axis=1),
-                         gain_late=gain[late].mean(axis=1), flip={m: paired(m) for m in names8},
-                         flipped_fit=fig8[fig8.model == name].train_acc.min(), fit=cfg["fit"])
-         + "\n\n" + ch.verdict_summary(["fig7", "fig8"]))
+Markdown(study.reading(fig7, fig8) + "\n\n" + ch.verdict_summary(["fig7", "fig8"]))
 
 # %% [markdown]
 # The flipped pairs get `flip_epochs` epochs so that both representations can be fitted, and the
@@ -465,5 +348,7 @@ Markdown(cifar10.reading(name=name, early=early, late=late, base=base, acc_early
 # ## Reproducibility
 
 # %%
-ch.finish(data=f"{data.description['name']}; {n_train:,} train / {data.description['n_test']:,} test images",
-          extra={"NADs": nad_source, "training CPU time": f"{cpu_seconds:.0f} s over {len(jobs)} jobs"})
+d = data.description
+ch.finish(data=f"{d['name']}; {d['n_train']:,} train / {d['n_test']:,} test images",
+          extra={"NADs": nad_source,
+                 "training CPU time": f"{cpu_seconds:.0f} s over {len(jobs)} jobs"})

@@ -2,9 +2,10 @@
 
 ``eps``: the carrier's value on the [0, 1] pixel scale; ``indices``: carrier at NADs (i, i+1);
 ``early`` / ``late``: the indices (among ``indices``) whose mean the Fig. 7 claims compare with
-the clean baseline (``late``: the last NADs, the paper's "end of the sequence"); ``epochs``: the poisoning runs and their clean baseline; ``flip_epochs``: the
-original/flipped pairs of Fig. 8 (long enough for both to fit the training set); ``max_lr``,
-``momentum``, ``weight_decay``, ``batch_size``: SGD with the authors' linear decay and clipping;
+the clean baseline (``late``: the last NADs, the paper's "end of the sequence"); ``epochs``: the
+poisoning runs and their clean baseline; ``flip_epochs``: the original/flipped pairs of Fig. 8
+(long enough for both to fit the training set); ``max_lr``, ``momentum``, ``weight_decay``,
+``batch_size``: SGD with the authors' linear decay and clipping;
 ``flip_models``: trained on both representations besides the chapter's model (``mlp`` and
 ``logreg`` are controls flipped with the model's NADs, CNNs use their own); ``fit``: the final
 training accuracy that counts as having fitted the training set; ``max_train``/``max_test``:
