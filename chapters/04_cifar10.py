@@ -283,7 +283,8 @@ ch.claim("fig7-late-carriers-harmless", **study.share_lost_late(fig7, nad_result
 ch.claim("fig7-carrier-learned", **study.carrier_gain(fig7, nad_result))
 print("test accuracies per seed (early, late: means over those carriers; carrier gain: "
       "with minus without the carrier; the shares of the above-chance accuracy lost "
-      "are the claims' values above)\n" + study.fig7_per_seed(fig7).round(3).to_string())
+      "are the claims' values above)")
+print(study.fig7_per_seed(fig7).round(3).to_string())
 
 # %% [markdown]
 # ## Flipping (paper Fig. 8)
