@@ -39,7 +39,8 @@
 #
 # Every claim is registered with its kind (a reviewer's question, a statement of the papers, or
 # the book's own prediction from their theory), source and criterion in
-# `nadcore/chapters/open_questions/claims.py`; the code is in `nadcore.chapters.open_questions.runs`.
+# `nadcore/chapters/open_questions/claims.py`; the code is in `nadcore.chapters.open_questions.study`
+# (one method per quantity) and `nadcore.chapters.open_questions.runs` (the experiments).
 
 # %% tags=["parameters"]
 profile = "cpu"          # "smoke" (tests), "cpu" (laptop, minutes), "paper" (the papers' scale)
@@ -54,28 +55,14 @@ knobs = None             # settings to override, e.g. {"grid_ticks": [0, 8, 16]}
 import numpy as np
 import pandas as pd
 
-from nadcore import nads
 from nadcore.book import setup
-from nadcore.book.evidence import accuracy_interval, exact_value, fisher_interval
-from nadcore.data import cifar, fourier_basis_vector, fourier_directions
-from nadcore.book.runner import Job, run_jobs
 from nadcore.chapters.open_questions import runs as oq
-from nadcore.book.nad_jobs import cached_nads
-from nadcore.chapters.linear_separability.runs import grid_sweep, steps_per_run
-from nadcore.nets import build_model, spec_key
-from nadcore.chapters.nads import figures as nadplots
-from nadcore.chapters.open_questions import figures as plots
-from nadcore.runtime import generator
+from nadcore.chapters.open_questions.study import Study
 
-ch = setup("06_open_questions", profile=profile, seed=seed, device=device, knobs=knobs, model=model)
+ch = setup("06_open_questions", profile=profile, seed=seed, device=device,
+           knobs=knobs, model=model)
 cfg = ch.cfg
-run = dict(executor=ch.executor(), cache=ch.cache)
-D = 32 * 32
-
-
-def gradient_nads(spec, s, n=cfg["nad_networks"]):
-    """Gradient NADs of a one-channel ``spec``: ``n`` networks of seed ``s`` (cached)."""
-    return cached_nads(spec, "gradient", n, seed=s, device=ch.device, cache=ch.cache)
+study = Study(ch, model, data_root, subset_root)
 
 
 # %% [markdown]
@@ -100,9 +87,7 @@ def gradient_nads(spec, s, n=cfg["nad_networks"]):
 # ```
 
 # %% tags=["nbval-check-output"]
-print(pd.DataFrame([{"variant": label, "model": spec,
-                     "parameters": sum(p.numel() for p in build_model(spec).parameters())}
-                    for label, spec in cfg["variants"].items()]).to_string(index=False))
+print(study.variants_table().to_string(index=False))
 
 # %% [markdown]
 # ### Their NADs
@@ -112,14 +97,11 @@ print(pd.DataFrame([{"variant": label, "model": spec,
 # authors' secant (2,048 forward passes per network) for four architectures.
 
 # %%
-nad_sets = {label: gradient_nads(spec, ch.seed) for label, spec in cfg["variants"].items()}
-fig = nadplots.nad_grid(nad_sets, indices=(0, 1, 2, 3),
-                        title=f"First gradient NADs of the LeNet variants (seed {ch.seed})")
-ch.figure_data("nads_variants", oq.nad_table(nad_sets, (0, 1, 2, 3), seed=ch.seed))
+nad_sets = study.variant_nads()
+fig = study.draw_variant_nads(nad_sets)
 
 # %%
-fig = nadplots.spectra(nad_sets, title="Normalised eigenvalues of the gradient covariance")
-ch.figure_data("nad_spectra", oq.spectra_table({k: [r] for k, r in nad_sets.items()}, [ch.seed]))
+fig = study.draw_variant_spectra(nad_sets)
 
 # %% [markdown]
 # ### Fig.-1 maps
@@ -139,33 +121,17 @@ ch.figure_data("nad_spectra", oq.spectra_table({k: [r] for k, r in nad_sets.item
 # An *island* is a cell with $\max(k_1, k_2) \ge$ `off_centre` whose accuracy reaches `island`.
 
 # %%
-grid = oq.quadrant_grid(cfg["grid_ticks"])
-dv_settings = {**cfg["dv"], **cfg["dv_train"]}
-maps = {label: grid_sweep(spec, grid, dv_settings, seeds=ch.seeds, chunk=cfg["chunk"], device=str(ch.device),
-                          transpose_symmetric=True, **run)
-        for label, spec in cfg["variants"].items()}
-fig = plots.quadrant_maps({label: r["test_acc"].mean(0) for label, r in maps.items()}, grid,
-                          title=f"Test accuracy on D(v), v a Fourier direction ({profile} profile)")
-ch.figure_data("fig1_maps", oq.map_table(maps, grid, ch.seeds))
+maps = study.fig1_maps()
+fig = study.draw_fig1_maps(maps)
 
 # %% tags=["nbval-check-output"]
-summ = {label: oq.map_summary(r["test_acc"], grid, cfg["off_centre"], cfg["island"]) for label, r in maps.items()}
+summ = study.map_summaries(maps)
 print(oq.summary_frame(summ, maps).round(3).to_string())
-learned = {label: bool(s["learned"].all()) for label, s in summ.items()}
-budget = dict(steps=steps_per_run(dv_settings),
-              paper_steps=steps_per_run({**ch.paper_cfg["dv"], **ch.paper_cfg["dv_train"]}))
-mp, blur, avg, strided = (summ[k] for k in ("max-pool", "blur-pool", "average pool", "strided conv"))
-ch.claim("oq1-maxpool-islands", values=mp["islands"], **budget,
-         preconditions={"max-pool learned some direction in every seed": learned["max-pool"]})
-ch.claim("oq1-blur-removes-islands", values=blur["islands"], **budget,
-         preconditions={"max-pool has islands to remove (mean share >= 0.05)":
-                        bool(mp["islands"].mean() >= 0.05),
-                        "blur-pool learned some direction in every seed": learned["blur-pool"]})
-ch.claim("oq1-blur-below-avg", values=blur["off_centre"] - avg["off_centre"], **budget)
-ch.claim("oq1-strided-islands", values=strided["islands"] - mp["islands"], **budget,
-         preconditions={"both networks learned some direction": learned["strided conv"] and learned["max-pool"]})
-ch.claim("oq1-strided-isotropic", values=strided["gap"], **budget,
-         preconditions={"the strided network learned some direction": learned["strided conv"]});
+ch.claim("oq1-maxpool-islands", **study.maxpool_islands(summ))
+ch.claim("oq1-blur-removes-islands", **study.blur_removes_islands(summ))
+ch.claim("oq1-blur-below-avg", **study.blur_below_avg(summ))
+ch.claim("oq1-strided-islands", **study.strided_islands(summ))
+ch.claim("oq1-strided-isotropic", **study.strided_isotropic(summ));
 
 # %% [markdown]
 # The claims test what the theory leads us to expect: islands for max-pooling, none for blur-pool,
@@ -200,52 +166,30 @@ ch.claim("oq1-strided-isotropic", values=strided["gap"], **budget,
 # $v$ in the first NADs and their overlap with the architecture's NADs (`reference_nads`).
 
 # %% tags=["nbval-check-output"]
-ks = cfg["overlap_ks"]
-v = fourier_basis_vector(*cfg["dynamics_direction"]).numpy()
-data = cifar.load_cifar10(data_root, subset_root, max_train=cfg["max_train"], max_test=cfg["max_test"])
+data = study.cifar_data()
 print(data.summary())
 
 # %%
-basis, basis_source = ch.nads(model, source=cfg["reference_nads"])
-U = nads.complete_basis(basis.nads)
-reference = U[: max(ks)]
-dv_jobs, cifar_jobs = oq.dynamics_jobs(model, ch.seeds, cfg, v, reference, U, data, device=str(ch.device),
-                                       data_spec={"root": data_root, "subset_root": subset_root,
-                                                  "max_train": cfg["max_train"], "max_test": cfg["max_test"]})
-dv_res = [a for a, _ in run_jobs(dv_jobs, oq.dv_dynamics_job, **run)]
-cf_res = [a for a, _ in run_jobs(cifar_jobs, oq.cifar_dynamics_job, **run)]
+basis, basis_source = study.reference_nads()
+dv_res, cf_res = study.dynamics(basis, data)
 
 # %%
-stack = lambda res, key: np.stack([a[key] for a in res])  # noqa: E731  (seeds, epochs + 1, ...)
-tasks = {f"D(v), v = Fourier {tuple(cfg['dynamics_direction'])}": dv_res, "binary CIFAR-10": cf_res}
-dims = {name: d for name, d in zip(tasks, (D, 3 * D))}
-fig = plots.dynamics_curves({name: stack(res, "overlap_initial") for name, res in tasks.items()}, ks,
-                            chance={name: [k / dims[name] for k in ks] for name in tasks},
-                            ylabel="overlap with the initial NADs",
-                            title="How far the network's NADs move from those at initialisation")
-ch.figure_data("nads_during_training", oq.dynamics_table(tasks, ch.seeds, ks))
+tasks = study.tasks(dv_res, cf_res)
+fig = study.draw_dynamics(tasks)
 
 # %% [markdown]
 # For $\mathcal{D}(v)$ two more curves: how much of the discriminative direction $v$ the network's
 # first NADs capture, and how much their span overlaps the *architecture's* NADs.
 
 # %%
-fig = plots.dynamics_curves({"share of v in the top-k NADs": stack(dv_res, "captured_v"),
-                             "overlap with the architecture's NADs": stack(dv_res, "overlap_reference")},
-                            ks, chance=[k / D for k in ks], ylabel="share / overlap", title=next(iter(tasks)))
+fig = study.draw_dv_dynamics(tasks)
 
 # %% tags=["nbval-check-output"]
 print("means over seeds; the overlap at chance is k/D")
-print(oq.dynamics_summary(tasks, ks).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-n_cifar = data.description["n_train"]
-cifar_budget = dict(steps=steps_per_run({**cfg["cifar_train"], "n_train": n_cifar}),
-                    paper_steps=steps_per_run({**ch.paper_cfg["cifar_train"], "n_train": 50000}))
-ch.claim("oq2-dv-turns-to-v", values=stack(dv_res, "captured_v")[:, -1, 0], **budget,
-         preconditions={"D(v) learned (test accuracy >= 0.6 for every seed)":
-                        bool(stack(dv_res, "test_acc")[:, -1].min() >= 0.6)})
-ch.claim("oq2-cifar-nads-persist", values=stack(cf_res, "overlap_initial")[:, -1, -1], **cifar_budget,
-         k_max=max(ks), preconditions={"the network learned (test accuracy >= 0.55 for every seed)":
-                                       bool(stack(cf_res, "test_acc")[:, -1].min() >= 0.55)});
+print(study.dynamics_summary(tasks)
+      .to_string(index=False, float_format="{:.3f}".format))
+ch.claim("oq2-dv-turns-to-v", **study.dv_turns_to_v(dv_res))
+ch.claim("oq2-cifar-nads-persist", **study.cifar_nads_persist(cf_res, data));
 
 # %% [markdown]
 # How to read the curves: an overlap near 1 makes the NADs at initialisation a lasting property of
@@ -265,26 +209,18 @@ ch.claim("oq2-cifar-nads-persist", values=stack(cf_res, "overlap_initial")[:, -1
 
 # %% tags=["nbval-check-output"]
 print(f"NADs removed: {basis_source}")
-removal, energy, clean = (stack(cf_res, k) for k in ("removal_acc", "removal_energy", "clean_acc"))
-rk = cfg["removal_ks"]
-print(f"clean test accuracy (binary): {clean.mean():.3f} (seeds: {', '.join(f'{c:.3f}' for c in clean)})")
-print(oq.removal_summary(removal, energy, rk).to_string(float_format=lambda x: f"{x:.3f}"))
+removal, energy, clean = study.removal(cf_res)
+print(f"clean test accuracy (binary): {clean.mean():.3f} "
+      f"(seeds: {', '.join(f'{c:.3f}' for c in clean)})")
+print(study.removal_summary(removal, energy).to_string(float_format="{:.3f}".format))
 
 # %%
-fig = plots.removal_curves(rk, {n: removal[:, i] for i, n in enumerate(oq.REMOVALS)},
-                           {n: energy[:, i] for i, n in enumerate(oq.REMOVALS)}, clean,
-                           title=f"Trained {model} on binary CIFAR-10: removing directions from the test images")
-ch.figure_data("removal", oq.removal_table(removal, energy, ch.seeds, rk))
+fig = study.draw_removal(removal, energy, clean)
 
 # %% tags=["nbval-check-output"]
 k3 = 16
-first, last, pcs = (removal[:, oq.REMOVALS.index(n), rk.index(k3)] for n in ("first NADs", "last NADs", "data PCs"))
-n_test = data.description["n_test"]
-above = {"the trained network beats chance (clean accuracy >= 0.55 for every seed)": bool(clean.min() >= 0.55)}
-ch.claim("oq3-first-vs-last", interval=accuracy_interval(last - first, n_test, difference=True), **cifar_budget,
-         networks=basis.meta.get("networks"), k_removed=k3, preconditions=above)
-ch.claim("oq3-beyond-energy", interval=accuracy_interval(pcs - first, n_test, difference=True), **cifar_budget,
-         networks=basis.meta.get("networks"), k_removed=k3, preconditions=above);
+ch.claim("oq3-first-vs-last", **study.first_vs_last(cf_res, k3, basis, data))
+ch.claim("oq3-beyond-energy", **study.beyond_energy(cf_res, k3, basis, data));
 
 # %% [markdown]
 # The table gives the share of the images' energy each removal takes away beside the accuracy it
@@ -312,35 +248,19 @@ ch.claim("oq3-beyond-energy", interval=accuracy_interval(pcs - first, n_test, di
 # split-half overlap of one network's NADs (two estimates from disjoint halves of its networks).
 
 # %%
-N4 = cfg["skip_nad_networks"]
-res_nads = {label: [gradient_nads(spec, s, N4) for s in ch.seeds] for label, spec in cfg["resnets"].items()}
-firsts = {label: r[0] for label, r in res_nads.items()}
-fig = nadplots.nad_grid(firsts, indices=(0, 1, 2, 3),
-                        title=f"First gradient NADs with and without skip connections (seed {ch.seed})")
-ch.figure_data("nads_skip", oq.nad_table(firsts, (0, 1, 2, 3), seed=ch.seed))
+res_nads = study.skip_nads()
+fig = study.draw_skip_nads(res_nads)
 
 # %%
-fig = nadplots.spectra(firsts, title="Normalised NAD spectra with and without skip connections")
-ch.figure_data("skip_spectra", oq.spectra_table(res_nads, ch.seeds, name="network"))
+fig = study.draw_skip_spectra(res_nads)
 
 # %% tags=["nbval-check-output"]
-labels = list(cfg["resnets"])
-spec_rows = pd.DataFrame([{"network": label, "seed": s, **oq.spectrum_summary(r.eigenvalues, r.nads)}
-                          for label, rs in res_nads.items() for s, r in zip(ch.seeds, rs)])
-skip_overlap = np.array([[nads.subspace_overlap(a.nads, b.nads, k) for k in nads.OVERLAP_KS]
-                         for a, b in zip(*res_nads.values())])
-split_half = {label: np.array([r.extras["split_half"] for r in rs]) for label, rs in res_nads.items()}
-print(spec_rows.groupby("network")[["top_k", "low_frequency", "first_low"]].mean()
-      .rename(columns={"top_k": "share in top 16", "low_frequency": "low-frequency share",
-                       "first_low": "NAD 0 low-frequency share"}).round(3).to_string())
-print(pd.DataFrame({"with vs without skips": skip_overlap.mean(0),
-                    **{f"split-half, {label}": sh.mean(0) for label, sh in split_half.items()},
-                    "chance k/D": np.array(nads.OVERLAP_KS) / D},
-                   index=[f"k={k}" for k in nads.OVERLAP_KS]).T.round(3).to_string())
-low = {label: spec_rows.loc[spec_rows["network"] == label, "low_frequency"].to_numpy() for label in labels}
-ch.claim("oq4-skip-high-frequency", values=low[labels[0]] - low[labels[1]], trained=False, networks=N4)
-ch.claim("oq4-skip-changes-nads", values=skip_overlap[:, 2] - split_half[labels[0]][:, 2], trained=False,
-         networks=N4, settings={"skip_nad_networks": N4});
+spectra = study.skip_spectra(res_nads)
+skip_overlap, split_half = study.skip_overlap(res_nads), study.split_half(res_nads)
+print(study.skip_spectrum_table(spectra).round(3).to_string())
+print(study.skip_overlap_table(skip_overlap, split_half).round(3).to_string())
+ch.claim("oq4-skip-high-frequency", **study.skip_high_frequency(spectra))
+ch.claim("oq4-skip-changes-nads", **study.skip_changes_nads(skip_overlap, split_half));
 
 # %% [markdown]
 # The two claims are separate questions: whether the skips change the NADs at all (beyond Monte
@@ -379,17 +299,18 @@ ch.claim("oq4-skip-changes-nads", values=skip_overlap[:, 2] - split_half[labels[
 # average over random parameters checks the same code path once more.
 
 # %% tags=["nbval-check-output"]
-check = oq.linear_pooling_check(cfg["linear_D"], cfg["linear_S"], cfg["linear_sigmas"], cfg["linear_draws"],
-                                generator(seed, 61))
-print(f"D = {cfg['linear_D']}, S = {cfg['linear_S']}, (sigma_theta, sigma_phi) = {tuple(cfg['linear_sigmas'])}")
-print(f"eqs. (4)-(5) vs the exact Gaussian averages: largest relative difference < 1e-12: {check['exact'] < 1e-12}")
-print(f"eqs. (4)-(5) vs {cfg['linear_draws']} Monte Carlo draws: largest relative difference "
-      f"{check['monte_carlo']:.3f}")
-print(f"E[J^T J] / E[g g^T] on the diagonal where m != 0: {check['ratio'][0]:.4f} .. {check['ratio'][1]:.4f} "
-      f"(closed form (s_theta^2 + s_phi^2) / (s_theta^2 s_phi^2) = {check['ratio_closed']:.4f})")
-ch.claim("oq5-eq4-eq5-exact", interval=exact_value(check["exact"], "exact (autograd sums over basis vectors)"))
-ch.claim("oq5-eq4-eq5-monte-carlo", interval=exact_value(check["monte_carlo"], "Monte Carlo average"),
-         mc_tolerance=round(12 / np.sqrt(cfg["linear_draws"]), 4), settings={"linear_draws": cfg["linear_draws"]});
+check = study.linear_pooling_check()
+print(f"D = {cfg['linear_D']}, S = {cfg['linear_S']}, "
+      f"(sigma_theta, sigma_phi) = {tuple(cfg['linear_sigmas'])}")
+print("eqs. (4)-(5) vs the exact Gaussian averages: largest relative difference "
+      f"< 1e-12: {check['exact'] < 1e-12}")
+print(f"eqs. (4)-(5) vs {cfg['linear_draws']} Monte Carlo draws: "
+      f"largest relative difference {check['monte_carlo']:.3f}")
+print("E[J^T J] / E[g g^T] on the diagonal where m != 0: "
+      f"{check['ratio'][0]:.4f} .. {check['ratio'][1]:.4f} (closed form "
+      f"(s_theta^2 + s_phi^2) / (s_theta^2 s_phi^2) = {check['ratio_closed']:.4f})")
+ch.claim("oq5-eq4-eq5-exact", **study.eq4_eq5_exact(check))
+ch.claim("oq5-eq4-eq5-monte-carlo", **study.eq4_eq5_monte_carlo(check));
 
 # %% [markdown]
 # **LeNet.** For a real network neither matrix has a closed form. The gradient NADs come from
@@ -404,29 +325,20 @@ ch.claim("oq5-eq4-eq5-monte-carlo", interval=exact_value(check["monte_carlo"], "
 # ```
 
 # %%
-hjobs = [Job({**spec_key(model), "networks": cfg["hessian_networks"], "seed": s, "input_shape": [1, 32, 32]})
-         for s in ch.seeds]
-hres = [a for a, _ in run_jobs(hjobs, oq.mixed_moments_job, **run)]
-hk = [1, 4, 16, 64]
-mixed_basis = [nads.top_eigenvectors(a["mixed"], max(hk))[1] for a in hres]
-grad_basis = [gradient_nads(model, s).nads for s in ch.seeds]
-hess_overlap = np.array([[nads.subspace_overlap(M_, G_, k) for k in hk] for M_, G_ in zip(mixed_basis, grad_basis)])
-bases = {"gradient NADs": grad_basis[0], "mixed Hessian": mixed_basis[0]}
-fig = nadplots.nad_grid(bases, indices=(0, 1, 2, 3), title=f"{model}: the two bases of Lemma 2 (seed {ch.seed})")
-ch.figure_data("lemma2_bases", oq.nad_table(bases, (0, 1, 2, 3), seed=ch.seed))
+mixed_basis = study.mixed_hessian_bases()
+grad_basis = study.gradient_bases()
+hess_overlap = study.lemma2_overlap(mixed_basis, grad_basis)
+fig = study.draw_lemma2_bases(mixed_basis, grad_basis)
 
 # %%
-fig = plots.overlap_vs_k({"mixed Hessian vs gradient NADs": (hk, hess_overlap)}, D,
-                         title=f"{model}: overlap of the two bases of Lemma 2 (one line per seed)")
-ch.figure_data("mixed_hessian_overlap", oq.overlap_table(hess_overlap, ch.seeds, hk, D))
+fig = study.draw_lemma2_overlap(hess_overlap)
 
 # %% tags=["nbval-check-output"]
-print(f"{model}: mixed Hessian from {cfg['hessian_networks']} networks, gradient NADs from {cfg['nad_networks']:,}")
-print(pd.DataFrame({"k": hk, "overlap (mean over seeds)": hess_overlap.mean(0), "chance k/D": np.array(hk) / D})
-      .to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-ch.claim("oq5-lenet-aligned", values=hess_overlap[:, 1], trained=False, networks=cfg["hessian_networks"],
-         paper_networks=ch.paper_cfg["hessian_networks"],
-         settings={"hessian_networks": cfg["hessian_networks"], "nad_networks": cfg["nad_networks"]});
+print(f"{model}: mixed Hessian from {cfg['hessian_networks']} networks, "
+      f"gradient NADs from {cfg['nad_networks']:,}")
+print(study.lemma2_overlap_table(hess_overlap)
+      .to_string(index=False, float_format="{:.3f}".format))
+ch.claim("oq5-lenet-aligned", **study.lenet_aligned(hess_overlap));
 
 # %% [markdown]
 # Both estimates carry Monte Carlo noise, which lowers the measured overlap, so the table compares
@@ -440,14 +352,11 @@ ch.claim("oq5-lenet-aligned", values=hess_overlap[:, 1], trained=False, networks
 # four directions, for the gradient covariance and for the mixed Hessian alike.
 
 # %% tags=["nbval-check-output"]
-stability = oq.stability_table(model, cfg["hessian_networks"], ch.seeds, k=4, **run)
+stability = study.stability_table(k=4)
 print(stability.round(3).to_string())
 
 # %%
-ch.claim("oq5-gradient-more-stable", trained=False, networks=cfg["hessian_networks"],
-         values=stability["gradient"] - stability["mixed Hessian"],
-         paper_networks=ch.paper_cfg["hessian_networks"],
-         settings={"hessian_networks": cfg["hessian_networks"], "k": 4})
+ch.claim("oq5-gradient-more-stable", **study.gradient_more_stable(stability, k=4))
 
 # %% [markdown]
 # ## The alignment $\alpha(v)$
@@ -469,28 +378,21 @@ ch.claim("oq5-gradient-more-stable", trained=False, networks=cfg["hessian_networ
 # ```
 
 # %%
-cells = fourier_directions(grid).numpy().reshape(len(grid.frequencies), -1)
-alphas = {label: oq.alpha(r.eigenvalues, r.nads, cells) for label, r in nad_sets.items()}
 lenet_ref, lenet_ref_source = ch.nads("lenet", source=cfg["reference_nads"])
-alphas["max-pool, " + cfg["reference_nads"]] = oq.alpha(lenet_ref.eigenvalues, lenet_ref.nads, cells)
-accs = {label: maps[label.split(",")[0]]["test_acc"].reshape(len(ch.seeds), -1) for label in alphas}
-fig = plots.alpha_scatter({label: (alphas[label], accs[label].mean(0)) for label in alphas},
-                          title="Eq. (2) of the underspecification paper against the Fig.-1 maps")
-ch.figure_data("alpha_vs_accuracy", oq.alpha_table(alphas, accs, ch.seeds, grid))
+alphas = study.alphas(nad_sets, lenet_ref)
+accs = study.alpha_accuracies(alphas, maps)
+fig = study.draw_alpha(alphas, accs)
 
 # %% tags=["nbval-check-output"]
-rho = {label: np.array([oq.spearman(alphas[label], a) for a in accs[label]]) for label in alphas}
-pooled = [oq.spearman(np.concatenate([alphas[name] for name in nad_sets]),
-                      np.concatenate([accs[name][i] for name in nad_sets])) for i in range(len(ch.seeds))]
+rho = study.alpha_rho(alphas, accs)
+pooled = study.pooled_rho(alphas, accs, nad_sets)
 print(f"secant NADs: {lenet_ref_source}")
 print("Spearman rho(alpha, accuracy) within each network (mean over seeds):")
 print(pd.Series({label: r.mean() for label, r in rho.items()}).round(3).to_string())
-print(f"the four variants pooled (gradient alpha / mean eigenvalue): {np.mean(pooled):.3f}")
-n_cells = len(grid.frequencies)
-ch.claim("oq6-alpha-gradient", interval=fisher_interval(rho["max-pool"]), **budget, cells=n_cells,
-         networks=cfg["nad_networks"])
-ch.claim("oq6-alpha-secant", interval=fisher_interval(rho["max-pool, " + cfg["reference_nads"]]), **budget,
-         cells=n_cells, networks=lenet_ref.meta.get("networks"));
+print("the four variants pooled (gradient alpha / mean eigenvalue): "
+      f"{np.mean(pooled):.3f}")
+ch.claim("oq6-alpha-gradient", **study.alpha_gradient(rho))
+ch.claim("oq6-alpha-secant", **study.alpha_secant(rho, lenet_ref));
 
 # %% [markdown]
 # Why the two covariances can disagree: the gradient of a max-pool network at one point is routed
