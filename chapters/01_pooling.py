@@ -32,10 +32,10 @@
 # this chapter's runs, quantities and figures in `nadcore.chapters.pooling`.
 
 # %% tags=["parameters"]
-profile = "cpu"          # "smoke" (tests), "cpu" (laptop, minutes), "paper" (the papers' scale)
-seed = 0                 # first seed; the profile's `seeds` runs use seed, seed + 1, ...
-device = "auto"          # "auto", "cpu" or "cuda"
-knobs = None             # settings to override, e.g. {"mc_samples": 10000} (a dict or JSON)
+profile = "cpu"  # "smoke" (tests), "cpu" (laptop, minutes), "paper" (the papers' scale)
+seed = 0  # first seed; the profile's `seeds` runs use seed, seed + 1, ...
+device = "auto"  # "auto", "cpu" or "cuda"
+knobs = None  # settings to override, e.g. {"mc_samples": 10000} (a dict or JSON)
 
 # %%
 import numpy as np

@@ -38,14 +38,14 @@
 # (`nadcore/chapters/cifar10/claims.py`).
 
 # %% tags=["parameters"]
-profile = "cpu"          # "smoke" (tests), "cpu" (laptop, minutes), "paper" (GPU, the paper's settings)
-seed = 0                 # first seed; the profile's `seeds` runs use seed, seed + 1, ...
-device = "auto"          # "auto", "cpu" or "cuda"
-model = "lenet"          # registry name or "package.module:factory"; the paper's Fig. 7 used "resnet18"
-data_root = None         # folder holding the official cifar-10-batches-py (None: $NADCORE_DATA_ROOT)
-download = False         # let torchvision download the full CIFAR-10 into data_root
-subset_root = None       # folder holding cifar10_subset.npz (None: default search)
-knobs = None             # settings to override, e.g. {"epochs": 30} (a dict or JSON)
+profile = "cpu"  # "smoke" (tests), "cpu" (laptop, minutes), "paper" (GPU)
+seed = 0  # first seed; the profile's `seeds` runs use seed, seed + 1, ...
+device = "auto"  # "auto", "cpu" or "cuda"
+model = "lenet"  # registry name or "package.module:factory"; the paper: "resnet18"
+data_root = None  # folder of the official cifar-10-batches-py ($NADCORE_DATA_ROOT)
+download = False  # let torchvision download the full CIFAR-10 into data_root
+subset_root = None  # folder holding cifar10_subset.npz (None: default search)
+knobs = None  # settings to override, e.g. {"epochs": 30} (a dict or JSON)
 
 # %%
 from IPython.display import Markdown

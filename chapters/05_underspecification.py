@@ -48,12 +48,12 @@
 # with a 95% t-interval, and each claim is checked against a criterion fixed before the runs.
 
 # %% tags=["parameters"]
-profile = "cpu"          # "smoke" (tests), "cpu" (laptop, minutes), "paper" (the appendix's settings, GPU)
-seed = 0                 # first seed; the profile's `seeds` runs use seed, seed + 1, ...
-device = "auto"          # "auto", "cpu" or "cuda"
-data_root = None         # folder with the official cifar-10-batches-py (None: $NADCORE_DATA_ROOT)
-subset_root = None       # folder with cifar10_subset.npz (None: the default search)
-knobs = None             # settings to override, e.g. {"concat_models": ["lenet"]} (a dict or JSON)
+profile = "cpu"  # "smoke" (tests), "cpu" (laptop, minutes), "paper" (GPU)
+seed = 0  # first seed; the profile's `seeds` runs use seed, seed + 1, ...
+device = "auto"  # "auto", "cpu" or "cuda"
+data_root = None  # folder of the official cifar-10-batches-py ($NADCORE_DATA_ROOT)
+subset_root = None  # folder with cifar10_subset.npz (None: the default search)
+knobs = None  # settings to override, e.g. {"concat_models": ["lenet"]} (dict or JSON)
 
 # %%
 import matplotlib.pyplot as plt

@@ -43,13 +43,13 @@
 # (one method per quantity) and `nadcore.chapters.open_questions.runs` (the experiments).
 
 # %% tags=["parameters"]
-profile = "cpu"          # "smoke" (tests), "cpu" (laptop, minutes), "paper" (the papers' scale)
-seed = 0                 # first seed; the profile's `seeds` runs use seed, seed + 1, ...
-device = "auto"          # "auto", "cpu" or "cuda"
-model = "lenet"          # the network of questions 2, 3 and 5 (registry name or "pkg.mod:factory")
-data_root = None         # folder holding the official cifar-10-batches-py (None: the genuine subset)
-subset_root = None       # folder holding cifar10_subset.npz (None: default search)
-knobs = None             # settings to override, e.g. {"grid_ticks": [0, 8, 16]} (a dict or JSON)
+profile = "cpu"  # "smoke" (tests), "cpu" (laptop, minutes), "paper" (the papers' scale)
+seed = 0  # first seed; the profile's `seeds` runs use seed, seed + 1, ...
+device = "auto"  # "auto", "cpu" or "cuda"
+model = "lenet"  # the network of questions 2, 3 and 5 (registry name or "mod:factory")
+data_root = None  # folder of the official cifar-10-batches-py (None: the subset)
+subset_root = None  # folder holding cifar10_subset.npz (None: default search)
+knobs = None  # settings to override, e.g. {"grid_ticks": [0, 8, 16]} (dict or JSON)
 
 # %%
 import numpy as np

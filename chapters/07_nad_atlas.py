@@ -40,11 +40,11 @@
 # of many random initialisations.
 
 # %% tags=["parameters"]
-profile = "cpu"          # "smoke" (tests), "cpu" (laptop, minutes), "paper" (GPU, 10,000 networks)
-seed = 0                 # seed of the networks, the evaluation point, the random directions and the training runs
-device = "auto"          # "auto", "cpu" or "cuda"
-model = None             # your architecture, added to the atlas: a registry name, "pkg.mod:factory" or "timm:NAME"
-knobs = None             # settings to override, e.g. {"networks": {"default": 512}}
+profile = "cpu"  # "smoke" (tests), "cpu" (laptop, minutes), "paper" (GPU, 10,000 nets)
+seed = 0  # seed of the networks, the evaluation point, random directions, training runs
+device = "auto"  # "auto", "cpu" or "cuda"
+model = None  # your architecture: a registry name, "pkg.mod:factory" or "timm:NAME"
+knobs = None  # settings to override, e.g. {"networks": {"default": 512}}
 
 # %%
 from IPython.display import Markdown, display
