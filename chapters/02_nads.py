@@ -89,31 +89,14 @@ model = "lenet"          # a registry name or "package.module:factory" (your own
 knobs = None             # settings to override, e.g. {"secant_networks": {"lenet": 500}}
 
 # %%
-import numpy as np
-import pandas as pd
-
-from nadcore import nads
-from nadcore.book.nad_jobs import cached_nads
-from nadcore.data import low_frequency_fraction
 from nadcore.book import setup
-from nadcore.book.evidence import exact_value, jackknife_interval
-from nadcore.chapters.nads import figures as nadplots
 from nadcore.chapters.nads import quantities as nq
-from nadcore.nads.published import PUBLISHED_NETWORKS, load_published_nads
-from nadcore.nets import PUBLISHED_NAMES
+from nadcore.chapters.nads.study import SUPPORT_NETWORKS, Study
 
-ch = setup("02_nads", profile=profile, seed=seed, device=device, knobs=knobs, model=model)
+ch = setup("02_nads", profile=profile, seed=seed, device=device, knobs=knobs,
+           model=model)
 cfg = ch.cfg
-counts = {m: cfg[f"{m}_networks"].get(model, cfg[f"{m}_networks"]["lenet"]) for m in ("secant", "gradient")}
-ks = list(nads.OVERLAP_KS)
-
-
-def estimate(arch, method, n, points=1, running=False, precision=None):
-    """Chapter 2's NADs (cached); ``running``: with running estimates at the checkpoints; the
-    secant in the profile's ``secant_precision`` for ``arch`` unless ``precision`` is given."""
-    return cached_nads(arch, method, n, seed, cache=ch.cache, device=ch.device, points=points,
-                            checkpoints=[c for c in cfg["convergence"] if c < n] if running else None,
-                            precision=precision or ch.nad_precision(arch, method))
+study = Study(ch, model)
 
 # %% [markdown]
 # ## The NADs of the model under study
@@ -126,22 +109,14 @@ def estimate(arch, method, n, points=1, running=False, precision=None):
 # which a gradient taken at one point cannot do, and averaging over points is the fair comparison.
 
 # %%
-secant = estimate(model, "secant", counts["secant"], running=True)
-gradient = estimate(model, "gradient", counts["gradient"], running=True)
-gradient_pts = estimate(model, "gradient", counts["gradient"], cfg["gradient_points"], running=True)
-estimates = {"secant": secant, "gradient": gradient, f"gradient, {cfg['gradient_points']} points": gradient_pts}
-print(pd.DataFrame({name: {"networks": r.meta["networks"], "points": r.meta["points"],
-                           "networks/s": round(r.meta["networks_per_second"], 1), "device": r.meta["device"]}
-                    for name, r in estimates.items()}).T.to_string())
+estimates = study.model_estimates()
+secant, gradient, gradient_pts = estimates.values()
+print(study.cost_table(estimates).to_string())
 
 # %%
-published = load_published_nads(model) if model in PUBLISHED_NAMES else None
-views = {f"{name} (ours)": r for name, r in estimates.items()}
-if published is not None:
-    views["published (authors)"] = published
-fig = nadplots.nad_grid(views, indices=(0, 1, 2, 3, 4),
-                        title=f"First NADs of {model}: pixel space (top) and Fourier energy (bottom)")
-ch.figure_data("fig5_model", nadplots.nads_table(views, (0, 1, 2, 3, 4)))
+published = study.published(model)
+views = study.views(estimates, published)
+fig = study.draw_model_nads(views)
 
 # %% [markdown]
 # How close are these estimates to each other and to the authors' published NADs (10,000
@@ -160,28 +135,13 @@ ch.figure_data("fig5_model", nadplots.nads_table(views, (0, 1, 2, 3, 4)))
 # may use (each claim reports its `mc_fraction`, networks used over the paper's 10,000).
 
 # %% tags=["nbval-check-output"]
-def overlap_row(r, other):
-    out = {}
-    for k in ks:
-        v, lo, hi = nads.overlap_interval(r, other, k) if k <= r.meta["networks"] else (np.nan,) * 3
-        out[f"k={k}"] = f"{v:.3f} [{lo:.3f}, {hi:.3f}]" if np.isfinite(lo) else f"{v:.3f}"
-    return out
-
-
-rows = {"secant vs gradient": {f"k={k}": f"{nads.identifiable_overlap(secant, gradient, k):.3f}" for k in ks}}
-if published is not None:
-    rows.update({f"{name} vs published": overlap_row(r, published.nads) for name, r in estimates.items()})
-rows["chance (k/D)"] = {f"k={k}": f"{k / secant.nads.shape[1]:.3f}" for k in ks}
-print(pd.DataFrame(rows).T.to_string())
+print(study.overlap_table(estimates, published).to_string())
 
 # %%
 if published is not None:
-    iv = jackknife_interval(*nads.overlap_interval(secant, published.nads, 16), nads.GROUPS, bounds=(0, 1))
-    ch.claim("fig5-secant-published", interval=iv, networks=counts["secant"],
-             settings={"networks": counts["secant"]})
-    iv = jackknife_interval(*nads.overlap_interval(gradient_pts, published.nads, 16), nads.GROUPS, bounds=(0, 1))
-    ch.claim("sec3-gradient-published", interval=iv, networks=counts["gradient"],
-             settings={"networks": counts["gradient"], "points": cfg["gradient_points"]})
+    ch.claim("fig5-secant-published", **study.secant_published(secant, published))
+    ch.claim("sec3-gradient-published",
+             **study.gradient_published(gradient_pts, published))
 
 # %% [markdown]
 # ### Convergence with the number of networks
@@ -194,21 +154,11 @@ if published is not None:
 # decide whether a comparison of estimators means anything.
 
 # %%
-curves = {f"{name}: split halves": (r.extras["checkpoint_networks"] // 2, r.extras["checkpoint_split_half"])
-          for name, r in estimates.items()}
-if published is not None:
-    curves["secant: running vs published"] = (
-        secant.extras["checkpoint_networks"],
-        [[nads.subspace_overlap(V, published.nads, k) for k in ks] for V in secant.extras["checkpoint_nads"]])
-fig = nadplots.convergence(curves, ks, xlabel="networks per estimate")
-ch.figure_data("convergence", pd.DataFrame([
-    {"curve": name, "networks": int(n), **{f"overlap_k{k}": float(v) for k, v in zip(ks, row)}}
-    for name, (ns, ov) in curves.items() for n, row in zip(ns, ov)]))
+curves = study.convergence_curves(estimates, published)
+fig = study.draw_convergence(curves)
 
 # %% tags=["nbval-check-output"]
-split = pd.DataFrame({name: dict(zip([f"k={k}" for k in ks], r.extras["checkpoint_split_half"][-1]))
-                      for name, r in estimates.items()}).T
-split.insert(0, "networks per half", [r.meta["networks"] // 2 for r in estimates.values()])
+split = study.split_half_table(estimates)
 print("split-half overlap at the full number of networks")
 print(split.round(3).to_string())
 
@@ -223,17 +173,8 @@ print(split.round(3).to_string())
 # the others (the `paper` profile recomputes all of them with 10,000 networks).
 
 # %%
-gallery_secant, gallery_gradient, secant_source = {}, {}, {}
-for arch in cfg["architectures"]:
-    n_s = cfg["secant_networks"].get(arch)
-    if n_s:
-        gallery_secant[arch], secant_source[arch] = estimate(arch, "secant", n_s), f"ours, {n_s} networks"
-    elif arch in PUBLISHED_NAMES:
-        gallery_secant[arch] = load_published_nads(arch)
-        secant_source[arch] = f"published (authors), {PUBLISHED_NETWORKS} networks"
-    gallery_gradient[arch] = estimate(arch, "gradient", cfg["gradient_networks"][arch])
-print(pd.DataFrame({"secant NADs": secant_source,
-                    "gradient NADs": {a: f"ours, {r.meta['networks']} networks" for a, r in gallery_gradient.items()}}))
+gallery_secant, gallery_gradient, secant_source = study.gallery()
+print(study.gallery_sources(secant_source, gallery_gradient))
 
 # %% [markdown]
 # On the `paper` profile the secants of the three large networks run on the GPU's tensor cores
@@ -245,25 +186,14 @@ print(pd.DataFrame({"secant NADs": secant_source,
 # at that size). The gradient estimates and every other profile use IEEE float32 throughout.
 
 # %% tags=["nbval-check-output"]
-low = {a: p for a, p in cfg["secant_precision"].items() if p != "float32" and cfg["secant_networks"].get(a)}
-if low:
-    n_chk, rows = cfg["precision_check_networks"], {}
-    for arch, p in low.items():
-        a, b = estimate(arch, "secant", n_chk, precision="float32"), estimate(arch, "secant", n_chk, precision=p)
-        rows[f"{arch}: {p} vs float32"] = {f"k={k}": nads.identifiable_overlap(a, b, k) for k in ks}
-        rows[f"{arch}: float32 split halves"] = dict(zip([f"k={k}" for k in ks], a.extras["split_half"]))
-    print(f"{n_chk} networks per estimate")
-    print(pd.DataFrame(rows).T.to_string(float_format=lambda v: f"{v:.3f}"))
-else:
-    print("every secant runs in float32 on this profile")
+print(study.precision_check())
 
 # %%
-fig = nadplots.nad_grid(gallery_secant, indices=(0, 1, 2), title="Secant NADs (step 100): Fig. 5 of the paper")
-ch.figure_data("fig5_secant", nadplots.nads_table(gallery_secant, (0, 1, 2)))
+fig = study.draw_gallery(gallery_secant, "fig5_secant",
+                         title="Secant NADs (step 100): Fig. 5 of the paper")
 
 # %%
-fig = nadplots.nad_grid(gallery_gradient, indices=(0, 1, 2), title="Exact-gradient NADs")
-ch.figure_data("fig5_gradient", nadplots.nads_table(gallery_gradient, (0, 1, 2)))
+fig = study.draw_gallery(gallery_gradient, "fig5_gradient", title="Exact-gradient NADs")
 
 # %% [markdown]
 # The spectra tell how anisotropic each architecture is. A flat spectrum means no preferred
@@ -271,15 +201,8 @@ ch.figure_data("fig5_gradient", nadplots.nads_table(gallery_gradient, (0, 1, 2))
 # flat: its input gradient is its weight vector, whose entries are i.i.d., so $C \propto I$.
 
 # %%
-spectra = {**{f"{a} (secant)": r for a, r in gallery_secant.items()},
-           **{f"{a} (gradient)": r for a, r in gallery_gradient.items()}}
-fig = nadplots.spectra({k: v for k, v in spectra.items() if k.endswith("(secant)")},
-                       title="Normalised spectra, secant estimator")
-fig = nadplots.spectra({k: v for k, v in spectra.items() if k.endswith("(gradient)")},
-                       title="Normalised spectra, gradient estimator")
-ch.figure_data("spectra", pd.DataFrame([{"set": k, "index": i, "normalised_eigenvalue": float(e)}
-                                        for k, r in spectra.items()
-                                        for i, e in enumerate(r.normalized_spectrum())]))
+spectra = study.spectra(gallery_secant, gallery_gradient)
+figs = study.draw_spectra(spectra)
 
 # %% [markdown]
 # Browse the NADs yourself: pick an architecture and estimator, then move the slider (indices 0-15,
@@ -304,19 +227,15 @@ nad_explorer(spectra)
 # more of them; the last columns give the share of a NAD's energy in a comb.
 
 # %% tags=["nbval-check-output"]
-support = nq.support_table({a: load_published_nads(a) for a in ("lenet", "resnet18", "vgg11",
-                                                                "densenet121")})
-if model in ("lenet", "resnet18", "vgg11", "densenet121") and model in gallery_secant:
-    support.loc[f"{model}, ours (secant)"] = nq.support_row(gallery_secant[model], model)
+support = study.support_table(gallery_secant)
 print(support.round(3).to_string())
 
 # %%
-for arch in ("lenet", "resnet18", "vgg11", "densenet121"):
+for arch in SUPPORT_NETWORKS:
     ch.claim(f"fig5-support-{arch}", **nq.support_evidence(support, arch))
-if f"{model}, ours (secant)" in support.index:
-    ch.claim("fig5-support-ours", **nq.support_evidence(support, f"{model}, ours (secant)",
-                                                        method="secant", network=model))
-ch.claim("fig5-resnet-comb", **nq.comb_evidence(load_published_nads("resnet18")))
+if study.ours in support.index:
+    ch.claim("fig5-support-ours", **study.support_ours(support))
+ch.claim("fig5-resnet-comb", **study.resnet_comb())
 
 # %% [markdown]
 # ### The big networks at a reduced width
@@ -333,13 +252,11 @@ ch.claim("fig5-resnet-comb", **nq.comb_evidence(load_published_nads("resnet18"))
 
 # %% tags=["nbval-check-output"]
 widths = nq.width_study(ch, cfg["width_study"], cfg["gradient_networks"])
-for arch, table in widths.items():
-    print(f"{arch}: top-k overlaps with a full-width estimate ({table.attrs['networks']} "
-          f"networks each; chance k/D)\n{table.round(3).to_string()}\n")
+print(study.width_report(widths))
 
 # %%
 for arch, table in widths.items():
-    ch.claim(f"width-nads-{arch}", **nq.width_evidence(ch, arch, table, cfg["width_k"]))
+    ch.claim(f"width-nads-{arch}", **study.width_nads(arch, table))
 
 # %% [markdown]
 # For logistic regression the sample spectrum of $N$ draws of an isotropic covariance spreads,
@@ -349,13 +266,8 @@ for arch, table in widths.items():
 # %% tags=["nbval-check-output"]
 if "logreg" in gallery_gradient:
     lr = gallery_gradient["logreg"]
-    ratio = np.sqrt(1024 / lr.meta["networks"])
-    lam = lr.eigenvalues * 3 * 1024  # true covariance: I / (3 D) for U(-1/sqrt(D), 1/sqrt(D)) weights
-    lo_edge, hi_edge = max(0, 1 - ratio) ** 2, (1 + ratio) ** 2
-    print(f"LogReg, {lr.meta['networks']} networks: eigenvalues / (1/3D) span [{lam.min():.2f}, {lam.max():.2f}]; "
-          f"Marchenko-Pastur edges [{lo_edge:.2f}, {hi_edge:.2f}]")
-    ch.claim("logreg-isotropic", interval=exact_value(lam.max() / hi_edge, "spectrum edge"),
-             networks=lr.meta["networks"], settings={"networks": lr.meta["networks"]})
+    print(study.marchenko_pastur_report(lr))
+    ch.claim("logreg-isotropic", **study.logreg_isotropic(lr))
 
 # %% [markdown]
 # ## Secant or gradient?
@@ -368,21 +280,13 @@ if "logreg" in gallery_gradient:
 # $k/D$ means the two estimators point at unrelated directions.
 
 # %% tags=["nbval-check-output"]
-comparison = pd.DataFrame({arch: {
-    "secant source": secant_source.get(arch, "-"),
-    **{f"overlap k={k}": (nads.identifiable_overlap(gallery_secant[arch], g, k) if arch in gallery_secant
-                          else np.nan) for k in ks},
-    "low-freq secant": (np.mean([low_frequency_fraction(gallery_secant[arch].nads[i]) for i in range(3)])
-                        if arch in gallery_secant else np.nan),
-    "low-freq gradient": np.mean([low_frequency_fraction(g.nads[i]) for i in range(3)]),
-} for arch, g in gallery_gradient.items()}).T
-print(comparison.to_string(float_format=lambda v: f"{v:.3f}"))
+comparison = study.estimator_comparison(gallery_secant, gallery_gradient, secant_source)
+print(comparison.to_string(float_format="{:.3f}".format))
 
 # %%
 if "logreg" in gallery_secant:
-    ch.claim("logreg-secant-equals-gradient", networks=gallery_secant["logreg"].meta["networks"],
-             interval=exact_value(nads.subspace_overlap(gallery_secant["logreg"].nads,
-                                                        gallery_gradient["logreg"].nads, 16), "same networks"))
+    ch.claim("logreg-secant-equals-gradient",
+             **study.logreg_agreement(gallery_secant, gallery_gradient))
 
 # %% [markdown]
 # The secant NADs of the step-100 procedure are what the published figures show. Exact gradients
@@ -394,4 +298,5 @@ if "logreg" in gallery_secant:
 # ## Reproducibility
 
 # %%
-ch.finish(extra={"secant NADs": secant_source, "published NADs": "authors' files (10,000 networks, step 100)"})
+ch.finish(extra={"secant NADs": secant_source,
+                 "published NADs": "authors' files (10,000 networks, step 100)"})

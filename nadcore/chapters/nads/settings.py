@@ -1,18 +1,18 @@
 """Chapter 2, computing NADs (paper Sec. 3, Fig. 5).
 
-Networks per architecture for each estimator (an architecture missing from ``secant_networks``
-uses the authors' published NADs in the gallery); ``convergence``: network counts at which the
-running estimates are recorded; ``architectures``: the gallery of Fig. 5; ``width_study``: per big network, the reduced widths (DenseNet-121: growth rates) whose gradient
-NADs (``gradient_networks`` of the full network, the same seed) are compared with the full
-network's, beside a second full-width estimate (seed + 1) and the published NADs, at top
-``width_k``; ``gradient_points``: evaluation points averaged by the gradient
-estimator in the "several points" comparison. LogReg gets the same networks for both
-estimators: for a linear model they must agree. ``secant_precision``: the arithmetic of an
-architecture's secant (:func:`nadcore.kernels.precision.precision_mode`; "tf32" and "bf16" are for a GPU,
-where they run on the tensor cores; "bf16" is slower than float32 on a CPU); chapter 2 checks any
-other than float32 against float32 on the first ``precision_check_networks`` networks. On the
-paper profile: bf16 for ResNet-18 (its NADs keep a top-16 overlap of 0.9998 with float32's),
-TF32 for VGG-11 and DenseNet-121 (bf16 moves DenseNet-121's to 0.66), as measured by
+Networks per architecture for each estimator (an architecture missing from ``secant_networks`` uses
+the authors' published NADs in the gallery); ``convergence``: network counts at which the running
+estimates are recorded; ``architectures``: the gallery of Fig. 5; ``width_study``: per big network,
+the reduced widths (DenseNet-121: growth rates) whose gradient NADs (``gradient_networks`` of the
+full network, the same seed) are compared with the full network's, beside a second full-width
+estimate (seed + 1) and the published NADs, at top ``width_k``; ``gradient_points``: evaluation
+points averaged by the gradient estimator in the "several points" comparison. LogReg gets the same
+networks for both estimators: for a linear model they must agree. ``secant_precision``: the
+arithmetic of an architecture's secant (:func:`nadcore.kernels.precision.precision_mode`; "tf32" and
+"bf16" are for a GPU, where they run on the tensor cores; "bf16" is slower than float32 on a CPU);
+chapter 2 checks any other than float32 against float32 on the first ``precision_check_networks``
+networks. On the paper profile: bf16 for ResNet-18 (its NADs keep a top-16 overlap of 0.9998 with
+float32's), TF32 for VGG-11 and DenseNet-121 (bf16 moves DenseNet-121's to 0.66), as measured by
 ``python benchmarks/bench_gpu.py`` on an H100 (benchmarks/README.md, "On a GPU").
 """
 PAPER = dict(architectures=["logreg", "lenet", "vgg11", "resnet18", "densenet121"],
