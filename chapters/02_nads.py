@@ -82,11 +82,11 @@
 # (`nadcore.nads.overlap_interval`).
 
 # %% tags=["parameters"]
-profile = "cpu"          # "smoke" (tests), "cpu" (laptop, minutes), "paper" (GPU, 10,000 networks)
-seed = 0                 # seed of the networks' initialisations and of the evaluation points
-device = "auto"          # "auto", "cpu" or "cuda"
-model = "lenet"          # a registry name or "package.module:factory" (your own architecture)
-knobs = None             # settings to override, e.g. {"secant_networks": {"lenet": 500}}
+profile = "cpu"  # "smoke" (tests), "cpu" (laptop, minutes), "paper" (GPU, 10,000 nets)
+seed = 0  # seed of the networks' initialisations and of the evaluation points
+device = "auto"  # "auto", "cpu" or "cuda"
+model = "lenet"  # a registry name or "package.module:factory" (your own architecture)
+knobs = None  # settings to override, e.g. {"secant_networks": {"lenet": 500}}
 
 # %%
 from nadcore.book import setup

@@ -243,11 +243,19 @@ PAGE_FACTS_JS = RENDERED_JS + """
         ok: i.complete && i.naturalWidth > 0})),
     views: document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length,
     unrendered: unrendered().length,
+    // code cells (the chapter's source, not its outputs) wider than their box: they scroll sideways
+    scrolling: Array.from(document.querySelectorAll('.cell_input pre')).filter(
+        pre => pre.scrollWidth > pre.clientWidth + 1).map(pre => pre.textContent.split('\n')[0].slice(0, 60)),
+    outputs: Array.from(document.querySelectorAll('.cell_output')).map(o => o.textContent).join('\n'),
     title: document.title,
     url: location.href,
   };
 }
 """
+
+
+#: a path of the machine that built the book, in a cell's output (a reader's machine has other ones)
+MACHINE_PATH = re.compile(r"(?:PosixPath\(|(?<![\w.])/(?:tmp|home|root|work|usr|var|opt)/)[^\s'\")]*")
 
 
 def _shot_name(rel: str, suffix: str = "") -> str:
@@ -296,6 +304,12 @@ def test_page_in_browser(rel, book_html, server, browser):
     if facts["unrendered"]:
         problems.append(f"{facts['unrendered']} of {facts['views']} widget view(s) not rendered "
                         "(widget state missing from the notebook, or the widget manager failed)")
+    if facts["scrolling"]:
+        problems.append(f"{len(facts['scrolling'])} code cell(s) scroll sideways at {VIEWPORT['width']} px, "
+                        f"e.g. {facts['scrolling'][0]!r}")
+    paths = MACHINE_PATH.findall(facts["outputs"])
+    if paths:
+        problems.append(f"a machine path in the outputs: {paths[0]!r}")
     summary = (f"{rel}: {facts['math']} math element(s), {facts['mjx']} MathJax container(s), "
                f"{len(facts['images'])} image(s), {facts['views']} widget view(s); screenshot {shot}")
     print(summary)

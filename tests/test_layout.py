@@ -144,3 +144,37 @@ def test_import_compiles_and_computes_nothing(tmp_path):
 def test_every_subpackage_says_what_it_holds(layer):
     doc = ast.get_docstring(ast.parse((PKG / layer / "__init__.py").read_text()))
     assert doc and len(doc) > 40, f"nadcore/{layer}/__init__.py needs a docstring saying what it holds"
+
+
+# --------------------------------------------------------------------------------------------
+# The chapters' pages: the science, not the plumbing
+# --------------------------------------------------------------------------------------------
+sys.path.insert(0, str(ROOT / "scripts"))
+import chapter_lines  # noqa: E402  (scripts/chapter_lines.py: the count the closing notes report)
+
+CHAPTER_FILES = sorted((ROOT / "chapters").glob("[0-9][0-9]_*.py"))
+
+
+def _code_lines(path):
+    """(line number, text) of every line of the chapter's code cells, the parameters cell included."""
+    kind = None
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if line.startswith("# %%"):
+            kind = "markdown" if "[markdown]" in line else "code"
+        elif kind == "code":
+            yield n, line
+
+
+@pytest.mark.parametrize("path", CHAPTER_FILES, ids=[p.stem for p in CHAPTER_FILES])
+def test_a_chapter_shows_the_science(path):
+    """No helper definitions in a chapter, no code line that scrolls sideways in the book (88
+    characters), and at least 70% of its code lines compute, draw or print a paper quantity
+    (``python scripts/chapter_lines.py`` counts them); the plumbing lives in the chapter's
+    package, ``nadcore/chapters/<name>/``."""
+    r = chapter_lines.count(path)
+    assert not r["defines functions"], f"{path.name} defines functions: move them to its package"
+    assert r["longest line"] <= 88, f"{path.name} has a code line of {r['longest line']} characters"
+    long = [n for n, line in _code_lines(path) if len(line) > 88]  # comments and parameters too
+    assert not long, f"{path.name}: code-cell lines {long} are over 88 characters (they scroll sideways)"
+    assert r["science share"] >= 0.70, (f"{path.name}: {r['science']} of {r['code lines']} code lines are "
+                                        f"science ({r['science share']:.0%}), fewer than 70%")
