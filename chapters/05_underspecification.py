@@ -149,7 +149,7 @@ print(study.sample_sizes())
 
 # %%
 concat = study.fig2(bases)
-concat_frame = study.fig2_frame(concat)
+concat_frame = study.runs_frame(concat)
 
 # %% [markdown]
 # Test accuracies in percent (mean $\pm$ half-width of the 95% t-interval over the seeds), the
@@ -268,7 +268,7 @@ print(study.fig3_budget_table(data).to_string(index=False))
 
 # %%
 cifar_runs = study.fig3(bases, data)
-cifar_frame = study.fig3_frame(cifar_runs)
+cifar_frame = study.runs_frame(cifar_runs)
 
 # %% tags=["nbval-check-output"]
 chance = 0.5

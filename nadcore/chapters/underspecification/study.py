@@ -125,9 +125,10 @@ class Study:
         return out
 
     @staticmethod
-    def fig2_frame(concat: dict) -> pd.DataFrame:
-        """Tidy table of Fig. 2's runs: one row per model, seed and NAD pair."""
-        return pd.concat([r.frame().assign(model=m) for m, r in concat.items()], ignore_index=True)
+    def runs_frame(runs: dict) -> pd.DataFrame:
+        """Tidy table of a figure's runs (model -> result): one row per model, seed and NAD pair
+        (Fig. 2) or NAD index (Fig. 3)."""
+        return pd.concat([r.frame().assign(model=m) for m, r in runs.items()], ignore_index=True)
 
     @staticmethod
     def fig2_table(frame: pd.DataFrame, m: str) -> pd.DataFrame:
@@ -259,11 +260,6 @@ class Study:
                 eps=cfg["cifar_eps"], device=ch.device, chunk=cfg["cifar_chunk"], cache=ch.cache,
                 executor=ch.executor())
         return out
-
-    @staticmethod
-    def fig3_frame(runs: dict) -> pd.DataFrame:
-        """Tidy table of Fig. 3's runs: one row per model, seed and NAD index."""
-        return pd.concat([r.frame().assign(model=m) for m, r in runs.items()], ignore_index=True)
 
     @staticmethod
     def fig3_table(frame: pd.DataFrame, m: str) -> pd.DataFrame:
