@@ -245,8 +245,8 @@ PAGE_FACTS_JS = RENDERED_JS + """
     unrendered: unrendered().length,
     // code cells (the chapter's source, not its outputs) wider than their box: they scroll sideways
     scrolling: Array.from(document.querySelectorAll('.cell_input pre')).filter(
-        pre => pre.scrollWidth > pre.clientWidth + 1).map(pre => pre.textContent.split('\n')[0].slice(0, 60)),
-    outputs: Array.from(document.querySelectorAll('.cell_output')).map(o => o.textContent).join('\n'),
+        pre => pre.scrollWidth > pre.clientWidth + 1).map(pre => pre.textContent.split('\\n')[0].slice(0, 60)),
+    outputs: Array.from(document.querySelectorAll('.cell_output')).map(o => o.textContent).join('\\n'),
     title: document.title,
     url: location.href,
   };
