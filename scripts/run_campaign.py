@@ -62,6 +62,8 @@ def main(argv=None) -> int:
     ap.add_argument("--archs", default=None, help="comma separated registry names (default: every stage's)")
     ap.add_argument("--stages", default=None, help="comma separated stage numbers (default: all, in order)")
     ap.add_argument("--device", default=None, help="default: the campaign's (cpu or cuda)")
+    ap.add_argument("--trainer", default=None, choices=["many", "side_by_side"],
+                    help="replace the campaign's trainer (many: one run after another, float32)")
     ap.add_argument("--cache", default=None, help="cache folder (default: $NADCORE_CACHE or .nadcache)")
     ap.add_argument("--out", default=None, help="bundle folder (default: results/<campaign>)")
     ap.add_argument("--budget", type=float, default=None, help="seconds; start no job that would end later")
@@ -86,7 +88,7 @@ def main(argv=None) -> int:
     try:
         stages = [int(x) for x in split(a.stages)] if a.stages else None
         tasks, settings = campaigns.plan(a.campaign, figures=split(a.figures), archs=split(a.archs), stages=stages,
-                                  device=a.device)
+                                  device=a.device, trainer=a.trainer)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

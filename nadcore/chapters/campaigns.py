@@ -103,7 +103,7 @@ CPU = dict(
 PAPER = dict(
     device="cuda", widths={},
     train=dict(trainer="side_by_side", autocast="bf16"),
-    chunk=16, fig6_nads="published",
+    chunk=8, fig6_nads="published",  # 8 runs side by side: a job ends well inside a lease's 10-minute command
     stages=[
         dict(figure="fig1", arch="resnet18", cells="grid"),
         dict(figure="fig1", arch="vgg11", cells="grid"),
@@ -265,10 +265,17 @@ def spec_of(arch: str, width) -> str:
     return registry_spec(arch, **{key: int(width)})
 
 
-def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | None = None) -> tuple[list[Task], dict]:
+def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | None = None,
+         trainer: str | None = None) -> tuple[list[Task], dict]:
     """The tasks of ``campaign`` in stage order (only ``figures`` / ``archs`` / stage numbers
-    ``stages`` where given) and the settings they use (the campaign's and chapter 3's)."""
+    ``stages`` where given) and the settings they use (the campaign's and chapter 3's);
+    ``trainer`` ("many" or "side_by_side") replaces the campaign's ("many" trains in float32)."""
     camp = campaign_settings(campaign)
+    if trainer is not None:
+        if trainer not in ("many", "side_by_side"):
+            raise ValueError(f"trainer must be 'many' or 'side_by_side', got {trainer!r}")
+        camp["train"] = {k: v for k, v in camp["train"].items() if k != "autocast" or trainer != "many"}
+        camp["train"]["trainer"] = trainer
     cfg = profiles.resolve(CHAPTER, "paper", camp.get("overrides"))
     grid = fourier_grid(32, cfg["grid"])
     dev = device or camp["device"]

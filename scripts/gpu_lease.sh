@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# One GPU lease of the paper campaign (full width, bf16, runs side by side): ResNet-18's Fig. 1
+# first, then DenseNet-121's, each under its own time budget, into the bundle folder $OUT/paper
+# (copy it to results/paper afterwards).  Usage on the device machine:
+#     bash scripts/gpu_lease.sh RESNET_SECONDS DENSENET_SECONDS
+# A run that fails within a minute (the side-by-side trainer on this GPU) is retried one run
+# after another in float32 (--trainer many).
+set -u
+export PYTHONUNBUFFERED=1 NADCORE_NATIVE=0
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT/paper"
+nvidia-smi -L
+python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name())"
+leg() {  # leg ARCH SECONDS [extra arguments]
+    local arch=$1 secs=$2; shift 2
+    local t0=$SECONDS
+    timeout "$secs" python3 scripts/run_campaign.py --campaign paper --figures fig1 --archs "$arch" \
+        --budget $((secs - 45)) --cache /tmp/nadcache --out "$OUT/paper" "$@"
+    local rc=$?
+    echo "== $arch: rc $rc after $((SECONDS - t0)) s"
+    if [ $rc -ne 0 ] && [ $rc -ne 124 ] && [ $((SECONDS - t0)) -lt 60 ] && [ $# -eq 0 ]; then
+        leg "$arch" $((secs - (SECONDS - t0))) --trainer many
+    fi
+}
+leg resnet18 "${1:-280}" 2>&1 | tee -a "$OUT/log.txt"
+leg densenet121 "${2:-240}" 2>&1 | tee -a "$OUT/log.txt"
+ls -la "$OUT/paper" "$OUT"/paper/*
