@@ -97,3 +97,43 @@ def test_headline_counts_the_papers_claims_only_and_says_what_it_leaves_out():
     assert "2 of them" in text and "1 check" in text and "1 calibration" in text
     assert "1 ran with fewer SGD steps" in text and "1 rest on networks narrower" in text
     assert "1 come from a committed campaign bundle" in text and "1 are inconclusive" in text
+
+
+def _study():
+    from types import SimpleNamespace
+
+    from nadcore.book import profiles
+    from nadcore.chapters.linear_separability.study import Study
+
+    ch = SimpleNamespace(cfg=profiles.resolve("03_linear_separability", "smoke"), seeds=[0], cache=None,
+                         executor=lambda: None, device="cpu", profile="smoke")
+    return Study(ch)
+
+
+def test_full_width_claims_are_named_so_and_count_only_on_cells_the_published_map_has_hard():
+    from types import SimpleNamespace
+
+    from nadcore.chapters.linear_separability.claims import CLAIMS
+
+    ids = {c.id for c in CLAIMS}
+    study, bundle = _study(), SimpleNamespace(name="paper", title=lambda: "campaign 'paper'")
+    easy = [(0, 4), (0, 0), (0, -16), (-16, -16)]
+    full = study.big_fig1_evidence(bundle, "resnet18", 64, _frame(easy, published_fig1_map("resnet18", easy),
+                                                                  width=64))
+    assert set(full) == {f"fig1-{c}-resnet18-full-width" for c in ("train-fit", "matches-published",
+                                                                   "frequency-gap")} and set(full) <= ids
+    for claim in ("matches-published", "frequency-gap"):  # every network learns these cells
+        assert not any(full[f"fig1-{claim}-resnet18-full-width"]["preconditions"].values())
+    hard = easy + [(2, 2)]  # both frequencies 2 mod 4: at chance in the published map
+    narrow = study.big_fig1_evidence(bundle, "resnet18", 16, _frame(hard, published_fig1_map("resnet18", hard)))
+    assert "fig1-matches-published-resnet18" in narrow and set(narrow) <= ids
+    assert all(narrow["fig1-matches-published-resnet18"]["preconditions"].values())
+
+
+def test_width_agreement_lines_up_the_cells_both_widths_have():
+    narrow = _frame([(0, 4), (2, 2), (0, 8)], [0.9, 0.5, 0.8])
+    wide = _frame([(4, 0), (2, 2)], [0.95, 0.55], width=64)  # (4, 0) is (0, 4) transposed
+    t = _study().width_agreement({"resnet18": narrow}, {"resnet18": 16}, {"resnet18": wide}, {"resnet18": 64})
+    assert [(a, b) for a, b in zip(t["k1"], t["k2"])] == [(0, 4), (2, 2)]
+    assert list(t["narrow"]) == [0.9, 0.5] and list(t["full"]) == [0.95, 0.55]
+    assert t["published"].tolist() == pytest.approx(published_fig1_map("resnet18", [(0, 4), (2, 2)]).tolist())

@@ -21,7 +21,7 @@ from nadcore.chapters.linear_separability import quantities as q
 from nadcore.nets import OPTIONS
 
 __all__ = ["BIG", "select", "fig1_map", "width_label", "map_distance", "map_pearson", "train_fit",
-           "frequency_gap", "published_gap", "share_interval", "diagnostic_table", "fig6_curves",
+           "frequency_gap", "published_gap", "cell_accuracy", "share_interval", "diagnostic_table", "fig6_curves",
            "fig6_summary", "sigma_preference"]
 
 #: the paper's big networks, which only the campaigns train
@@ -48,17 +48,25 @@ def select(frame: pd.DataFrame | None, arch: str, width: int | None = None, reci
     return frame[sel]
 
 
-def fig1_map(rows: pd.DataFrame, grid, key: str = "test_acc") -> np.ndarray:
-    """The seed-mean ``key`` over ``grid`` (g, g): a cell's own runs where it has them, else its
+def cell_accuracy(rows: pd.DataFrame, cells, key: str = "test_acc") -> np.ndarray:
+    """The seed-mean ``key`` of each of ``cells``: its own runs where it has them, else its
     transpose's (the same problem in distribution); NaN where neither was run."""
     m = rows.groupby(["k1", "k2"])[key].mean() if len(rows) else pd.Series(dtype=float)
-    out = np.full(grid.shape, np.nan)
-    for i, j in grid.cells:
-        k = (int(grid.k1[i, j]), int(grid.k2[i, j]))
-        for c in (k, (k[1], k[0])):
+    out = np.full(len(cells), np.nan)
+    for n, (a, b) in enumerate(cells):
+        for c in ((int(a), int(b)), (int(b), int(a))):
             if c in m.index:
-                out[i, j] = float(m.loc[c])
+                out[n] = float(m.loc[c])
                 break
+    return out
+
+
+def fig1_map(rows: pd.DataFrame, grid, key: str = "test_acc") -> np.ndarray:
+    """:func:`cell_accuracy` over ``grid`` (g, g)."""
+    out = np.full(grid.shape, np.nan)
+    ij = list(grid.cells)
+    for (i, j), v in zip(ij, cell_accuracy(rows, [(grid.k1[i, j], grid.k2[i, j]) for i, j in ij], key)):
+        out[i, j] = v
     return out
 
 

@@ -20,7 +20,9 @@ the published curves of ResNet-18 and VGG-11 against the campaign's runs at both
 
 The paper's big networks (ResNet-18, VGG-11, DenseNet-121) come from the committed campaign
 bundle (``results/cpu``, reduced width; :mod:`nadcore.chapters.linear_separability.bundled`): one
-claim per network, the same quantity and criterion as LeNet's, with the width in the statement.
+claim per network, the same quantity and criterion as LeNet's, with the width in the statement;
+the full-width networks of the GPU campaign (``results/paper``) have the same claims, their ids
+ending in ``-full-width``.
 """
 from nadcore.book.evidence import MUCH, ClaimSpec
 
@@ -29,23 +31,25 @@ TOL, TOL_RHO = 0.05, 0.1
 NAD = "NAD paper"
 #: the paper's big networks, trained by the campaigns
 BIG = ("resnet18", "vgg11", "densenet121")
+#: the suffix of the Fig. 1 claims of a big network trained at full width (the GPU campaign)
+FULL = "-full-width"
 _T = "0.05: one-network-per-cell noise of the published map and the test sets"
 _SIGMA = ("sigma = {fig6_sigma} for Fig. 6: chosen because, with it, LeNet's accuracy along its NADs met "
           "this published curve (at the paper's sigma = 3 it fell earlier)")
 
 
-def _fig1_big(arch: str) -> list[ClaimSpec]:
+def _fig1_big(arch: str, suffix: str = "") -> list[ClaimSpec]:
     return [
-        ClaimSpec(f"fig1-train-fit-{arch}", "paper", f"{NAD}, Fig. 1 caption",
+        ClaimSpec(f"fig1-train-fit-{arch}{suffix}", "paper", f"{NAD}, Fig. 1 caption",
                   "All networks except LeNet reach nearly 100% train accuracy: {network}.",
                   "mean final training accuracy of {network} over its {cells} trained cells", ">=", 0.99, ACC,
                   paper_value=1.0, paper_value_source="Fig. 1 caption: 'nearly 100% train accuracy'",
                   tolerance="'nearly 100%' read as at least 99%, as for logistic regression"),
-        ClaimSpec(f"fig1-matches-published-{arch}", "paper", f"{NAD}, Fig. 1 (published data)",
+        ClaimSpec(f"fig1-matches-published-{arch}{suffix}", "paper", f"{NAD}, Fig. 1 (published data)",
                   "Cell by cell, {network}'s map is the authors' published map of the full network.",
                   "mean over {network}'s {cells} trained cells of |our accuracy - published accuracy|", "<=", TOL,
                   ACC, paper_value=0.0, paper_value_source="identical maps", tolerance=_T),
-        ClaimSpec(f"fig1-frequency-gap-{arch}", "paper", f"{NAD}, Sec. 2 and Fig. 1",
+        ClaimSpec(f"fig1-frequency-gap-{arch}{suffix}", "paper", f"{NAD}, Sec. 2 and Fig. 1",
                   "{network} generalises on low-frequency directions and not on high-frequency ones, by as "
                   "much as in the published map.",
                   "mean test accuracy of {network} on max(|k1|,|k2|) <= {low} minus on >= {high} (its {cells} "
@@ -111,7 +115,7 @@ CLAIMS = [
     ClaimSpec("fig1-logreg-train", "paper", f"{NAD}, Fig. 1 caption",
               "All networks except LeNet reach nearly 100% training accuracy (here: logistic regression).",
               "mean training accuracy of logreg over the grid", ">=", 0.99, ACC),
-    *[c for arch in BIG for c in _fig1_big(arch)],
+    *[c for arch in BIG for suffix in ("", FULL) for c in _fig1_big(arch, suffix)],
     ClaimSpec("fig1-densenet-few", "paper", f"{NAD}, Sec. 1 and Fig. 1",
               "Even the gigantic DenseNet only generalises to a few of these distributions.",
               "share of {network}'s trained cells with test accuracy >= 0.75", "<=", 0.25, ACC,
