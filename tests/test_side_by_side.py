@@ -132,3 +132,20 @@ def test_bad_input_is_refused():
                            autocast="bf16", **KW)
     with pytest.raises(ValueError, match="generator"):
         train_side_by_side([_tiny_resnet(0)], xs[:1], ys[:1], generators=[], device="cpu", **KW)
+
+
+def test_under_autocast_batch_norm_sees_float32():
+    """bf16 autocast gives batch norm a float32 input (its statistics are float32); checked with
+    the CPU's autocast, since the trainer's bf16 path is CUDA's."""
+    from nadcore.nets import build_model
+    from nadcore.train.side_by_side import batchnorm_in_float32
+
+    net = build_model("densenet121?growth_rate=2", 1, 2, 32, seed=0, check=False)
+    seen = []
+    bns = [m for m in net.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    handles = batchnorm_in_float32(net)
+    for m in bns:  # registered after: sees what the layer gets
+        m.register_forward_pre_hook(lambda mod, inp: seen.append(inp[0].dtype))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        net(torch.randn(4, 1, 32, 32))
+    assert len(handles) == len(bns) > 100 and set(seen) == {torch.float32}

@@ -26,7 +26,8 @@ floating-point reassociation, running statistics included (``tests/test_side_by_
 
 Speed-only options, off on the CPU (where they do not pay or do not exist) and recorded in the
 results' ``config``: ``autocast`` ("bf16": ``torch.autocast`` with bfloat16 on CUDA; the loss is
-computed in float32), ``channels_last`` (the stacked batch and convolution weights laid out so
+computed in float32, and batch normalisation runs in float32: its running statistics are float32,
+and DenseNet-121's backward pass failed on a bf16 input), ``channels_last`` (the stacked batch and convolution weights laid out so
 that vmap's grouped convolutions see NHWC tensors) and ``compile`` (``torch.compile`` of the
 batched forward). ``autocast`` changes the numbers (bf16 rounding), so it is part of the
 experiments' settings; ``channels_last`` and ``compile`` change them only by rounding.
@@ -126,6 +127,14 @@ def _dropout_shapes(model: nn.Module, drops_in_copy: Sequence[MaskedDropout], x:
     return shapes
 
 
+def batchnorm_in_float32(model: nn.Module) -> list:
+    """Forward pre-hooks that hand every batch-norm layer of ``model`` a float32 input (under
+    bf16 autocast a convolution's output is bf16, the layer's parameters and running statistics
+    float32); returns the hooks' handles, to ``remove()``."""
+    return [m.register_forward_pre_hook(lambda mod, inp: (inp[0].float(), *inp[1:]))
+            for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+
+
 def _channels_last_batch(xb: torch.Tensor) -> torch.Tensor:
     """(R, B, C, H, W) with the memory layout of (B, H, W, R, C): once vmap folds R into the
     channels of a grouped convolution, the (B, R*C, H, W) input is a channels-last view."""
@@ -208,6 +217,8 @@ def train_side_by_side(models: Sequence[nn.Module], xs_train, ys_train, *, epoch
         fwd = torch.compile(fwd)
     amp = (torch.autocast("cuda", dtype=torch.bfloat16) if autocast == "bf16"
            else torch.autocast(dev.type, enabled=False))
+    if autocast:
+        batchnorm_in_float32(base)  # base is the private copy of models[0]
 
     def forward(plist, xb, train: bool):
         base.train(train)
