@@ -26,6 +26,9 @@ from nadcore.theory.patches import alias_energy_fraction, token_alias_mask
 __all__ = ["Study", "PATCH_CLAIMS"]
 
 #: the architectures whose patch-embedding prediction is a claim, and their claims' ids
+#: the random control directions come from their own stream: the chapter's seed plus this offset,
+#: apart from the seeds of the training runs (seed, seed + 1, ...) and of the NAD estimates
+RANDOM_DIRECTIONS_STREAM = 7
 PATCH_CLAIMS = {"ViT/4": "atlas-patch-vit4", "ViT/8": "atlas-patch-vit8", "MLP-Mixer/4": "atlas-patch-mixer"}
 
 
@@ -165,7 +168,7 @@ class Study:
         frames = {}
         for arch in cfg["index_models"]:
             r = results[arch]
-            rnd = atlas.random_directions(cfg["index_random"], r.nads.shape[1], ch.seed + 7)
+            rnd = atlas.random_directions(cfg["index_random"], r.nads.shape[1], ch.seed + RANDOM_DIRECTIONS_STREAM)
             sweep = atlas.index_sweep(self.archs[arch], r, idx, rnd, settings, seeds=ch.seeds, cache=ch.cache,
                                       executor=ch.executor(), chunk=cfg["chunk"], device=str(ch.device))
             frames[arch] = atlas.index_table(arch, idx, sweep, ch.seeds, r.eigenvalues)
