@@ -125,3 +125,29 @@ def test_a_local_dask_cluster_gives_the_same_bundle(bundle, tmp_path):
         pd.testing.assert_frame_equal(a, b)
     prov = json.loads((other / "provenance.json").read_text())
     assert prov["sessions"][0]["executor"] == "Client" and prov["sessions"][0]["jobs_computed"] == 9
+
+
+def test_coverage_names_every_bundle_that_has_a_network(tmp_path):
+    """A network trained by two campaigns (ResNet-18: the cpu one at width 16, the GPU one at
+    full width) is credited to both, each with its width."""
+    import shutil
+
+    root = Path(__file__).resolve().parents[1] / "results"
+    for name in ("cpu", "paper"):
+        shutil.copytree(root / name, tmp_path / name)
+    fig1 = next(c for c in campaigns.coverage("cpu", tmp_path) if c["figure"] == "fig1")
+    resnet = fig1["networks"]["resnet18"]
+    assert "campaign cpu (width 16" in resnet and "campaign paper (width 64" in resnet
+    shutil.rmtree(tmp_path / "paper")
+    fig1 = next(c for c in campaigns.coverage("cpu", tmp_path) if c["figure"] == "fig1")
+    assert "paper" not in fig1["networks"]["resnet18"]
+
+
+def test_paper_campaign_jobs_fit_a_lease_command_and_the_trainer_can_be_replaced():
+    tasks, settings = campaigns.plan("paper", figures=["fig1"], archs=["resnet18"], device="cpu")
+    assert settings["campaign"]["train"] == {"trainer": "side_by_side", "autocast": "bf16"}
+    assert max(len(j.config["runs"]) for t in tasks for j in t.jobs) == 8
+    _, many = campaigns.plan("paper", figures=["fig1"], archs=["resnet18"], device="cpu", trainer="many")
+    assert many["campaign"]["train"] == {"trainer": "many"}
+    with pytest.raises(ValueError, match="trainer"):
+        campaigns.plan("paper", trainer="fast")

@@ -346,8 +346,8 @@ NAMES = {"logreg": "LogReg", "lenet": "LeNet", "lenet_nopool": "LeNet without po
 
 def coverage(profile: str = "cpu", root=None) -> list[dict]:
     """Per paper figure: its networks, and for each the source of its results, the ``profile``
-    build's chapter or a committed campaign bundle (with the width and the number of runs), or
-    None where nothing computes it yet."""
+    build's chapter or the committed campaign bundles that have it (each with its width and
+    number of runs), or None where nothing computes it yet."""
     found = {name: b for name in CAMPAIGNS if name != "tiny" and (b := bundles.load(name, root)) is not None}
     out = []
     for fig, (chapter, label, nets) in PAPER_FIGURES.items():
@@ -359,16 +359,14 @@ def coverage(profile: str = "cpu", root=None) -> list[dict]:
             if arch in built:
                 where[arch] = f"{profile} build"
                 continue
+            sources = []
             for name, b in found.items():
                 df = b.frame(chapter, fig) if fig in COLUMNS else None
                 width = spec_width(spec_of(arch, CAMPAIGNS[name]["widths"].get(arch)))
                 part = df[(df["model"] == arch) & (df["width"] == width)] if df is not None else None
                 if part is not None and len(part):
-                    widths = ", ".join(str(int(w)) for w in sorted(part["width"].dropna().unique()))
-                    where[arch] = f"campaign {name} (width {widths}, {len(part)} runs)"
-                    break
-            else:
-                where[arch] = None
+                    sources.append(f"campaign {name} (width {width}, {len(part)} runs)")
+            where[arch] = " and ".join(sources) or None
         out.append({"figure": fig, "label": label, "chapter": chapter, "networks": where})
     return out
 
