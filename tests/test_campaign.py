@@ -151,3 +151,9 @@ def test_paper_campaign_jobs_fit_a_lease_command_and_the_trainer_can_be_replaced
     assert many["campaign"]["train"] == {"trainer": "many"}
     with pytest.raises(ValueError, match="trainer"):
         campaigns.plan("paper", trainer="fast")
+
+
+def test_the_paper_campaigns_report_reads_its_ledger_without_a_gpu(tmp_path, capsys):
+    assert run_campaign.main(["--campaign", "paper", "--report", "--figures", "fig1", "--archs", "resnet18",
+                              "--cache", str(tmp_path / "c")]) == 0
+    assert "| 0 | fig1 | resnet18 | authors |" in capsys.readouterr().out
