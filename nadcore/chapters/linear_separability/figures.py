@@ -129,31 +129,37 @@ def direction_images(images: dict, title: str | None = None):
     return fig
 
 
-def fig1_panels(columns: dict, *, title: str | None = None, vmin=0.5, vmax=1.0, cmap="viridis"):
+def fig1_panels(columns: dict, *, title: str | None = None, vmin=0.5, vmax=1.0, cmap="viridis",
+                per_row: int = 3):
     """Fig. 1 for several networks, readable: one column per network (``columns``: label ->
     ``(ours, published, grid)``, maps of shape ``grid.shape``; NaN = not computed, drawn grey),
-    ours in the top row and the authors' published map (None: none) in the bottom row, with one
-    shared colour bar."""
+    ours above the authors' published map (None: none), at most ``per_row`` networks side by
+    side (more wrap to a further pair of rows), with one shared colour bar."""
     names = list(columns)
-    fig, axes = plt.subplots(2, len(names), figsize=(2.9 * len(names) + 1.0, 6.2), squeeze=False,
+    cols = min(per_row, len(names))
+    bands = -(-len(names) // cols)
+    fig, axes = plt.subplots(2 * bands, cols, figsize=(3.4 * cols + 1.0, 6.6 * bands), squeeze=False,
                              layout="constrained")
+    for ax in axes.ravel():
+        ax.set_axis_off()
     im = None
-    for j, name in enumerate(names):
+    for n, name in enumerate(names):
         ours, published, grid = columns[name]
+        band, j = divmod(n, cols)
         for i, (a, what) in enumerate(((ours, "ours"), (published, "published"))):
-            ax = axes[i, j]
-            ax.set_facecolor("0.9")
             if a is None:
-                ax.set_axis_off()
                 continue
+            ax = axes[2 * band + i, j]
+            ax.set_axis_on()
+            ax.set_facecolor("0.9")
             im = ax.imshow(np.asarray(a, dtype=float), cmap=cmap, vmin=vmin, vmax=vmax, extent=_extent(grid),
                            interpolation="nearest")
-            ax.set_title(f"{name}\n{what}" if i == 0 else what, fontsize=9)
-            ax.set_xlabel("$k_2$", fontsize=8)
+            ax.set_title(f"{name}\n{what}" if i == 0 else what, fontsize=10)
+            ax.set_xlabel("$k_2$", fontsize=9)
             if j == 0:
-                ax.set_ylabel("$k_1$", fontsize=8)
-            ax.tick_params(labelsize=7)
-    fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.8, label="test accuracy")
+                ax.set_ylabel("$k_1$", fontsize=9)
+            ax.tick_params(labelsize=8)
+    fig.colorbar(im, ax=axes.ravel().tolist(), shrink=0.6, label="test accuracy")
     if title:
-        fig.suptitle(title, fontsize=10)
+        fig.suptitle(title, fontsize=11)
     return fig
