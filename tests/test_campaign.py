@@ -147,6 +147,7 @@ def test_paper_campaign_jobs_fit_a_lease_command_and_the_trainer_can_be_replaced
     tasks, settings = campaigns.plan("paper", figures=["fig1"], archs=["resnet18"], device="cpu")
     assert settings["campaign"]["train"] == {"trainer": "side_by_side", "autocast": "bf16"}
     assert max(len(j.config["runs"]) for t in tasks for j in t.jobs) == 8
+    assert [r[0] for r in tasks[0].jobs[0].config["runs"]] == [[2, 2], [2, 4]]  # the width study's first
     _, many = campaigns.plan("paper", figures=["fig1"], archs=["resnet18"], device="cpu", trainer="many")
     assert many["campaign"]["train"] == {"trainer": "many"}
     with pytest.raises(ValueError, match="trainer"):

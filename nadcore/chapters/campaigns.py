@@ -105,6 +105,11 @@ PAPER = dict(
     train=dict(trainer="side_by_side", autocast="bf16"),
     chunk=8, fig6_nads="published",  # 8 runs side by side: a job ends well inside a lease's 10-minute command
     stages=[
+        # the width study's diagnostic cells first, at full width: they settle whether the cpu
+        # campaign's narrow networks stand in for the full ones where the published map is decisive
+        dict(figure="fig1", arch="resnet18", cells=DIAGNOSTIC["resnet18"]),
+        dict(figure="fig1", arch="densenet121", cells=DIAGNOSTIC["densenet121"]),
+        dict(figure="fig1", arch="vgg11", cells=DIAGNOSTIC["vgg11"]),
         dict(figure="fig1", arch="resnet18", cells="grid"),
         dict(figure="fig1", arch="vgg11", cells="grid"),
         dict(figure="fig1", arch="densenet121", cells="grid"),
