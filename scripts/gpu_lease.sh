@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One GPU lease of the paper campaign (full width, bf16, runs side by side): ResNet-18's Fig. 1
-# first, then DenseNet-121's, each under its own time budget, into the bundle folder $OUT/paper
-# (copy it to results/paper afterwards).  Usage on the device machine:
+# first, then DenseNet-121's, each under its own time budget. It starts from a copy of the
+# committed bundle (results/paper), so it skips the jobs done in earlier leases, and leaves the
+# whole bundle in $OUT/paper: copy that over results/paper afterwards.  Usage on the device machine:
 #     bash scripts/gpu_lease.sh RESNET_SECONDS DENSENET_SECONDS
 # A run that fails within a minute (the side-by-side trainer on this GPU) is retried one run
 # after another in float32 (--trainer many).
@@ -9,6 +10,9 @@ set -u
 export PYTHONUNBUFFERED=1 NADCORE_NATIVE=0
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT/paper"
+if [ -f results/paper/provenance.json ]; then
+    cp -r results/paper/. "$OUT/paper/" && rm -f "$OUT/paper/README.md"
+fi
 nvidia-smi -L
 python3 -c "import torch; print('torch', torch.__version__, torch.cuda.get_device_name())"
 leg() {  # leg ARCH SECONDS [extra arguments]
