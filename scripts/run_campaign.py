@@ -55,6 +55,7 @@ def _executor(a):
 def main(argv=None) -> int:
     from nadcore.book import campaign as cp
     from nadcore.chapters import campaigns
+    from nadcore.chapters.linear_separability.runs import TRAINERS
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--campaign", required=True, help=f"one of {', '.join(campaigns.CAMPAIGNS)}")
@@ -62,7 +63,7 @@ def main(argv=None) -> int:
     ap.add_argument("--archs", default=None, help="comma separated registry names (default: every stage's)")
     ap.add_argument("--stages", default=None, help="comma separated stage numbers (default: all, in order)")
     ap.add_argument("--device", default=None, help="default: the campaign's (cpu or cuda)")
-    ap.add_argument("--trainer", default=None, choices=["many", "side_by_side"],
+    ap.add_argument("--trainer", default=None, choices=TRAINERS,
                     help="replace the campaign's trainer (many: one run after another, float32)")
     ap.add_argument("--cache", default=None, help="cache folder (default: $NADCORE_CACHE or .nadcache)")
     ap.add_argument("--out", default=None, help="bundle folder (default: results/<campaign>)")

@@ -277,10 +277,10 @@ def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | 
     ``trainer`` ("many" or "side_by_side") replaces the campaign's ("many" trains in float32)."""
     camp = campaign_settings(campaign)
     if trainer is not None:
-        if trainer not in ("many", "side_by_side"):
-            raise ValueError(f"trainer must be 'many' or 'side_by_side', got {trainer!r}")
-        camp["train"] = {k: v for k, v in camp["train"].items() if k != "autocast" or trainer != "many"}
+        sep.check_trainer(trainer)
         camp["train"]["trainer"] = trainer
+        if trainer == "many":  # train_many has no autocast
+            camp["train"].pop("autocast", None)
     cfg = profiles.resolve(CHAPTER, "paper", camp.get("overrides"))
     grid = fourier_grid(32, cfg["grid"])
     dev = device or camp["device"]

@@ -23,7 +23,7 @@ from nadcore.nets import build_model, spec_key
 from nadcore.runtime import derived_seed, digest, generator, resolve_device
 from nadcore.train import train_many, train_side_by_side
 
-__all__ = ["directional_job", "direction_jobs", "directions_sweep", "fourier_sweep", "grid_sweep",
+__all__ = ["TRAINERS", "check_trainer", "directional_job", "direction_jobs", "directions_sweep", "fourier_sweep", "grid_sweep",
            "select_cells", "covering_subgrid", "RESULT_KEYS", "steps_per_run"]
 
 RESULT_KEYS = ("test_acc", "train_acc", "train_loss", "iter_loss", "iters_to_loss")
@@ -38,6 +38,16 @@ def steps_per_run(settings: dict) -> int:
 def _run_seed(seed: int, tag: str, label) -> int:
     parts = label if isinstance(label, list) else [label]
     return derived_seed(seed, int(digest(tag, 8), 16), *[int(p) % (1 << 31) for p in parts], len(parts))
+
+
+#: the trainers of a directional job: one run after another, or side by side (vmap)
+TRAINERS = ("many", "side_by_side")
+
+
+def check_trainer(trainer: str) -> None:
+    """A clear error unless ``trainer`` is one of :data:`TRAINERS`."""
+    if trainer not in TRAINERS:
+        raise ValueError(f"trainer must be one of {', '.join(map(repr, TRAINERS))}, got {trainer!r}")
 
 
 def directional_job(config: dict, vectors, device: str = "auto"):
@@ -64,8 +74,7 @@ def directional_job(config: dict, vectors, device: str = "auto"):
     trainer = tr.pop("trainer", "many")
     autocast = tr.pop("autocast", None)
     autocast = autocast if dev.type == "cuda" else None  # bf16 autocast is for the GPU
-    if trainer not in ("many", "side_by_side"):
-        raise ValueError(f"trainer must be 'many' or 'side_by_side', got {trainer!r}")
+    check_trainer(trainer)
     d, K = config["data"], int(config.get("outputs", 1))
     models, xs, ys, xts, yts, gens, dgens = [], [], [], [], [], [], []
     for v, (label, seed) in zip(vectors, config["runs"]):

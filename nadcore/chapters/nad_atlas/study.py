@@ -25,10 +25,10 @@ from nadcore.theory.patches import alias_energy_fraction, token_alias_mask
 
 __all__ = ["Study", "PATCH_CLAIMS"]
 
-#: the architectures whose patch-embedding prediction is a claim, and their claims' ids
 #: the random control directions come from their own stream: the chapter's seed plus this offset,
 #: apart from the seeds of the training runs (seed, seed + 1, ...) and of the NAD estimates
 RANDOM_DIRECTIONS_STREAM = 7
+#: the architectures whose patch-embedding prediction is a claim, and their claims' ids
 PATCH_CLAIMS = {"ViT/4": "atlas-patch-vit4", "ViT/8": "atlas-patch-vit8", "MLP-Mixer/4": "atlas-patch-mixer"}
 
 
