@@ -240,9 +240,10 @@ for arch, width in study.widths_studied(bundle):
 #
 # When a GPU is lent to the project, the same runner trains the networks at the paper's full
 # width into a second bundle (`results/paper`, made by `scripts/gpu_lease.sh`: bf16, eight
-# runs side by side, at most ten minutes a command). It walks the whole grid coarse to fine,
-# so its first cells lie on every fourth frequency. The second table lines up the cells that
-# both bundles have: the narrow network, the full one and the published map. The claims are
+# runs side by side, at most ten minutes a command). It trains the width study's diagnostic
+# cells first, then walks the whole grid coarse to fine (its first cells lie on every fourth
+# frequency). The second table lines up the cells that both bundles have: the narrow network,
+# the full one and the published map, so it answers the width question directly. The claims are
 # those of the narrow networks, at full width; matching the published map counts only once
 # the trained cells include some that the published map has below 0.9.
 

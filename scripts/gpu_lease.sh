@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# One GPU lease of the paper campaign (full width, bf16, runs side by side): ResNet-18's Fig. 1
-# first, then DenseNet-121's, each under its own time budget. It starts from a copy of the
-# committed bundle (results/paper), so it skips the jobs done in earlier leases, and leaves the
-# whole bundle in $OUT/paper: copy that over results/paper afterwards.  Usage on the device machine:
-#     bash scripts/gpu_lease.sh RESNET_SECONDS DENSENET_SECONDS
+# One GPU lease of the paper campaign (full width, bf16, runs side by side): the Fig. 1 jobs of
+# each named network in turn (its diagnostic cells first, then its grid), each under its own time
+# budget. It starts from a copy of the committed bundle (results/paper), so it skips the jobs done
+# in earlier leases, and leaves the whole bundle in $OUT/paper: copy that over results/paper
+# afterwards.  Usage on the device machine:
+#     bash scripts/gpu_lease.sh ARCH:SECONDS [ARCH:SECONDS ...]
+#     bash scripts/gpu_lease.sh resnet18:140 densenet121:260 vgg11:150
 # A run that fails within a minute (the side-by-side trainer on this GPU) is retried one run
 # after another in float32 (--trainer many).
 set -u
@@ -26,6 +28,8 @@ leg() {  # leg ARCH SECONDS [extra arguments]
         leg "$arch" $((secs - (SECONDS - t0))) --trainer many
     fi
 }
-leg resnet18 "${1:-280}" 2>&1 | tee -a "$OUT/log.txt"
-leg densenet121 "${2:-240}" 2>&1 | tee -a "$OUT/log.txt"
+[ $# -gt 0 ] || set -- resnet18:280 densenet121:240
+for spec in "$@"; do
+    leg "${spec%%:*}" "${spec##*:}" 2>&1 | tee -a "$OUT/log.txt"
+done
 ls -la "$OUT/paper" "$OUT"/paper/*

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -130,6 +131,8 @@ def main(argv=None) -> int:
     if nice:
         os.nice(nice)
     executor, window, close = _executor(a)
+    # a kill (a time limit's SIGTERM) ends the session as ^C does: the ledger records it
+    on_term = signal.signal(signal.SIGTERM, lambda *_: sys.exit("killed by SIGTERM"))
     try:
         prov = cp.run(tasks, settings, cache=cache, out=out, device=device, budget=a.budget, executor=executor,
                       window=window, argv=sys.argv[1:] if argv is None else list(argv))
@@ -138,6 +141,7 @@ def main(argv=None) -> int:
         return 2
     finally:
         close()
+        signal.signal(signal.SIGTERM, on_term)
     for fig, st in prov["figures"].items():
         print(f"{fig}: {st['runs_done']} runs in the bundle" + (" (complete)" if st.get("complete") else ""))
     return 0

@@ -104,6 +104,36 @@ def test_budget_stops_before_a_job_that_would_not_fit(tmp_path):
     assert prov["estimates"]  # per task, the longest job so far: what the next budget is checked against
 
 
+def test_the_ledger_says_why_a_session_ended(tmp_path, monkeypatch):
+    """A job that fails, or a kill, is recorded in the session's ``stopped`` before it ends."""
+    import os
+    import signal
+
+    from nadcore.book import campaign
+
+    out = tmp_path / "b"
+    args = ["--campaign", "tiny", "--out", str(out), "--cache", str(tmp_path / "c"), "--nice", "0",
+            "--stages", "2"]
+
+    def boom(*a, **k):
+        raise RuntimeError("NYI: something the trainer cannot do")
+
+    monkeypatch.setattr(campaign, "run_jobs", boom)
+    with pytest.raises(RuntimeError):
+        run_campaign.main(args)
+
+    def killed(*a, **k):
+        os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(campaign, "run_jobs", killed)
+    with pytest.raises(SystemExit):
+        run_campaign.main(args)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the handler is the command's only
+    s0, s1 = json.loads((out / "provenance.json").read_text())["sessions"]
+    assert s0["stopped"] == "failed: RuntimeError: NYI: something the trainer cannot do"
+    assert s1["stopped"] == "interrupted: SystemExit killed by SIGTERM" and s1["jobs_computed"] == 0
+
+
 def test_bad_arguments_exit_2(tmp_path, capsys):
     base = ["--out", str(tmp_path / "b"), "--cache", str(tmp_path / "c")]
     assert run_campaign.main(["--campaign", "cpu3", *base]) == 2

@@ -149,3 +149,27 @@ def test_under_autocast_batch_norm_sees_float32():
     with torch.autocast("cpu", dtype=torch.bfloat16):
         net(torch.randn(4, 1, 32, 32))
     assert len(handles) == len(bns) > 100 and set(seen) == {torch.float32}
+
+
+def test_under_vmap_batch_norm_sees_the_standard_layout():
+    """Runs side by side fold into channels-last convolutions; the batch-norm layers must get
+    their input in the standard layout, since cuDNN's batch norm asks for the channels-last one
+    and vmap cannot answer (the CPU's vmap raises the same error as CUDA's)."""
+    from torch._prims_common import suggest_memory_format
+    from torch.func import functional_call, stack_module_state, vmap
+
+    from nadcore.train.side_by_side import _channels_last_batch, batchnorm_in_float32
+
+    nets = [torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4)) for _ in range(2)]
+    params, buffers = stack_module_state(nets)
+    layouts = []
+
+    def check(mod, inp):
+        layouts.append(suggest_memory_format(inp[0]))
+        inp[0].is_contiguous(memory_format=layouts[-1])  # what cuDNN's batch norm asks
+
+    batchnorm_in_float32(nets[0])
+    nets[0][1].register_forward_pre_hook(check)
+    xb = _channels_last_batch(torch.randn(2, 5, 3, 8, 8))
+    vmap(lambda p, b, x: functional_call(nets[0], (p, b), (x,)))(params, buffers, xb)
+    assert layouts == [torch.contiguous_format]

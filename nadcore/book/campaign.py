@@ -270,6 +270,10 @@ def run(tasks: list[Task], settings: dict, *, cache: Cache, out, device: str = "
                 arrays, meta = fut.result()
                 cache.save(t.name, job.config, {k: np.asarray(v) for k, v in arrays.items()}, meta)
                 finish(t, job, float(meta.get("seconds", time.perf_counter() - t0)), meta)
+    except BaseException as e:  # the ledger says why the session ended: an error, a kill, ^C
+        stopped = f"failed: {type(e).__name__}: {str(e)[:300]}" if isinstance(e, Exception) else \
+            f"interrupted: {type(e).__name__} {e}".strip()
+        raise
     finally:
         for fut in running:
             fut.cancel()

@@ -130,8 +130,10 @@ def _dropout_shapes(model: nn.Module, drops_in_copy: Sequence[MaskedDropout], x:
 def batchnorm_in_float32(model: nn.Module) -> list:
     """Forward pre-hooks that hand every batch-norm layer of ``model`` a float32 input (under
     bf16 autocast a convolution's output is bf16, the layer's parameters and running statistics
-    float32); returns the hooks' handles, to ``remove()``."""
-    return [m.register_forward_pre_hook(lambda mod, inp: (inp[0].float(), *inp[1:]))
+    float32) in the standard memory layout (a float32 input takes cuDNN's batch norm, which asks
+    for the input's channels-last layout, and vmap cannot answer that); returns the hooks'
+    handles, to ``remove()``."""
+    return [m.register_forward_pre_hook(lambda mod, inp: (inp[0].float().contiguous(), *inp[1:]))
             for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
 
 
