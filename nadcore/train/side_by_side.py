@@ -26,11 +26,12 @@ floating-point reassociation, running statistics included (``tests/test_side_by_
 
 Speed-only options, off on the CPU (where they do not pay or do not exist) and recorded in the
 results' ``config``: ``autocast`` ("bf16": ``torch.autocast`` with bfloat16 on CUDA; the loss is
-computed in float32, and batch normalisation runs in float32: its running statistics are
-float32, and DenseNet-121's backward pass failed on a bf16 input), ``channels_last`` (the
-stacked batch and convolution weights laid out so that vmap's grouped convolutions see NHWC
-tensors) and ``compile`` (``torch.compile`` of the batched forward). ``autocast`` changes the numbers (bf16 rounding), so it is part of the
-experiments' settings; ``channels_last`` and ``compile`` change them only by rounding.
+computed in float32, and batch normalisation runs in float32, on an input in the standard
+layout: its running statistics are float32, and DenseNet-121's backward pass failed on a bf16
+input), ``channels_last`` (the stacked batch and convolution weights laid out so that vmap's
+grouped convolutions see NHWC tensors) and ``compile`` (``torch.compile`` of the batched
+forward). ``autocast`` changes the numbers (bf16 rounding), so it is part of the experiments'
+settings; ``channels_last`` and ``compile`` change them only by rounding.
 """
 from __future__ import annotations
 
