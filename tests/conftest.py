@@ -235,19 +235,22 @@ if IPyNbFile is not None:
             if [c.source for c in ref_cells] != [i.cell.source for i in self.items]:
                 raise RuntimeError(f"{self.nodeid}: the executed reference notebook does not have "
                                    "the same code cells as the parameterised chapter")
-            committed = {r["cell"]: r for r in (load_reference(self.path.stem) or [])}
+            committed = load_reference(self.path.stem) or []
+            checked = [i for i, c in zip(self.items, ref_cells) if is_checked(c)]
             for item, ref_cell in zip(self.items, ref_cells):
                 item.cell = ref_cell  # execution_count; outputs of checked cells: the committed ones
-                if is_checked(ref_cell):
-                    r = committed.get(item.cell_num)
-                    if r is None or r["source"] != (ref_cell.source.splitlines() or [""])[0]:
-                        item.missing_reference = (
-                            f"no committed reference output for {self.nodeid}, Cell {item.cell_num} "
-                            f"(tests/reference/{self.path.stem}.json is missing or was made from other "
-                            "cells): run `python scripts/update_references.py --chapters "
-                            f"{self.path.stem}` and commit the file")
-                    else:
-                        ref_cell.outputs = [nbformat.from_dict(o) for o in r["outputs"]]
+            # the k-th checked cell against the reference's k-th: a new first line or another
+            # unchecked cell above it needs no new reference; a checked cell more or less does
+            if len(committed) != len(checked):
+                for item in checked:
+                    item.missing_reference = (
+                        f"no committed reference output for {self.nodeid}, Cell {item.cell_num}: "
+                        f"the chapter has {len(checked)} checked cells, tests/reference/"
+                        f"{self.path.stem}.json has {len(committed) or 'none'}; run `python "
+                        f"scripts/update_references.py --chapters {self.path.stem}` and commit the file")
+            else:
+                for item, r in zip(checked, committed):
+                    item.cell.outputs = [nbformat.from_dict(o) for o in r["outputs"]]
             opt = self.config.option
             kernel_name = opt.nbval_kernel_name or CURRENT_ENV_KERNEL_NAME
             with runs.bb.chapter_environment(runs.nbval_cache, runs.nbval_output):

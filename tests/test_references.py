@@ -59,3 +59,22 @@ def test_trained_numbers_may_differ_a_little_and_nothing_else():
     assert texts_agree(row, "         0 55.5 ± 19.9 56.6 ± 9.9\n")
     assert not texts_agree(row, "         0 95.5 ± 19.9 56.6 ± 9.9\n")  # outside both intervals
     assert not texts_agree(row, "         0 55.1 ± 29.8 55.7 ± 17.4 1\n")
+
+
+def test_checked_cells_are_matched_in_order_not_by_their_first_line():
+    """The k-th checked cell is compared with the reference's k-th: a reworded first line or an
+    unchecked cell added above needs no new reference; a checked cell more or less does."""
+    ref = load_reference("01_pooling")
+    tagged = {"tags": ["nbval-check-output"]}
+
+    def nb(rows, unchecked_first=False):
+        cells = [{"cell_type": "code", "metadata": {}, "source": "x = 1", "outputs": []}] * unchecked_first
+        cells += [{"cell_type": "code", "metadata": tagged, "source": f"# reworded {k}\n",
+                   "outputs": r["outputs"]} for k, r in enumerate(rows)]
+        return {"cells": cells}
+
+    assert differences("01_pooling", nb(ref, unchecked_first=True)) == []
+    assert "checked cells" in differences("01_pooling", nb(ref[:-1]))[0]
+    moved = [dict(r) for r in ref]
+    moved[0], moved[1] = ref[1], ref[0]
+    assert differences("01_pooling", nb(moved))
