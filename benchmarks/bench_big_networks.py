@@ -91,7 +91,9 @@ def measure(spec: str, steps: int) -> dict:
     best = max(one, two)
     return {"network": spec, "forward_mflop": flops / 1e6, "images_per_s_1x2": one, "images_per_s_2x1": two,
             "gflops": 3 * flops * best / 1e9,
-            "hours_per_cell": (CELL_IMAGES + CELL_TEST / 3) / best / 3600}
+            "hours_per_cell": (CELL_IMAGES + CELL_TEST / 3) / best / 3600,
+            # one of the campaign's two one-thread workers: its share of the 2-process rate
+            "worker_hours_per_run": (CELL_IMAGES + CELL_TEST / 3) / (two / 2) / 3600}
 
 
 def main(argv=None) -> int:

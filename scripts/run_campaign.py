@@ -16,6 +16,7 @@ nadcore/chapters/campaigns.py and nadcore/book/campaign.py.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import signal
 import sys
@@ -80,6 +81,9 @@ def main(argv=None) -> int:
     ap.add_argument("--dry-run", action="store_true", help="print the plan and the bundle's state, run nothing")
     ap.add_argument("--report", action="store_true",
                     help="print the campaign's state and cost per task as a markdown table, run nothing")
+    ap.add_argument("--rates", default=None, metavar="JSON",
+                    help="with --report: cost tasks without a done job from benchmarks/bench_big_networks.py "
+                         "--json JSON (one worker's hours per training run)")
     a = ap.parse_args(argv)
 
     import torch
@@ -106,15 +110,29 @@ def main(argv=None) -> int:
         return 2
     cache = Cache(a.cache or os.environ.get("NADCORE_CACHE") or ROOT / ".nadcache")
     if a.report:
-        table = cp.report(tasks, cache, out)
+        try:
+            run_hours = ({r["network"]: r["worker_hours_per_run"] for r in json.loads(Path(a.rates).read_text())["rows"]}
+                         if a.rates else None)
+        except (OSError, ValueError, KeyError) as e:
+            print(f"error: --rates {a.rates}: not a JSON of benchmarks/bench_big_networks.py --json ({e})",
+                  file=sys.stderr)
+            return 2
+        table = cp.report(tasks, cache, out, run_hours)
         cols = list(table.columns)
         print("| " + " | ".join(cols) + " |\n|" + "---|" * len(cols))
         for _, r in table.iterrows():
             print("| " + " | ".join(f"{v:.2f}" if isinstance(v, float) else str(v) for v in r) + " |")
-        total = table[["hours so far", "hours left (at that rate)"]].sum()
+        workers = max(a.workers, 1)
+        print(f"\nHours of one worker (the ledger's median job; `basis`), per figure and network "
+              f"(wall hours with {workers} worker(s): divide by {workers}):\n")
+        per_fig = table.groupby(["figure", "network"], sort=False)[["hours so far", "hours left"]].sum(min_count=1)
+        print(per_fig.round(1).to_markdown() if hasattr(per_fig, "to_markdown") else per_fig.round(1).to_string())
+        total = table[["hours so far", "hours left"]].sum()
+        unknown = int(table["hours left"].isna().sum())
         print(f"\n{int(table['jobs done'].sum())} of {int(table['jobs planned'].sum())} jobs done, "
-              f"{total.iloc[0]:.1f} h so far; the rest at the same rates: {total.iloc[1]:.1f} h "
-              "(tasks without a done job not counted)")
+              f"{total.iloc[0]:.1f} worker hours so far; the rest: {total.iloc[1]:.1f} worker hours, "
+              f"{total.iloc[1] / workers:.1f} h of wall time with {workers} worker(s)"
+              + (f" ({unknown} task(s) without a cost: no done job and no --rates row)" if unknown else ""))
         widths = campaigns.width_table(out)
         if len(widths):
             print("\nThe width study: test accuracy on the diagnostic cells (seed mean; seeds in brackets), "

@@ -188,3 +188,19 @@ def test_the_paper_campaigns_report_reads_its_ledger_without_a_gpu(tmp_path, cap
     assert run_campaign.main(["--campaign", "paper", "--report", "--figures", "fig1", "--archs", "resnet18",
                               "--cache", str(tmp_path / "c")]) == 0
     assert "| 0 | fig1 | resnet18 | authors |" in capsys.readouterr().out
+
+
+def test_the_report_costs_a_task_without_a_done_job_from_a_benchmark(tmp_path, capsys):
+    rates = tmp_path / "bench.json"
+    rates.write_text(json.dumps({"rows": [{"network": "resnet18", "worker_hours_per_run": 0.5}]}))
+    args = ["--campaign", "paper", "--report", "--figures", "fig1", "--archs", "resnet18",
+            "--cache", str(tmp_path / "c"), "--out", str(tmp_path / "bundle")]
+    assert run_campaign.main(args + ["--rates", str(rates), "--workers", "2"]) == 0
+    out = capsys.readouterr().out
+    tasks, _ = campaigns.plan("paper", figures=["fig1"], archs=["resnet18"])
+    runs = sum(t.runs for t in tasks)
+    assert "| benchmark |" in out
+    assert f"the rest: {0.5 * runs:.1f} worker hours, {0.25 * runs:.1f} h of wall time with 2 worker(s)" in out
+    rates.write_text("{}")
+    assert run_campaign.main(args + ["--rates", str(rates)]) == 2
+    assert "not a JSON of benchmarks/bench_big_networks.py" in capsys.readouterr().err

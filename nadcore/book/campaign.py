@@ -291,10 +291,13 @@ def _first_done(futures):
     return next(iter(as_completed(futures)))
 
 
-def report(tasks: list[Task], cache: Cache, out) -> pd.DataFrame:
-    """The campaign's state and cost, per task: jobs done and planned, the wall hours its done
-    jobs took (the ledger's, as they ran: a job that shared the CPU with other work took longer),
-    the mean per job, and the hours the remaining jobs would take at that mean."""
+def report(tasks: list[Task], cache: Cache, out, run_hours: dict | None = None) -> pd.DataFrame:
+    """The campaign's state and cost, per task: jobs done and planned, the hours its done jobs
+    took (the ledger's wall time of one worker, as they ran), the median per job, and the hours
+    the remaining jobs would take at that median. The median, not the mean: a job that shared
+    the CPU with other work took several times longer. A task without a done job is costed from
+    ``run_hours`` (network spec -> one worker's hours per training run, from a benchmark), where
+    it names the task's network; ``basis`` says which."""
     out = Path(out)
     prov = load_provenance(out)
     rows = []
@@ -302,9 +305,14 @@ def report(tasks: list[Task], cache: Cache, out) -> pd.DataFrame:
         done = done_jobs(t, cache, prov, out)
         secs = [float(prov["jobs"][bundle_id(t, j)]["seconds"]) for j, d in zip(t.jobs, done)
                 if d and bundle_id(t, j) in prov["jobs"]]
-        per = float(np.mean(secs)) / 3600 if secs else float("nan")
+        if secs:
+            per, basis = float(np.median(secs)) / 3600, f"ledger ({len(secs)} jobs)"
+        elif run_hours and t.spec in run_hours:
+            per, basis = run_hours[t.spec] * t.runs / max(len(t.jobs), 1), "benchmark"
+        else:
+            per, basis = float("nan"), "-"
         rows.append({"stage": t.stage, "figure": t.figure, "network": t.spec, "recipe": t.recipe,
                      "sigma": t.meta.get("sigma", ""), "jobs done": int(sum(done)), "jobs planned": len(t.jobs),
-                     "hours so far": sum(secs) / 3600, "hours per job": per,
-                     "hours left (at that rate)": per * (len(t.jobs) - sum(done))})
+                     "hours so far": sum(secs) / 3600, "hours per job": per, "basis": basis,
+                     "hours left": per * (len(t.jobs) - sum(done))})
     return pd.DataFrame(rows)
