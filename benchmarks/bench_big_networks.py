@@ -33,7 +33,7 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from common import load, machine, matmul_peak, median  # noqa: E402
+from common import cpu_times, load, machine, matmul_peak, median, steal_share  # noqa: E402
 from nadcore.nets import build_model, forward_flops  # noqa: E402
 from nadcore.train.loops import channels_last_applies  # noqa: E402
 
@@ -106,15 +106,18 @@ def main(argv=None) -> int:
     nets = QUICK if a.quick else (a.networks.split(",") if a.networks else NETWORKS)
     steps = 2 if a.quick else a.steps
     torch.set_num_threads(2)
+    t0 = cpu_times()
     peak = max(matmul_peak(), conv_peak())
     l0 = load()
     rows = [measure(s, steps) for s in nets]
     for r in rows:
         r["peak_fraction"] = r["gflops"] / peak
     out = {"machine": machine(), "peak_gflops": peak, "load_start": l0, "load_end": load(),
+           "steal": steal_share(t0),
            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": rows}
     print(f"{out['machine']['cpu']}, {out['machine']['cores']} cores, torch {out['machine']['torch']}; "
-          f"fp32 peak {peak:.0f} GFLOP/s; load {l0} -> {out['load_end']}; {out['date']}")
+          f"fp32 peak {peak:.0f} GFLOP/s; load {l0} -> {out['load_end']}; CPU time stolen by the "
+          f"hypervisor {out['steal']:.0%}; {out['date']}")
     print("| network | forward MFLOP | images/s (1 process, 2 threads) | images/s (2 processes) | GFLOP/s | "
           "fraction of peak | hours per Fig. 1 cell |")
     print("|---|---|---|---|---|---|---|")

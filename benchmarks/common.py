@@ -32,6 +32,26 @@ def load() -> float:
         return float("nan")
 
 
+def cpu_times() -> list[int] | None:
+    """The machine's CPU time counters (/proc/stat's first line; None where there is none)."""
+    try:
+        with open("/proc/stat") as f:
+            return [int(x) for x in f.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+
+
+def steal_share(start: list[int] | None, end: list[int] | None = None) -> float:
+    """The share of CPU time the hypervisor gave to other machines between two
+    :func:`cpu_times` (a virtual machine's "steal": it slows every timing as other load does,
+    and a load average does not show it); NaN where /proc/stat is missing."""
+    end = end if end is not None else cpu_times()
+    if not start or not end or len(start) < 8:
+        return float("nan")
+    d = [b - a for a, b in zip(start, end)]
+    return round(d[7] / sum(d), 3) if sum(d) > 0 else float("nan")
+
+
 def median(xs) -> float:
     return float(statistics.median(xs)) if xs else float("nan")
 
