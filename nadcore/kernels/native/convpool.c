@@ -279,6 +279,16 @@ static void forward_any(int H, int W, int Cin, int Cout, int K, const float *res
 
 /* wt: (M, K, K, Cin, CP) with CP = Cout rounded up to VW (zero padded); bias: (M, CP).
  * w: the same weights as given, (M, Cout, Cin, K, K), which LeNet's first layer reads. */
+/* 1 where this library holds the AVX-512 code of the kernels above, 0 for the portable C. */
+int convpool_vectorised(void)
+{
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+    return 1;
+#else
+    return 0;
+#endif
+}
+
 void convpool_forward(int M, int B, int H, int W, int Cin, int Cout, int K,
                       const float *restrict x, long xs, const float *restrict wt,
                       const float *restrict bias, const float *restrict w, float *restrict out,
