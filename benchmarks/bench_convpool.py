@@ -11,8 +11,10 @@ gradient). The data of each call is whatever training left in the caches, so the
 times a step really pays (a kernel called on the same data in a loop runs faster: that data
 stays in cache). Prints per stage and direction the median milliseconds per call of
 ``models`` x 128 examples and the rate in model FLOPs (the forward's multiply-adds x 2; a backward
-counts twice that with an input gradient, once without), and the whole ``train_many`` call.
-Needs the native kernels (a C compiler).
+counts twice that with an input gradient, once without), and the whole ``train_many`` call, with
+these kernels and with torch's grouped convolutions (training takes the kernels only where they
+hold their AVX-512 code, ``nadcore.kernels.native.trains_faster``; here both are timed on any
+CPU). Needs the native kernels (a C compiler).
 """
 from __future__ import annotations
 
@@ -44,6 +46,8 @@ class _Timed:
 
     def __getattr__(self, name):
         fn = getattr(self.lib, name)
+        if name not in ("convpool_forward", "convpool_backward"):
+            return fn
 
         def timed(*args):
             t0 = time.perf_counter()
@@ -75,13 +79,23 @@ def main(argv=None):
                    xs_test=[d[2] for d in data], ys_test=[d[3] for d in data], device="cpu", **SETTINGS)
         return time.perf_counter() - t0
 
-    call()  # warm-up
-    timed = _Timed(native._lib)
-    native._lib = timed
+    # training takes the C kernels where they have their AVX-512 code (native.trains_faster):
+    # here they are timed on any CPU, and the same call with torch's convolutions beside them
+    fast, chosen = native.trains_faster, native.trains_faster()
     try:
-        calls = [call() for _ in range(a.reps)]
+        native.trains_faster = lambda: False
+        call()  # warm-up
+        torch_calls = [call() for _ in range(a.reps)]
+        native.trains_faster = lambda: True
+        call()
+        timed = _Timed(native._lib)
+        native._lib = timed
+        try:
+            calls = [call() for _ in range(a.reps)]
+        finally:
+            native._lib = timed.lib
     finally:
-        native._lib = timed.lib
+        native.trains_faster = fast
     n = a.models * 128
     rows = {}
     print(f"\n{'kernel':<22}{'ms per call':>12}{'GFLOP/s':>9}{'calls':>7}")
@@ -94,11 +108,14 @@ def main(argv=None):
         ms = median(ts) * 1e3
         rows[f"{stage} {direction}"] = {"ms": ms, "gflops": flops / ms / 1e6, "calls": len(ts)}
         print(f"{stage + ' ' + direction:<22}{ms:>12.3f}{flops / ms / 1e6:>9.1f}{len(ts):>7}")
-    total = median(calls)
-    print(f"train_many call: {total * 1e3:.1f} ms (median of {a.reps}); load {load()}")
+    total, torch_total = median(calls), median(torch_calls)
+    print(f"train_many call: {total * 1e3:.1f} ms with the C kernels, {torch_total * 1e3:.1f} ms with "
+          f"torch's convolutions (medians of {a.reps}); training here takes "
+          f"{'the C kernels' if chosen else 'torch'} (native.trains_faster() = {chosen}); load {load()}")
     if a.json:
         Path(a.json).write_text(json.dumps({"machine": m, "models": a.models, "kernels": rows,
-                                            "call_ms": total * 1e3}, indent=1))
+                                            "call_ms": total * 1e3, "torch_call_ms": torch_total * 1e3,
+                                            "trains_faster": chosen}, indent=1))
 
 
 if __name__ == "__main__":
