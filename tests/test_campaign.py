@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 
 from nadcore.book import bundles
+from nadcore.book import campaign as cp
+from nadcore.book.cache import Cache
 from nadcore.chapters import campaigns
 from nadcore.data import fourier_grid
 
@@ -204,3 +206,19 @@ def test_the_report_costs_a_task_without_a_done_job_from_a_benchmark(tmp_path, c
     rates.write_text("{}")
     assert run_campaign.main(args + ["--rates", str(rates)]) == 2
     assert "not a JSON of benchmarks/bench_big_networks.py" in capsys.readouterr().err
+
+
+def test_the_report_costs_a_figure_not_yet_run_from_the_same_networks_runs(bundle, tmp_path):
+    import shutil
+    out, _, _ = bundle
+    copy = tmp_path / "b"
+    shutil.copytree(out, copy)
+    prov = json.loads((copy / "provenance.json").read_text())
+    prov["jobs"] = {k: j for k, j in prov["jobs"].items() if j["figure"] != "fig6"}
+    (copy / "provenance.json").write_text(json.dumps(prov))
+    (copy / CHAPTER / "fig6.csv").unlink()
+    tasks, _ = campaigns.plan("tiny")
+    table = cp.report(tasks, Cache(tmp_path / "empty-cache"), copy).set_index(["figure", "network"])
+    fig1, fig6 = table.loc[("fig1", "resnet18?width=4")], table.loc[("fig6", "resnet18?width=4")]
+    assert fig1["basis"].startswith("ledger (") and fig6["jobs done"].sum() == 0
+    assert (fig6["basis"] == "ledger (same network)").all() and (fig6["hours left"] > 0).all()

@@ -156,7 +156,7 @@ def export(tasks: list[Task], cache: Cache, out, prov: dict, settings: dict) -> 
             rows = old.to_dict("records") + rows
         frame = pd.DataFrame(rows, columns=first.columns + ["kernel_path"])
         if not frame.empty:
-            frame["kernel_path"] = frame["kernel_path"].fillna(kernels.path())
+            frame["kernel_path"] = frame["kernel_path"].astype(object).fillna(kernels.path())
             frame = frame.drop_duplicates(subset=first.keys, keep="last").sort_values(first.keys, kind="stable")
             (out / first.chapter).mkdir(parents=True, exist_ok=True)
             p = out / first.chapter / f"{fig}.csv"
@@ -295,20 +295,29 @@ def report(tasks: list[Task], cache: Cache, out, run_hours: dict | None = None) 
     """The campaign's state and cost, per task: jobs done and planned, the hours its done jobs
     took (the ledger's wall time of one worker, as they ran), the median per job, and the hours
     the remaining jobs would take at that median. The median, not the mean: a job that shared
-    the CPU with other work took several times longer. A task without a done job is costed from
-    ``run_hours`` (network spec -> one worker's hours per training run, from a benchmark), where
-    it names the task's network; ``basis`` says which."""
+    the CPU with other work took several times longer. A task without a done job is costed per
+    training run from the same network's done jobs in other figures, else from ``run_hours``
+    (network spec -> one worker's hours per training run, from a benchmark); ``basis`` says
+    which."""
     out = Path(out)
     prov = load_provenance(out)
-    rows = []
+    done_secs, per_run = {}, {}  # a training run of a network costs about the same in any figure
     for t in tasks:
         done = done_jobs(t, cache, prov, out)
-        secs = [float(prov["jobs"][bundle_id(t, j)]["seconds"]) for j, d in zip(t.jobs, done)
-                if d and bundle_id(t, j) in prov["jobs"]]
+        done_secs[id(t)] = done, [float(prov["jobs"][bundle_id(t, j)]["seconds"]) for j, d in zip(t.jobs, done)
+                                  if d and bundle_id(t, j) in prov["jobs"]]
+        if done_secs[id(t)][1]:
+            per_run.setdefault(t.spec, []).extend(s * len(t.jobs) / t.runs for s in done_secs[id(t)][1])
+    rows = []
+    for t in tasks:
+        done, secs = done_secs[id(t)]
+        runs_per_job = t.runs / max(len(t.jobs), 1)
         if secs:
             per, basis = float(np.median(secs)) / 3600, f"ledger ({len(secs)} jobs)"
+        elif t.spec in per_run:
+            per, basis = float(np.median(per_run[t.spec])) * runs_per_job / 3600, "ledger (same network)"
         elif run_hours and t.spec in run_hours:
-            per, basis = run_hours[t.spec] * t.runs / max(len(t.jobs), 1), "benchmark"
+            per, basis = run_hours[t.spec] * runs_per_job, "benchmark"
         else:
             per, basis = float("nan"), "-"
         rows.append({"stage": t.stage, "figure": t.figure, "network": t.spec, "recipe": t.recipe,
