@@ -5,7 +5,8 @@ order), its text outputs (streams, ``text/plain`` and ``text/markdown``; never i
 state), with the cell's number and first line for a reader. The nbval tests (tests/conftest.py)
 compare a fresh run of each chapter against these files, the k-th checked cell against the k-th
 reference, so a changed result - a new default seed, a flipped sign in the science - fails the
-tests, while a reworded first line or an unchecked cell added above needs no new reference. Regenerate them deliberately with
+tests, while a reworded first line or an unchecked cell added above needs no new reference.
+Regenerate them deliberately with
 
     python scripts/update_references.py [--chapters 03,04]
 

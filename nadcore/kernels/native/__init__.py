@@ -124,9 +124,9 @@ def available() -> bool:
 def trains_faster() -> bool:
     """Whether :func:`conv_pool_relu` beats torch's grouped convolutions for training: where the
     library holds its AVX-512 code. Its portable C is slower than torch's (oneDNN's AVX2)
-    convolutions: ``train_many`` of 8 LeNets on 2,048 samples, one epoch, one thread, took 4.3 s
-    with it and 2.1 s with torch's path on an AMD EPYC with AVX2 only
-    (``benchmarks/bench_training.py`` measures both)."""
+    convolutions: on an AMD EPYC with AVX2 only, a ``train_many`` call (8 LeNets, 2,048 samples,
+    2 epochs, one thread) took 8.8 s with it and 4.2 s with torch's path
+    (``benchmarks/bench_convpool.py`` times both, on any CPU)."""
     return available() and bool(_lib.convpool_vectorised())
 
 
