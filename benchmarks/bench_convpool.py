@@ -12,9 +12,8 @@ times a step really pays (a kernel called on the same data in a loop runs faster
 stays in cache). Prints per stage and direction the median milliseconds per call of
 ``models`` x 128 examples and the rate in model FLOPs (the forward's multiply-adds x 2; a backward
 counts twice that with an input gradient, once without), and the whole ``train_many`` call, with
-these kernels and with torch's grouped convolutions (training takes the kernels only where they
-hold their AVX-512 code, ``nadcore.kernels.native.trains_faster``; here both are timed on any
-CPU). Needs the native kernels (a C compiler).
+these kernels and with torch's grouped convolutions (the path without them). Needs the native
+kernels (a C compiler).
 """
 from __future__ import annotations
 
@@ -79,23 +78,20 @@ def main(argv=None):
                    xs_test=[d[2] for d in data], ys_test=[d[3] for d in data], device="cpu", **SETTINGS)
         return time.perf_counter() - t0
 
-    # training takes the C kernels where they have their AVX-512 code (native.trains_faster):
-    # here they are timed on any CPU, and the same call with torch's convolutions beside them
-    fast, chosen = native.trains_faster, native.trains_faster()
-    try:
-        native.trains_faster = lambda: False
+    lib = native._lib
+    try:  # the same call with torch's grouped convolutions (the path without the library)
+        native._lib = False
         call()  # warm-up
         torch_calls = [call() for _ in range(a.reps)]
-        native.trains_faster = lambda: True
-        call()
-        timed = _Timed(native._lib)
-        native._lib = timed
-        try:
-            calls = [call() for _ in range(a.reps)]
-        finally:
-            native._lib = timed.lib
     finally:
-        native.trains_faster = fast
+        native._lib = lib
+    call()  # warm-up
+    timed = _Timed(native._lib)
+    native._lib = timed
+    try:
+        calls = [call() for _ in range(a.reps)]
+    finally:
+        native._lib = timed.lib
     n = a.models * 128
     rows = {}
     print(f"\n{'kernel':<22}{'ms per call':>12}{'GFLOP/s':>9}{'calls':>7}")
@@ -110,12 +106,11 @@ def main(argv=None):
         print(f"{stage + ' ' + direction:<22}{ms:>12.3f}{flops / ms / 1e6:>9.1f}{len(ts):>7}")
     total, torch_total = median(calls), median(torch_calls)
     print(f"train_many call: {total * 1e3:.1f} ms with the C kernels, {torch_total * 1e3:.1f} ms with "
-          f"torch's convolutions (medians of {a.reps}); training here takes "
-          f"{'the C kernels' if chosen else 'torch'} (native.trains_faster() = {chosen}); load {load()}")
+          f"torch's convolutions (medians of {a.reps}); load {load()}")
     if a.json:
         Path(a.json).write_text(json.dumps({"machine": m, "models": a.models, "kernels": rows,
-                                            "call_ms": total * 1e3, "torch_call_ms": torch_total * 1e3,
-                                            "trains_faster": chosen}, indent=1))
+                                            "call_ms": total * 1e3, "torch_call_ms": torch_total * 1e3},
+                                           indent=1))
 
 
 if __name__ == "__main__":

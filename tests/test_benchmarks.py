@@ -49,7 +49,7 @@ def test_bench_convpool_times_both_stages_in_both_directions(tmp_path):
     assert set(r["kernels"]) == {f"conv{i} {d}" for i in (1, 2) for d in ("forward", "backward")}
     # one call per step: 2 epochs of 2 steps of 128 (the test set's forward calls are not counted)
     assert all(k["calls"] == 4 and k["ms"] > 0 and k["gflops"] > 0 for k in r["kernels"].values()), r
-    assert r["call_ms"] > 0 and r["torch_call_ms"] > 0 and r["trains_faster"] == native.trains_faster()
+    assert r["call_ms"] > 0 and r["torch_call_ms"] > 0
 
 
 def _report_module():

@@ -447,19 +447,6 @@ def test_vectorised_forward_equals_the_vmap_reference(spec, channels):
         torch.testing.assert_close(a, r, rtol=1e-4, atol=1e-5 * max(1.0, r.abs().max().item()), msg=name)
 
 
-@pytest.mark.parametrize("fused", [True, False])
-def test_lenet_trains_through_the_c_kernels_or_torch_and_both_equal_the_reference(fused, c_kernels, monkeypatch):
-    """Both of LeNet's CPU paths, whichever this CPU takes (:func:`native.trains_faster`)."""
-    monkeypatch.setattr(native, "trains_faster", lambda: fused)
-    test_vectorised_forward_equals_the_vmap_reference("lenet", 1)
-
-
-def test_training_takes_the_c_kernels_only_with_their_avx512_code(c_kernels):
-    flags = open("/proc/cpuinfo").read().split() if os.path.exists("/proc/cpuinfo") else []
-    avx512 = c_kernels == "native" and "avx512f" in flags and "avx512vl" in flags
-    assert native.trains_faster() == avx512
-
-
 def test_vectorised_forward_declines_other_architectures():
     """Where it has no path, train.batched_forward takes the vmap reference."""
     for spec in ["resnet18_narrow", "nadcore.nets.variants:resnet_skip"]:

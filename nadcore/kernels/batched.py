@@ -1,12 +1,11 @@
 """Many small networks trained at once: hand-vectorised forward passes for ``train_many``.
 
 :func:`vectorised_forward` returns ``f(param_list, x) -> out`` for M stacked models of one
-architecture (x: (M, B, C, H, W), out: (M, B, K)), or None where it has no path. LeNet on a CPU
-with AVX-512 runs its two "convolution -> max-pool -> ReLU" stages as
+architecture (x: (M, B, C, H, W), out: (M, B, K)), or None where it has no path. LeNet on the CPU
+runs its two "convolution -> max-pool -> ReLU" stages as
 :func:`nadcore.kernels.native.conv_pool_relu` (fused C kernels whose backward touches only the
-positions that won their pooling window and passed the ReLU), elsewhere (a GPU, no C compiler,
-a CPU without AVX-512: :func:`nadcore.kernels.native.trains_faster`) as grouped convolutions in
-channels-last layout; LogReg and MLPs run as batched matrix products
+positions that won their pooling window and passed the ReLU), elsewhere (a GPU, no C compiler)
+as grouped convolutions in channels-last layout; LogReg and MLPs run as batched matrix products
 whose backward reads contiguous operands. The definition is ``vmap(functional_call)`` over the
 stacked parameters (:func:`nadcore.train.batched_forward`); the results equal it up to
 floating-point reassociation (tests/test_kernels.py).
@@ -40,7 +39,7 @@ def _lenet_batched(base, names):
 
     def f(plist, x):  # x: (M, B, C, H, W) -> (M, B, K)
         p = dict(zip(names, plist))
-        if fused and x.device.type == "cpu" and x.dtype == torch.float32 and native.trains_faster():
+        if fused and x.device.type == "cpu" and x.dtype == torch.float32 and native.available():
             o = x.permute(0, 1, 3, 4, 2)  # each example channels-last
             for layer in ("conv1", "conv2"):
                 o = native.conv_pool_relu(o, p[f"{layer}.weight"], p[f"{layer}.bias"],

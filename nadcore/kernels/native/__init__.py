@@ -4,9 +4,9 @@ on first use).
 :func:`conv_pool_relu` is LeNet's "convolution -> 2x2 max-pool -> ReLU" stage for M models at
 once (``convpool.c``): the forward pass never writes the full convolution output, and the
 backward pass touches only the convolution outputs that won their pooling window and passed the
-ReLU (about an eighth of a dense convolution backward). ``train_many`` uses it for LeNet on a
-CPU with AVX-512 (:func:`trains_faster`; elsewhere torch's convolutions are faster); the results
-equal torch's ``conv2d -> max_pool2d -> relu`` up to float rounding (tests/test_kernels.py).
+ReLU (about an eighth of a dense convolution backward). ``train_many`` uses it for LeNet on the
+CPU; the results equal torch's ``conv2d -> max_pool2d -> relu`` up to float rounding
+(tests/test_native.py).
 
 :func:`lenet_input_gradients` is the exact input gradient of many LeNets at one input
 (``nadcore.kernels.lenet.lenet_gradients``, the gradient NADs): each network's forward and
@@ -41,8 +41,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-__all__ = ["available", "trains_faster", "conv_pool_relu", "lenet_input_gradients",
-           "takes_lenet_input_gradients", "pcg64_uniform"]
+__all__ = ["available", "conv_pool_relu", "lenet_input_gradients", "takes_lenet_input_gradients",
+           "pcg64_uniform"]
 
 _SOURCES = ("convpool.c", "draw.c")  # compiled together into one library
 _FLAGS = ["-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=gnu11"]
@@ -97,7 +97,6 @@ def _build(flags: tuple[str, ...] = ()) -> ctypes.CDLL:
     lib.convpool_backward.argtypes = [i] * 7 + [p, l, p, p, p, p, l, l, l, l, p, p, p, p, i]
     lib.lenet_input_gradients.argtypes = [i] * 5 + [p, p, p, p, i]
     lib.convpool_forward.restype = lib.convpool_backward.restype = None
-    lib.convpool_vectorised.argtypes, lib.convpool_vectorised.restype = [], ctypes.c_int
     lib.lenet_input_gradients.restype = None
     lib.pcg64_uniform.argtypes = [i, l, p, p, p, p, l, i]
     lib.pcg64_uniform.restype = None
@@ -119,15 +118,6 @@ def available() -> bool:
                                   f"({str(e).strip()[:500]})")
             _lib = lib
     return bool(_lib)
-
-
-def trains_faster() -> bool:
-    """Whether :func:`conv_pool_relu` beats torch's grouped convolutions for training: where the
-    library holds its AVX-512 code. Its portable C is slower than torch's (oneDNN's AVX2)
-    convolutions: on an AMD EPYC with AVX2 only, a ``train_many`` call (8 LeNets, 2,048 samples,
-    2 epochs, one thread) took 8.8 s with it and 4.2 s with torch's path
-    (``benchmarks/bench_convpool.py`` times both, on any CPU)."""
-    return available() and bool(_lib.convpool_vectorised())
 
 
 def _strides(out: torch.Tensor, channels_first: bool):

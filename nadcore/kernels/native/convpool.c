@@ -277,16 +277,6 @@ static void forward_any(int H, int W, int Cin, int Cout, int K, const float *res
     forward_item(H, W, Cin, Cout, K, xi, wt, bias, out, arg, ocs, oys, oxs);
 }
 
-/* 1 where this library holds the AVX-512 code of this file's kernels, 0 for the portable C. */
-int convpool_vectorised(void)
-{
-#if defined(__AVX512F__) && defined(__AVX512VL__)
-    return 1;
-#else
-    return 0;
-#endif
-}
-
 /* wt: (M, K, K, Cin, CP) with CP = Cout rounded up to VW (zero padded); bias: (M, CP).
  * w: the same weights as given, (M, Cout, Cin, K, K), which LeNet's first layer reads. */
 void convpool_forward(int M, int B, int H, int W, int Cin, int Cout, int K,
