@@ -301,20 +301,19 @@ def report(tasks: list[Task], cache: Cache, out, run_hours: dict | None = None) 
     which."""
     out = Path(out)
     prov = load_provenance(out)
-    done_secs, per_run = {}, {}  # a training run of a network costs about the same in any figure
+    done_secs, per_run = [], {}  # a training run of a network costs about the same in any figure
     for t in tasks:
         done = done_jobs(t, cache, prov, out)
-        done_secs[id(t)] = done, [float(prov["jobs"][bundle_id(t, j)]["seconds"]) for j, d in zip(t.jobs, done)
-                                  if d and bundle_id(t, j) in prov["jobs"]]
-        if done_secs[id(t)][1]:
-            per_run.setdefault(t.spec, []).extend(s * len(t.jobs) / t.runs for s in done_secs[id(t)][1])
+        secs = [float(prov["jobs"][bundle_id(t, j)]["seconds"]) for j, d in zip(t.jobs, done)
+                if d and bundle_id(t, j) in prov["jobs"]]
+        done_secs.append((done, secs))
+        per_run.setdefault(t.spec, []).extend(s * len(t.jobs) / t.runs for s in secs)
     rows = []
-    for t in tasks:
-        done, secs = done_secs[id(t)]
+    for t, (done, secs) in zip(tasks, done_secs):
         runs_per_job = t.runs / max(len(t.jobs), 1)
         if secs:
             per, basis = float(np.median(secs)) / 3600, f"ledger ({len(secs)} jobs)"
-        elif t.spec in per_run:
+        elif per_run.get(t.spec):
             per, basis = float(np.median(per_run[t.spec])) * runs_per_job / 3600, "ledger (same network)"
         elif run_hours and t.spec in run_hours:
             per, basis = run_hours[t.spec] * runs_per_job, "benchmark"
