@@ -560,6 +560,21 @@ def test_conv_pool_relu_forward_and_gradients_equal_torch(M, B, H, Cin, Cout, ch
 
 
 @needs_native
+@pytest.mark.parametrize("H,Cin,Cout", [(32, 1, 6), (14, 6, 16), (11, 3, 20)])
+def test_conv_pool_relu_lets_nan_through_as_torch_does(H, Cin, Cout, c_kernels):
+    """A NaN input wins its pooling windows and passes the ReLU, in each forward kernel."""
+    g = torch.Generator().manual_seed(H)
+    x = torch.randn(1, 4, H, H, Cin, generator=g)
+    # NaN in the convolution outputs of rows 0-4, columns 1-5 (example 1) and rows 1-5, columns
+    # 0-4 (example 2): windows where the NaN comes second (a1) only and third (a2) only
+    x[0, 1, 4, 5, 0] = x[0, 2, 5, 4, 0] = float("nan")
+    w, b = torch.randn(1, Cout, Cin, 5, 5, generator=g), torch.randn(1, Cout, generator=g)
+    ours, ref = native.conv_pool_relu(x, w, b, False), _torch_conv_pool_relu(x, w, b, False)
+    assert ref.isnan().any() and not ref[0, 0].isnan().any()
+    torch.testing.assert_close(ours, ref, rtol=1e-5, atol=1e-5, equal_nan=True)
+
+
+@needs_native
 @pytest.mark.parametrize("H,Cin,Cout,channels_first", [(14, 6, 16, True), (32, 1, 6, False)])
 def test_conv_pool_relu_does_not_depend_on_the_number_of_threads(H, Cin, Cout, channels_first, c_kernels):
     g = torch.Generator().manual_seed(0)

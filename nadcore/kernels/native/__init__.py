@@ -6,7 +6,7 @@ once (``convpool.c``): the forward pass never writes the full convolution output
 backward pass touches only the convolution outputs that won their pooling window and passed the
 ReLU (about an eighth of a dense convolution backward). ``train_many`` uses it for LeNet on the
 CPU; the results equal torch's ``conv2d -> max_pool2d -> relu`` up to float rounding
-(tests/test_native.py).
+(tests/test_kernels.py).
 
 :func:`lenet_input_gradients` is the exact input gradient of many LeNets at one input
 (``nadcore.kernels.lenet.lenet_gradients``, the gradient NADs): each network's forward and
@@ -20,7 +20,8 @@ PCG64 streams, bit for bit, with sixteen generators side by side in AVX-512 lane
 The shared library is built with ``cc -O3 -march=native -fopenmp`` into
 ``$NADCORE_NATIVE_DIR`` (default ``~/.cache/nadcore/native``), named after a hash of the source,
 the flags, the compiler's version and the CPU, and written atomically. The AVX-512 code is
-compiled where the CPU has it, a portable C version elsewhere. Without a working compiler (or
+compiled where the CPU has it. Elsewhere the convolution forward runs in the compiler's generic
+vectors of 8 floats (one AVX2 register), and the rest in portable C. Without a working compiler (or
 one without OpenMP, such as Apple's clang), or with ``NADCORE_NATIVE=0``, :func:`available` is
 False and every caller takes its torch path: nadcore works and its tests pass without this
 library.

@@ -10,8 +10,9 @@
  * as torch.max_pool2d chooses it.
  *
  * Forward: every output position of the convolution is computed (the max-pool needs them all),
- * vectorised over output channels (LeNet's first layer: over pooled columns), with the outputs
- * of up to five pooling windows in registers for 5 x 5 kernels. Backward: the pool passes each
+ * vectorised over output channels (LeNet's first layer: over pooled columns) in vectors of one
+ * register (16 floats with AVX-512, 8 elsewhere), with the outputs of up to five pooling
+ * windows in registers for 5 x 5 kernels. Backward: the pool passes each
  * pooled gradient to one convolution output and the ReLU zeroes those whose output is not
  * positive, so only those positions contribute to the weight and input gradients: about an
  * eighth of a dense convolution backward. (LeNet's first layer, whose one input channel leaves
@@ -29,17 +30,48 @@
 
 typedef float vec __attribute__((vector_size(64), aligned(4)));  /* 16 floats, unaligned ok */
 typedef int32_t ivec __attribute__((vector_size(64), aligned(4)));
-#define VW 16
+typedef float vec8 __attribute__((vector_size(32), aligned(4)));  /* 8 floats */
+typedef int32_t ivec8 __attribute__((vector_size(32), aligned(4)));
+#define VW 16 /* output channels are padded to a multiple of VW in the weights' layout */
 
+/* The forward's vectors over output channels: FL floats, as many as one register holds (16 with
+ * AVX-512; 8 elsewhere, one AVX2 register, since wider generic vectors would not stay in
+ * registers). Each lane is one channel with its own sum, so the width changes the speed only. */
 #if defined(__AVX512F__) && defined(__AVX512VL__)
+typedef vec fvec;
+typedef ivec ifvec;
+#define FL 16
+#else
+typedef vec8 fvec;
+typedef ivec8 ifvec;
+#define FL 8
+#endif
+
 /* LeNet's first layer (Cin = 1, K = 5, inputs at most 32 wide), forward and backward, is
  * vectorised over the pooled columns q. Both read the input as six shifted copies of each row:
  * lane q of X[r][s] is column 2q + s of row r (zero past the row), so the convolution at column
  * 2q + dx, shifted by kx, is lane q of X[r][dx + kx]; one aligned load serves a whole row of
  * pooled outputs. */
 enum { F1_K = 5, F1_C = 6, F1_SH = 6 };
-/* the inputs first_layer_shifts takes: two masked loads per row, rows on the caller's stack */
+/* the inputs first_layer_shifts takes: at most 16 pooled columns, rows on the caller's stack */
 #define F1_SHIFTS_FIT(H, W) ((W) <= 32 && (H) <= 64)
+
+/* The first maximum of a pooling window's four values a0..a3 (in the order (0,0), (0,1), (1,0),
+ * (1,1); NaN wins, as in torch) into best, its position into k; V and IV are a float vector type
+ * and the integer vector type of the same lanes. */
+#define POOL_FIRST_MAX(V, IV, best, k, a0, a1, a2, a3)                                  \
+    do {                                                                                \
+        IV s_;                                                                          \
+        (best) = (a0); (k) = (IV){0};                                                   \
+        s_ = ((a1) > (best)) | ((a1) != (a1));                                          \
+        (best) = (V)(((IV)(a1) & s_) | ((IV)(best) & ~s_)); (k) = (1 & s_) | ((k) & ~s_); \
+        s_ = ((a2) > (best)) | ((a2) != (a2));                                          \
+        (best) = (V)(((IV)(a2) & s_) | ((IV)(best) & ~s_)); (k) = (2 & s_) | ((k) & ~s_); \
+        s_ = ((a3) > (best)) | ((a3) != (a3));                                          \
+        (best) = (V)(((IV)(a3) & s_) | ((IV)(best) & ~s_)); (k) = (3 & s_) | ((k) & ~s_); \
+    } while (0)
+
+#if defined(__AVX512F__) && defined(__AVX512VL__)
 static void first_layer_shifts(int H, int W, const float *restrict xi, float (*restrict X)[F1_SH][16])
 {
     const __mmask16 lo = W >= 16 ? 0xFFFF : (__mmask16)((1u << W) - 1);
@@ -59,89 +91,99 @@ static void first_layer_shifts(int H, int W, const float *restrict xi, float (*r
             _mm512_store_ps(X[r][s], _mm512_maskz_permutex2var_ps(inside[s], u, shift[s], v));
     }
 }
+#else
+/* first_layer_shifts without AVX-512 */
+static void first_layer_shifts(int H, int W, const float *restrict xi, float (*restrict X)[F1_SH][16])
+{
+    float row[48] = {0}; /* one input row, zero past its end */
+    for (int r = 0; r < H; r++) {
+        memcpy(row, xi + (long)r * W, sizeof(float) * W);
+        for (int sh = 0; sh < F1_SH; sh++)
+            for (int q = 0; q < 16; q++)
+                X[r][sh][q] = row[2 * q + sh];
+    }
+}
+#endif
 
-/* The forward of one item, 6 channels: the 6 x 4 accumulators (one per channel and position in
- * the pooling window) of a pooled row stay in registers. w: (6, 5, 5), bias: 6 floats. */
+/* LeNet's first layer, the forward of one item: the pooled columns in vectors of FL lanes, and
+ * F1_CG channels at a time, whose 4 F1_CG accumulators (one per channel and position in the
+ * pooling window) stay in registers with the six shifted rows: all six channels with AVX-512
+ * (24 + 6 of 32 registers), one with 8-float vectors (4 + 6 of 16 AVX2 registers).
+ * w: (6, 5, 5), bias: 6 floats. */
+#if FL == 16
+#define F1_CG F1_C
+#else
+#define F1_CG 1
+#endif
 static void forward_first_layer(int H, int W, const float *restrict xi, const float *restrict w,
                                 const float *restrict bias, float *restrict out,
                                 uint8_t *restrict arg, long ocs, long oys, long oxs)
 {
     const int Hp = (H - F1_K + 1) / 2, Wp = (W - F1_K + 1) / 2;
     float X[H][F1_SH][16] __attribute__((aligned(64)));
-    const __m512 zero = _mm512_setzero_ps();
     first_layer_shifts(H, W, xi, X);
     for (int p = 0; p < Hp; p++) {
-        __m512 acc[F1_C][4];
-        _Pragma("GCC unroll 8")
-        for (int c = 0; c < F1_C; c++)
-            _Pragma("GCC unroll 8")
-            for (int a = 0; a < 4; a++)
-                acc[c][a] = zero;
-        _Pragma("GCC unroll 8")
-        for (int rr = 0; rr < F1_K + 1; rr++) {
-            __m512 S[F1_SH];
-            _Pragma("GCC unroll 8")
-            for (int sh = 0; sh < F1_SH; sh++)
-                S[sh] = _mm512_load_ps(X[2 * p + rr][sh]);
-            _Pragma("GCC unroll 8")
-            for (int dy = 0; dy < 2; dy++) {
-                const int ky = rr - dy;
-                if (ky < 0 || ky >= F1_K)
-                    continue;
+        for (int h = 0; h < Wp; h += FL) {
+            for (int c0 = 0; c0 < F1_C; c0 += F1_CG) {
+                fvec acc[F1_CG][4];
                 _Pragma("GCC unroll 8")
-                for (int c = 0; c < F1_C; c++)
+                for (int c = 0; c < F1_CG; c++)
+                    _Pragma("GCC unroll 4")
+                    for (int a = 0; a < 4; a++)
+                        acc[c][a] = (fvec){0};
+                _Pragma("GCC unroll 8")
+                for (int rr = 0; rr < F1_K + 1; rr++) {
+                    fvec S[F1_SH];
                     _Pragma("GCC unroll 8")
-                    for (int kx = 0; kx < F1_K; kx++) {
-                        const __m512 wv = _mm512_set1_ps(w[(c * F1_K + ky) * F1_K + kx]);
-                        acc[c][2 * dy] = _mm512_fmadd_ps(wv, S[kx], acc[c][2 * dy]);
-                        acc[c][2 * dy + 1] = _mm512_fmadd_ps(wv, S[kx + 1], acc[c][2 * dy + 1]);
+                    for (int sh = 0; sh < F1_SH; sh++)
+                        S[sh] = *(const fvec *)&X[2 * p + rr][sh][h];
+                    _Pragma("GCC unroll 8")
+                    for (int dy = 0; dy < 2; dy++) {
+                        const int ky = rr - dy;
+                        if (ky < 0 || ky >= F1_K)
+                            continue;
+                        _Pragma("GCC unroll 8")
+                        for (int c = 0; c < F1_CG; c++)
+                            _Pragma("GCC unroll 8")
+                            for (int kx = 0; kx < F1_K; kx++) {
+                                const float wv = w[((c0 + c) * F1_K + ky) * F1_K + kx];
+                                acc[c][2 * dy] += wv * S[kx];
+                                acc[c][2 * dy + 1] += wv * S[kx + 1];
+                            }
                     }
-            }
-        }
-        _Pragma("GCC unroll 8")
-        for (int c = 0; c < F1_C; c++) {
-            __m512 best = acc[c][0];
-            __m512i k = _mm512_setzero_si512();
-            _Pragma("GCC unroll 8")
-            for (int a = 1; a < 4; a++) { /* first maximum wins; NaN wins, as in torch */
-                const __mmask16 s = _mm512_cmp_ps_mask(acc[c][a], best, _CMP_GT_OQ) |
-                                    _mm512_cmp_ps_mask(acc[c][a], acc[c][a], _CMP_UNORD_Q);
-                best = _mm512_mask_mov_ps(best, s, acc[c][a]);
-                k = _mm512_mask_mov_epi32(k, s, _mm512_set1_epi32(a));
-            }
-            best = _mm512_add_ps(best, _mm512_set1_ps(bias[c]));
-            best = _mm512_mask_mov_ps(best, _mm512_cmp_ps_mask(best, zero, _CMP_LE_OQ), zero);
-            float bv[16];
-            int32_t kv[16];
-            _mm512_storeu_ps(bv, best);
-            _mm512_storeu_si512(kv, k);
-            for (int q = 0; q < Wp; q++) {
-                out[c * ocs + p * oys + q * oxs] = bv[q];
-                arg[c * ocs + p * oys + q * oxs] = (uint8_t)kv[q];
+                }
+                _Pragma("GCC unroll 8")
+                for (int c = 0; c < F1_CG; c++) {
+                    fvec best;
+                    ifvec k, s;
+                    POOL_FIRST_MAX(fvec, ifvec, best, k, acc[c][0], acc[c][1], acc[c][2], acc[c][3]);
+                    best += bias[c0 + c];
+                    s = best <= 0;
+                    best = (fvec)((ifvec)best & ~s);
+                    const long o = (c0 + c) * ocs + p * oys;
+                    for (int q = h; q < Wp && q < h + FL; q++) {
+                        out[o + q * oxs] = best[q - h];
+                        arg[o + q * oxs] = (uint8_t)k[q - h];
+                    }
+                }
             }
         }
     }
 }
-#endif
 
 /* The 2x2 max-pool of one window's four convolution outputs a0..a3 (channels in lanes; the first
  * maximum in the order (0,0), (0,1), (1,0), (1,1) wins, NaN wins, as in torch), + bias, ReLU
  * (keeps NaN, as torch does): channel c's result to out[c * ocs], its winner to arg[c * ocs]. */
 static inline __attribute__((always_inline)) void
-pool_store(vec a0, vec a1, vec a2, vec a3, vec bv, int nc, float *restrict out,
+pool_store(fvec a0, fvec a1, fvec a2, fvec a3, fvec bv, int nc, float *restrict out,
            uint8_t *restrict arg, long ocs)
 {
-    ivec k = {0}, s;
-    vec best = a0;
-    s = (a1 > best) | (a1 != a1);
-    best = (vec)(((ivec)a1 & s) | ((ivec)best & ~s)); k = (1 & s) | (k & ~s);
-    s = (a2 > best) | (a2 != a2);
-    best = (vec)(((ivec)a2 & s) | ((ivec)best & ~s)); k = (2 & s) | (k & ~s);
-    s = (a3 > best) | (a3 != a3);
-    best = (vec)(((ivec)a3 & s) | ((ivec)best & ~s)); k = (3 & s) | (k & ~s);
+    ifvec k, s;
+    fvec best;
+    POOL_FIRST_MAX(fvec, ifvec, best, k, a0, a1, a2, a3);
     best += bv;
     s = best <= 0;
-    best = (vec)((ivec)best & ~s);
+    best = (fvec)((ifvec)best & ~s);
     for (int c = 0; c < nc; c++) {
         out[(long)c * ocs] = best[c];
         arg[(long)c * ocs] = (uint8_t)k[c];
@@ -157,13 +199,13 @@ static void forward_item(int H, int W, int Cin, int Cout, int K, const float *re
     const int Hp = (H - K + 1) / 2, Wp = (W - K + 1) / 2;
     const int CP = (Cout + VW - 1) / VW * VW;
     const long rs = (long)W * Cin; /* row stride of the input */
-    for (int t = 0; t < CP; t += VW) {
-        vec bv;
+    for (int t = 0; t < Cout; t += FL) {
+        fvec bv;
         memcpy(&bv, bias + t, sizeof bv);
-        const int nc = Cout - t < VW ? Cout - t : VW;
+        const int nc = Cout - t < FL ? Cout - t : FL;
         for (int p = 0; p < Hp; p++) {
             for (int q = 0; q < Wp; q++) {
-                vec a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
+                fvec a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
                 const float *x0 = xi + (2L * p) * rs + 2L * q * Cin;
                 _Pragma("GCC unroll 8")
                 for (int ky = 0; ky < K; ky++) {
@@ -171,7 +213,7 @@ static void forward_item(int H, int W, int Cin, int Cout, int K, const float *re
                         const float *xp = x0 + ky * rs + (long)kx * Cin;
                         const float *wp = wm + ((long)(ky * K + kx) * Cin) * CP + t;
                         for (int ci = 0; ci < Cin; ci++) {
-                            const vec w = *(const vec *)(wp + (long)ci * CP);
+                            const fvec w = *(const fvec *)(wp + (long)ci * CP);
                             a0 += w * xp[ci];
                             a1 += w * xp[ci + Cin];
                             a2 += w * xp[ci + rs];
@@ -186,7 +228,6 @@ static void forward_item(int H, int W, int Cin, int Cout, int K, const float *re
     }
 }
 
-#if defined(__AVX512F__) && defined(__AVX512VL__)
 /* The forward of one item for 5 x 5 kernels and at most VW output channels (LeNet's second
  * layer), a block of NQ <= 5 pooled columns of pooled row p at a time: the 2 x 2NQ convolution
  * outputs stay in registers, and for each kernel row ky and input channel ci the five weight
@@ -195,21 +236,21 @@ static void forward_item(int H, int W, int Cin, int Cout, int K, const float *re
  * window at a time, needs one broadcast per multiply-add and runs at about half the rate). */
 static inline __attribute__((always_inline)) void
 forward_block5(const int NQ, int Cin, const float *restrict x0, long rs, const float *restrict wm,
-               vec bv, int nc, float *restrict out, uint8_t *restrict arg, long ocs, long oxs)
+               fvec bv, int nc, float *restrict out, uint8_t *restrict arg, long ocs, long oxs)
 {
     enum { K = 5 };
-    vec a[2][10];
+    fvec a[2][10];
     _Pragma("GCC unroll 2")
     for (int dy = 0; dy < 2; dy++)
         _Pragma("GCC unroll 10")
         for (int j = 0; j < 2 * NQ; j++)
-            a[dy][j] = (vec){0};
+            a[dy][j] = (fvec){0};
     for (int ky = 0; ky < K; ky++) {
         for (int ci = 0; ci < Cin; ci++) {
-            vec w[K];
+            fvec w[K];
             _Pragma("GCC unroll 5")
             for (int kx = 0; kx < K; kx++)
-                w[kx] = *(const vec *)(wm + ((long)(ky * K + kx) * Cin + ci) * VW);
+                w[kx] = *(const fvec *)(wm + ((long)(ky * K + kx) * Cin + ci) * VW);
             _Pragma("GCC unroll 2")
             for (int dy = 0; dy < 2; dy++) {
                 const float *xr = x0 + (dy + ky) * rs + ci;
@@ -236,34 +277,36 @@ static void forward_rows5(int H, int W, int Cin, int Cout, const float *restrict
 {
     const int Hp = (H - 5 + 1) / 2, Wp = (W - 5 + 1) / 2;
     const long rs = (long)W * Cin;
-    vec bv;
-    memcpy(&bv, bias, sizeof bv);
-    for (int p = 0; p < Hp; p++) {
-        for (int q = 0; q < Wp; q += 5) {
-            const float *x0 = xi + 2L * p * rs + 2L * q * Cin;
-            float *o = out + p * oys + q * oxs;
-            uint8_t *g = arg + p * oys + q * oxs;
-            switch (Wp - q < 5 ? Wp - q : 5) {
-            case 5: forward_block5(5, Cin, x0, rs, wm, bv, Cout, o, g, ocs, oxs); break;
-            case 4: forward_block5(4, Cin, x0, rs, wm, bv, Cout, o, g, ocs, oxs); break;
-            case 3: forward_block5(3, Cin, x0, rs, wm, bv, Cout, o, g, ocs, oxs); break;
-            case 2: forward_block5(2, Cin, x0, rs, wm, bv, Cout, o, g, ocs, oxs); break;
-            default: forward_block5(1, Cin, x0, rs, wm, bv, Cout, o, g, ocs, oxs); break;
+    for (int t = 0; t < Cout; t += FL) {
+        fvec bv;
+        memcpy(&bv, bias + t, sizeof bv);
+        const int nc = Cout - t < FL ? Cout - t : FL;
+        for (int p = 0; p < Hp; p++) {
+            for (int q = 0; q < Wp; q += 5) {
+                const float *x0 = xi + 2L * p * rs + 2L * q * Cin;
+                float *o = out + p * oys + q * oxs + t * ocs;
+                uint8_t *g = arg + p * oys + q * oxs + t * ocs;
+                switch (Wp - q < 5 ? Wp - q : 5) {
+                case 5: forward_block5(5, Cin, x0, rs, wm + t, bv, nc, o, g, ocs, oxs); break;
+                case 4: forward_block5(4, Cin, x0, rs, wm + t, bv, nc, o, g, ocs, oxs); break;
+                case 3: forward_block5(3, Cin, x0, rs, wm + t, bv, nc, o, g, ocs, oxs); break;
+                case 2: forward_block5(2, Cin, x0, rs, wm + t, bv, nc, o, g, ocs, oxs); break;
+                default: forward_block5(1, Cin, x0, rs, wm + t, bv, nc, o, g, ocs, oxs); break;
+                }
             }
         }
     }
 }
-#endif
 
 /* The forward of one item: LeNet's first layer (Cin = 1, K = 5, Cout = 6, inputs at most 32
  * wide and 64 high: its shifted rows take up to 24 KB of stack) in forward_first_layer, which
- * reads w (Cout, Cin, K, K) and the first Cout biases; any other layer in forward_item, which
- * reads wt (K, K, Cin, CP) and CP biases. */
+ * reads w (Cout, Cin, K, K) and the first Cout biases; any other layer with 5 x 5 kernels and
+ * at most VW channels (LeNet's second) in forward_rows5, the rest in forward_item; these two
+ * read wt (K, K, Cin, CP) and CP biases. */
 static void forward_any(int H, int W, int Cin, int Cout, int K, const float *restrict xi,
                         const float *restrict wt, const float *restrict w, const float *restrict bias,
                         float *restrict out, uint8_t *restrict arg, long ocs, long oys, long oxs)
 {
-#if defined(__AVX512F__) && defined(__AVX512VL__)
     if (Cin == 1 && K == F1_K && Cout == F1_C && F1_SHIFTS_FIT(H, W)) {
         forward_first_layer(H, W, xi, w, bias, out, arg, ocs, oys, oxs);
         return;
@@ -272,8 +315,6 @@ static void forward_any(int H, int W, int Cin, int Cout, int K, const float *res
         forward_rows5(H, W, Cin, Cout, xi, wt, bias, out, arg, ocs, oys, oxs);
         return;
     }
-#endif
-    (void)w;
     forward_item(H, W, Cin, Cout, K, xi, wt, bias, out, arg, ocs, oys, oxs);
 }
 
@@ -712,8 +753,6 @@ static void stage_input_gradient(int W, int Cin, int Cout, int Hp, int Wp, const
                     axpyf(d + ky * rs, g[o], wc + ky * L, L);
             }
 }
-
-typedef float vec8 __attribute__((vector_size(32), aligned(4)));
 
 /* stage_input_gradient for LeNet's first layer with one input channel, into dxp (S rows of S + 8):
  * branch-free (a unit the ReLU stopped adds zeros), each kernel row one 8-wide vector (the
