@@ -56,20 +56,25 @@ enum { F1_K = 5, F1_C = 6, F1_SH = 6 };
 /* the inputs first_layer_shifts takes: at most 16 pooled columns, rows on the caller's stack */
 #define F1_SHIFTS_FIT(H, W) ((W) <= 32 && (H) <= 64)
 
-/* The first maximum of a pooling window's four values a0..a3 (in the order (0,0), (0,1), (1,0),
- * (1,1); NaN wins, as in torch) into best, its position into k; V and IV are a float vector type
- * and the integer vector type of the same lanes. */
-#define POOL_FIRST_MAX(V, IV, best, k, a0, a1, a2, a3)                                  \
-    do {                                                                                \
-        IV s_;                                                                          \
-        (best) = (a0); (k) = (IV){0};                                                   \
-        s_ = ((a1) > (best)) | ((a1) != (a1));                                          \
-        (best) = (V)(((IV)(a1) & s_) | ((IV)(best) & ~s_)); (k) = (1 & s_) | ((k) & ~s_); \
-        s_ = ((a2) > (best)) | ((a2) != (a2));                                          \
-        (best) = (V)(((IV)(a2) & s_) | ((IV)(best) & ~s_)); (k) = (2 & s_) | ((k) & ~s_); \
-        s_ = ((a3) > (best)) | ((a3) != (a3));                                          \
-        (best) = (V)(((IV)(a3) & s_) | ((IV)(best) & ~s_)); (k) = (3 & s_) | ((k) & ~s_); \
-    } while (0)
+/* A pooling window's four convolution outputs a0..a3 (in the order (0,0), (0,1), (1,0), (1,1))
+ * -> their first maximum (NaN wins, as in torch), its position into *k -> + bias -> ReLU (which
+ * keeps NaN, as torch's does). */
+static inline __attribute__((always_inline)) fvec
+pool_bias_relu(fvec a0, fvec a1, fvec a2, fvec a3, fvec bias, ifvec *restrict k)
+{
+    fvec best = a0;
+    ifvec s, kk = (ifvec){0};
+    s = (a1 > best) | (a1 != a1);
+    best = (fvec)(((ifvec)a1 & s) | ((ifvec)best & ~s)); kk = (1 & s) | (kk & ~s);
+    s = (a2 > best) | (a2 != a2);
+    best = (fvec)(((ifvec)a2 & s) | ((ifvec)best & ~s)); kk = (2 & s) | (kk & ~s);
+    s = (a3 > best) | (a3 != a3);
+    best = (fvec)(((ifvec)a3 & s) | ((ifvec)best & ~s)); kk = (3 & s) | (kk & ~s);
+    *k = kk;
+    best += bias;
+    s = best <= 0;
+    return (fvec)((ifvec)best & ~s);
+}
 
 #if defined(__AVX512F__) && defined(__AVX512VL__)
 static void first_layer_shifts(int H, int W, const float *restrict xi, float (*restrict X)[F1_SH][16])
@@ -154,12 +159,9 @@ static void forward_first_layer(int H, int W, const float *restrict xi, const fl
                 }
                 _Pragma("GCC unroll 8")
                 for (int c = 0; c < F1_CG; c++) {
-                    fvec best;
-                    ifvec k, s;
-                    POOL_FIRST_MAX(fvec, ifvec, best, k, acc[c][0], acc[c][1], acc[c][2], acc[c][3]);
-                    best += bias[c0 + c];
-                    s = best <= 0;
-                    best = (fvec)((ifvec)best & ~s);
+                    ifvec k;
+                    const fvec best = pool_bias_relu(acc[c][0], acc[c][1], acc[c][2], acc[c][3],
+                                                     (fvec){0} + bias[c0 + c], &k);
                     const long o = (c0 + c) * ocs + p * oys;
                     for (int q = h; q < Wp && q < h + FL; q++) {
                         out[o + q * oxs] = best[q - h];
@@ -171,19 +173,14 @@ static void forward_first_layer(int H, int W, const float *restrict xi, const fl
     }
 }
 
-/* The 2x2 max-pool of one window's four convolution outputs a0..a3 (channels in lanes; the first
- * maximum in the order (0,0), (0,1), (1,0), (1,1) wins, NaN wins, as in torch), + bias, ReLU
- * (keeps NaN, as torch does): channel c's result to out[c * ocs], its winner to arg[c * ocs]. */
+/* pool_bias_relu of one window's four convolution outputs a0..a3 (channels in lanes): channel c's
+ * result to out[c * ocs], its winner to arg[c * ocs]. */
 static inline __attribute__((always_inline)) void
 pool_store(fvec a0, fvec a1, fvec a2, fvec a3, fvec bv, int nc, float *restrict out,
            uint8_t *restrict arg, long ocs)
 {
-    ifvec k, s;
-    fvec best;
-    POOL_FIRST_MAX(fvec, ifvec, best, k, a0, a1, a2, a3);
-    best += bv;
-    s = best <= 0;
-    best = (fvec)((ifvec)best & ~s);
+    ifvec k;
+    const fvec best = pool_bias_relu(a0, a1, a2, a3, bv, &k);
     for (int c = 0; c < nc; c++) {
         out[(long)c * ocs] = best[c];
         arg[(long)c * ocs] = (uint8_t)k[c];
