@@ -1,13 +1,13 @@
 #!/usr/bin/env python
 """Print README's results table from the last book build (markdown).
 
-    python scripts/book_summary.py [--executed book/executed] [--scorecard FILE.json]
+    python scripts/book_summary.py [--brief] [--executed book/executed] [--scorecard FILE.json]
 
 Reads the scorecard (``scorecard.json``) and the executed notebooks that
 ``python scripts/build_book.py`` left in ``book/executed/``: per chapter its profile, papermill's
 execution time and its verdict counts, then the kernel path that made the results and the claims
-that did not reproduce or were inconclusive, with their measured value and interval. Nothing here
-is typed by hand. ``--scorecard`` reads a scorecard JSON kept elsewhere (a copy of an earlier
+that did not reproduce or were inconclusive, with their measured value and interval (``--brief``,
+README's form: their names only, and no table per kind). Nothing here is typed by hand. ``--scorecard`` reads a scorecard JSON kept elsewhere (a copy of an earlier
 build's); the execution times, which only the notebooks hold, are then printed as "-" unless
 ``--executed`` names that build's folder too.
 """
@@ -37,6 +37,8 @@ def _claims_profile(claims: list) -> str:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--all", action="store_true", help="list every claim not reproduced, not only the papers'")
+    ap.add_argument("--brief", action="store_true",
+                    help="no table per kind, and the claims not reproduced by name only (README's form)")
     ap.add_argument("--no-coverage", dest="coverage", action="store_false",
                     help="leave out the paper's figures and the networks computed for each")
     ap.add_argument("--executed", type=Path, default=None,
@@ -88,14 +90,19 @@ def main(argv=None) -> int:
         have, missing = coverage_lines(_claims_profile(claims) if _claims_profile(claims) != "?" else "cpu")
         lines += ["", "The paper's figures, networks computed (this build or a committed campaign bundle):", ""]
         lines += [f"- {h}" for h in have]
-    lines += ["", "| kind | claims | reproduced | not reproduced | inconclusive |", "|---|---|---|---|---|"]
-    for k in kinds:
+    if not a.brief:
+        lines += ["", "| kind | claims | reproduced | not reproduced | inconclusive |", "|---|---|---|---|---|"]
+    for k in kinds if not a.brief else ():
         mine = [c for c in claims if (c.get("kind") or "paper") == k]
         lines.append(f"| {k} | {len(mine)} | " + " | ".join(str(sum(c["verdict"] == v for c in mine)) for v in VERDICTS)
                      + " |")
     shown = KINDS if a.all else ("paper", "follow-up")
     others = [c for c in claims if c["verdict"] != "reproduced" and (c.get("kind") or "paper") in shown]
-    if others:
+    if others and a.brief:
+        by = {v: ", ".join(f"`{c['id']}`" for c in others if c["verdict"] == v) for v in VERDICTS[1:]}
+        lines += ["", "Of the papers' claims, " + "; ".join(f"{v}: {ids}" for v, ids in by.items() if ids)
+                  + " (values, intervals and criteria on the Scorecard page)."]
+    elif others:
         what = "Claims" if a.all else "Claims of the papers"
         lines += ["", f"{what} not reproduced or inconclusive (criteria on the Scorecard page):", ""]
         for c in others:

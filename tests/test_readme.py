@@ -75,3 +75,7 @@ def test_results_block_is_book_summary_output(tmp_path):
     assert "Kernel path: native." in out
     assert "- `b` (inconclusive): 0.5 [0.25, 0.75], budget 0.4" in out  # rows without a kind: paper claims
     assert "Paper claims reproduced: 1 of 2." in out and "| paper | 2 | 1 | 0 | 1 |" in out
+    brief = subprocess.run([sys.executable, str(ROOT / "scripts" / "book_summary.py"), "--brief", "--scorecard",
+                            str(tmp_path / "card.json")], check=True, capture_output=True, text=True).stdout
+    assert "| kind |" not in brief and "- `b`" not in brief
+    assert "Of the papers' claims, inconclusive: `b` (values, intervals and criteria" in brief
