@@ -132,6 +132,17 @@ def smoke_runs(config) -> SmokeRuns:
     return config.stash[_RUNS_KEY]
 
 
+@pytest.fixture
+def restore_environ():
+    """Starting a Dask LocalCluster sets OMP/MKL/OPENBLAS_NUM_THREADS=1 (and more) in THIS
+    process's environment; later kernels (the nbval runs, a chapter run alone) would inherit one
+    BLAS thread and round differently from the runs they are compared with. Put it back."""
+    saved = dict(os.environ)
+    yield
+    os.environ.clear()
+    os.environ.update(saved)
+
+
 @pytest.fixture(scope="session")
 def smoke(request) -> SmokeRuns:
     """The session's smoke-profile reference runs (see the module docstring)."""

@@ -145,7 +145,7 @@ def test_bad_arguments_exit_2(tmp_path, capsys):
     assert "unknown campaign" in err and "no stage" in err and "never results" not in err or "--out" in err
 
 
-def test_a_local_dask_cluster_gives_the_same_bundle(bundle, tmp_path):
+def test_a_local_dask_cluster_gives_the_same_bundle(bundle, tmp_path, restore_environ):
     out, _, _ = bundle
     other = tmp_path / "dask"
     args = ["--campaign", "tiny", "--out", str(other), "--cache", str(tmp_path / "c"), "--nice", "0",

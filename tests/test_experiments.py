@@ -2,7 +2,6 @@
 (in-process, threads, a local Dask cluster) gives the same results, threads included (no global
 RNG), an interrupted run resumes from the cache, and `accept` decides which cached results serve."""
 import concurrent.futures as cf
-import os
 
 import numpy as np
 import pytest
@@ -48,17 +47,6 @@ def test_thread_pool_of_eight_equals_in_process_repeatedly(tmp_path):
         with cf.ThreadPoolExecutor(8) as ex:
             par = run_jobs(jobs, directional_job, executor=ex, cache=Cache(tmp_path / f"t{rep}"))
         _same(ref, par)
-
-
-@pytest.fixture
-def restore_environ():
-    """Starting a LocalCluster sets OMP/MKL/OPENBLAS_NUM_THREADS=1 (and more) in THIS process's
-    environment; later kernels (the nbval runs) would inherit one BLAS thread and round
-    differently from the committed references. Put the environment back."""
-    saved = dict(os.environ)
-    yield
-    os.environ.clear()
-    os.environ.update(saved)
 
 
 def test_local_dask_cluster_equals_in_process(tmp_path, restore_environ):
