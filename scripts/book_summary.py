@@ -7,9 +7,10 @@ Reads the scorecard (``scorecard.json``) and the executed notebooks that
 ``python scripts/build_book.py`` left in ``book/executed/``: per chapter its profile, papermill's
 execution time and its verdict counts, then the kernel path that made the results and the claims
 that did not reproduce or were inconclusive, with their measured value and interval (``--brief``,
-README's form: their names only, and no table per kind). Nothing here is typed by hand. ``--scorecard`` reads a scorecard JSON kept elsewhere (a copy of an earlier
-build's); the execution times, which only the notebooks hold, are then printed as "-" unless
-``--executed`` names that build's folder too.
+README's form: their names only, and no table per kind). Nothing here is typed by hand.
+``--scorecard`` reads a scorecard JSON kept elsewhere (a copy of an earlier build's); the execution
+times, which only the notebooks hold, are then printed as "-" unless ``--executed`` names that
+build's folder too.
 """
 from __future__ import annotations
 
@@ -92,10 +93,10 @@ def main(argv=None) -> int:
         lines += [f"- {h}" for h in have]
     if not a.brief:
         lines += ["", "| kind | claims | reproduced | not reproduced | inconclusive |", "|---|---|---|---|---|"]
-    for k in kinds if not a.brief else ():
-        mine = [c for c in claims if (c.get("kind") or "paper") == k]
-        lines.append(f"| {k} | {len(mine)} | " + " | ".join(str(sum(c["verdict"] == v for c in mine)) for v in VERDICTS)
-                     + " |")
+        for k in kinds:
+            mine = [c for c in claims if (c.get("kind") or "paper") == k]
+            lines.append(f"| {k} | {len(mine)} | "
+                         + " | ".join(str(sum(c["verdict"] == v for c in mine)) for v in VERDICTS) + " |")
     shown = KINDS if a.all else ("paper", "follow-up")
     others = [c for c in claims if c["verdict"] != "reproduced" and (c.get("kind") or "paper") in shown]
     if others and a.brief:
