@@ -32,10 +32,18 @@ def _executor(a):
         from distributed import Client, LocalCluster
 
         if a.dask.startswith("local:"):
+            saved = dict(os.environ)  # Dask's nanny sets OMP/MKL/..._NUM_THREADS=1 here for its workers
+
+            def close():
+                client.close()
+                cluster.close()
+                os.environ.clear()
+                os.environ.update(saved)
+
             cluster = LocalCluster(n_workers=int(a.dask[6:]), threads_per_worker=1, processes=True,
                                    dashboard_address=None)
             client = Client(cluster)
-            return client, int(a.dask[6:]), lambda: (client.close(), cluster.close())
+            return client, int(a.dask[6:]), close
         client = Client(a.dask)
         n = max(1, sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()))
         return client, n, client.close

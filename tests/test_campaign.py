@@ -4,6 +4,7 @@ cache, or from the ledger alone), stops at its time budget, refuses bad argument
 same bundle through a local Dask cluster as in-process."""
 import importlib.util
 import json
+import os
 from pathlib import Path
 
 import pandas as pd
@@ -145,8 +146,11 @@ def test_bad_arguments_exit_2(tmp_path, capsys):
     assert "unknown campaign" in err and "no stage" in err and "never results" not in err or "--out" in err
 
 
-def test_a_local_dask_cluster_gives_the_same_bundle(bundle, tmp_path, restore_environ):
+def test_a_local_dask_cluster_gives_the_same_bundle(bundle, tmp_path):
+    """... and leaves the caller's environment as it found it (Dask's nanny sets the BLAS thread
+    variables to 1 in the parent: a kernel started later would train on one thread)."""
     out, _, _ = bundle
+    environ = dict(os.environ)
     other = tmp_path / "dask"
     args = ["--campaign", "tiny", "--out", str(other), "--cache", str(tmp_path / "c"), "--nice", "0",
             "--dask", "local:2"]
@@ -157,6 +161,7 @@ def test_a_local_dask_cluster_gives_the_same_bundle(bundle, tmp_path, restore_en
         pd.testing.assert_frame_equal(a, b)
     prov = json.loads((other / "provenance.json").read_text())
     assert prov["sessions"][0]["executor"] == "Client" and prov["sessions"][0]["jobs_computed"] == 9
+    assert dict(os.environ) == environ
 
 
 def test_coverage_names_every_bundle_that_has_a_network(tmp_path):
