@@ -1,13 +1,14 @@
 """Where train_many's LeNet step spends its time: each native convolution kernel, timed inside
 real training.
 
-Run on a quiet machine:  python benchmarks/bench_convpool.py [--models 4] [--reps 5] [--json F]
+Run on a quiet machine:  python benchmarks/bench_convpool.py [--model lenet] [--models 4] [--reps 5] [--json F]
 
 Trains ``--models`` LeNets on D(v) with ``train_many`` (one thread, batch 128, the authors' recipe,
 as ``bench_training.py``) and times every call into ``nadcore.kernels.native``'s two convolution kernels
 (``convpool_forward``, ``convpool_backward``) for LeNet's two stages: conv1 (1 -> 6 channels,
 32x32 input, no input gradient) and conv2 (6 -> 16 channels, 14x14 input, with its input
-gradient). The data of each call is whatever training left in the caches, so these are the
+gradient); ``--model lenet_nopool``: the same without the pools (``conv_relu``: conv2 on a 28x28
+input). The data of each call is whatever training left in the caches, so these are the
 times a step really pays (a kernel called on the same data in a loop runs faster: that data
 stays in cache). Prints per stage and direction the median milliseconds per call of
 ``models`` x 128 examples and the rate in model FLOPs (the forward's multiply-adds x 2; a backward
@@ -34,7 +35,9 @@ from nadcore.kernels import native  # noqa: E402
 from nadcore.train import train_many  # noqa: E402
 from nadcore.kernels.cpu import keep_freed_memory  # noqa: E402
 
-STAGES = {1: ("conv1", 28 * 28 * 6 * 25), 6: ("conv2", 10 * 10 * 16 * 150)}  # Cin -> name, MACs
+# model -> Cin -> (stage, multiply-adds per example)
+STAGES = {"lenet": {1: ("conv1", 28 * 28 * 6 * 25), 6: ("conv2", 10 * 10 * 16 * 150)},
+          "lenet_nopool": {1: ("conv1", 28 * 28 * 6 * 25), 6: ("conv2", 24 * 24 * 16 * 150)}}
 
 
 class _Timed:
@@ -55,6 +58,7 @@ class _Timed:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", default="lenet", choices=sorted(STAGES))
     ap.add_argument("--models", type=int, default=4, help="models per train_many call")
     ap.add_argument("--n-train", type=int, default=1024)
     ap.add_argument("--reps", type=int, default=5, help="train_many calls timed (after one warm-up)")
@@ -65,9 +69,9 @@ def main(argv=None):
     keep_freed_memory()
     torch.set_num_threads(1)
     m = machine()
-    print(f"lenet, {a.models} models x {a.n_train} samples, 2 epochs per call, batch 128; {m['cpu']}, "
+    print(f"{a.model}, {a.models} models x {a.n_train} samples, 2 epochs per call, batch 128; {m['cpu']}, "
           f"one thread, torch {m['torch']}; load {load()}")
-    data, models = make_problem("lenet", a.models, a.n_train)
+    data, models = make_problem(a.model, a.models, a.n_train)
 
     def call():
         t0 = time.perf_counter()
@@ -96,7 +100,7 @@ def main(argv=None):
     for (name, cin, batch), ts in sorted(timed.times.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         if batch != 128:  # the test set's evaluation
             continue
-        stage, macs = STAGES.get(cin, (f"Cin={cin}", 0))
+        stage, macs = STAGES[a.model].get(cin, (f"Cin={cin}", 0))
         direction = "forward" if name == "convpool_forward" else "backward"
         flops = 2 * macs * n * (1 if direction == "forward" or cin == 1 else 2)
         ms = median(ts) * 1e3
@@ -106,7 +110,7 @@ def main(argv=None):
     print(f"train_many call: {total * 1e3:.1f} ms with the C kernels, {torch_total * 1e3:.1f} ms with "
           f"torch's convolutions (medians of {a.reps}); load {load()}")
     if a.json:
-        Path(a.json).write_text(json.dumps({"machine": m, "models": a.models, "kernels": rows,
+        Path(a.json).write_text(json.dumps({"machine": m, "model": a.model, "models": a.models, "kernels": rows,
                                             "call_ms": total * 1e3, "torch_call_ms": torch_total * 1e3},
                                            indent=1))
 

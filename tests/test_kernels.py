@@ -519,16 +519,22 @@ def c_kernels(request, monkeypatch):
     return request.param
 
 
-def _torch_conv_pool_relu(x, w, b, channels_first):
-    """The same stage with torch's ops, one model at a time (x: (M, B, H, W, Cin))."""
+def _torch_conv_pool_relu(x, w, b, channels_first, pool=2):
+    """The same stage with torch's ops, one model at a time (x: (M, B, H, W, Cin)); ``pool=1``:
+    no pool (native.conv_relu)."""
     out = []
     for m in range(x.shape[0]):
-        o = F.relu(F.max_pool2d(F.conv2d(x[m].permute(0, 3, 1, 2), w[m], b[m]), 2))
+        o = F.conv2d(x[m].permute(0, 3, 1, 2), w[m], b[m])
+        o = F.relu(F.max_pool2d(o, 2) if pool == 2 else o)
         out.append(o if channels_first else o.permute(0, 2, 3, 1))
     return torch.stack(out)
 
 
+_STAGES = {2: "conv_pool_relu", 1: "conv_relu"}  # the pool's side -> the native function
+
+
 @needs_native
+@pytest.mark.parametrize("pool", [2, 1])
 @pytest.mark.parametrize("M,B,H,Cin,Cout,channels_first,input_grad", [
     (3, 37, 32, 1, 6, False, False),   # LeNet's first layer (its own forward and backward)
     (3, 37, 32, 1, 6, False, True),    # ... with an input gradient (the generic backward)
@@ -538,18 +544,21 @@ def _torch_conv_pool_relu(x, w, b, channels_first):
     (2, 9, 24, 1, 4, False, False),   # first-layer backward: 40-value channels-last rows
     (2, 9, 32, 1, 8, False, False),   # ... rows of 112 values, read one value at a time
     (3, 37, 14, 6, 16, True, True),    # LeNet's second layer
+    (2, 9, 28, 6, 16, True, True),     # ... without pooling in the first
     (2, 7, 17, 2, 9, False, True),     # 5x5 rows kernel: a block of 5 pooled columns and one of 1
     (2, 5, 22, 4, 16, True, False),    # ... blocks of 5 and 4
     (2, 5, 11, 3, 20, False, True),    # neither: odd sizes, two vectors of channels
 ])
 def test_conv_pool_relu_forward_and_gradients_equal_torch(M, B, H, Cin, Cout, channels_first, input_grad,
-                                                          c_kernels):
+                                                          pool, c_kernels):
+    """With the pool, and without it (conv_relu: LeNet without pooling, 28 x 28 inputs to its
+    second layer, blocks of 8 output columns and the remainders)."""
     g = torch.Generator().manual_seed(H * 100 + Cin)
     x = torch.randn(M, B, H, H, Cin, generator=g).requires_grad_(input_grad)
     w = (0.3 * torch.randn(M, Cout, Cin, 5, 5, generator=g)).requires_grad_()
     b = (0.1 * torch.randn(M, Cout, generator=g)).requires_grad_()
-    ours = native.conv_pool_relu(x, w, b, channels_first)
-    ref = _torch_conv_pool_relu(x, w, b, channels_first)
+    ours = getattr(native, _STAGES[pool])(x, w, b, channels_first)
+    ref = _torch_conv_pool_relu(x, w, b, channels_first, pool)
     assert ours.shape == ref.shape
     torch.testing.assert_close(ours, ref, rtol=1e-5, atol=1e-5)
     assert 0.2 < (ref > 0).float().mean() < 0.98  # both branches of the ReLU are exercised
@@ -560,8 +569,9 @@ def test_conv_pool_relu_forward_and_gradients_equal_torch(M, B, H, Cin, Cout, ch
 
 
 @needs_native
+@pytest.mark.parametrize("pool", [2, 1])
 @pytest.mark.parametrize("H,Cin,Cout", [(32, 1, 6), (14, 6, 16), (11, 3, 20)])
-def test_conv_pool_relu_lets_nan_through_as_torch_does(H, Cin, Cout, c_kernels):
+def test_conv_pool_relu_lets_nan_through_as_torch_does(H, Cin, Cout, pool, c_kernels):
     """A NaN input wins its pooling windows and passes the ReLU, in each forward kernel."""
     g = torch.Generator().manual_seed(H)
     x = torch.randn(1, 4, H, H, Cin, generator=g)
@@ -569,14 +579,15 @@ def test_conv_pool_relu_lets_nan_through_as_torch_does(H, Cin, Cout, c_kernels):
     # 0-4 (example 2): windows where the NaN comes second (a1) only and third (a2) only
     x[0, 1, 4, 5, 0] = x[0, 2, 5, 4, 0] = float("nan")
     w, b = torch.randn(1, Cout, Cin, 5, 5, generator=g), torch.randn(1, Cout, generator=g)
-    ours, ref = native.conv_pool_relu(x, w, b, False), _torch_conv_pool_relu(x, w, b, False)
+    ours, ref = getattr(native, _STAGES[pool])(x, w, b, False), _torch_conv_pool_relu(x, w, b, False, pool)
     assert ref.isnan().any() and not ref[0, 0].isnan().any()
     torch.testing.assert_close(ours, ref, rtol=1e-5, atol=1e-5, equal_nan=True)
 
 
 @needs_native
+@pytest.mark.parametrize("pool", [2, 1])
 @pytest.mark.parametrize("H,Cin,Cout,channels_first", [(14, 6, 16, True), (32, 1, 6, False)])
-def test_conv_pool_relu_does_not_depend_on_the_number_of_threads(H, Cin, Cout, channels_first, c_kernels):
+def test_conv_pool_relu_does_not_depend_on_the_number_of_threads(H, Cin, Cout, channels_first, pool, c_kernels):
     g = torch.Generator().manual_seed(0)
     x = torch.randn(2, 40, H, H, Cin, generator=g, requires_grad=Cin > 1)
     w = torch.randn(2, Cout, Cin, 5, 5, generator=g, requires_grad=True)
@@ -587,7 +598,7 @@ def test_conv_pool_relu_does_not_depend_on_the_number_of_threads(H, Cin, Cout, c
     try:
         for t in (1, 3):
             torch.set_num_threads(t)
-            o = native.conv_pool_relu(x, w, b, channels_first)
+            o = getattr(native, _STAGES[pool])(x, w, b, channels_first)
             gout = torch.randn(o.shape, generator=torch.Generator().manual_seed(1))
             runs.append([o, *torch.autograd.grad(o, wrt, gout)])
     finally:
@@ -607,6 +618,9 @@ def test_conv_pool_relu_refuses_bad_input():
         native.conv_pool_relu(torch.zeros(1, 2, 8, 8, 3), torch.zeros(1, 6, 1, 5, 5), torch.zeros(1, 6))
     with pytest.raises(ValueError, match="shapes do not fit"):  # too small for the kernel
         native.conv_pool_relu(torch.zeros(1, 2, 5, 5, 1), torch.zeros(1, 6, 1, 5, 5), torch.zeros(1, 6))
+    with pytest.raises(ValueError, match="float32 CPU"):  # the same checks without the pool
+        native.conv_relu(torch.zeros(1, 2, 8, 8, 1, dtype=torch.float64), torch.zeros(1, 6, 1, 5, 5),
+                         torch.zeros(1, 6))
 
 
 def test_unavailable_kernels_refuse_to_run(monkeypatch):

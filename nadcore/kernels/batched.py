@@ -4,8 +4,9 @@
 architecture (x: (M, B, C, H, W), out: (M, B, K)), or None where it has no path. LeNet on the CPU
 runs its two "convolution -> max-pool -> ReLU" stages as
 :func:`nadcore.kernels.native.conv_pool_relu` (fused C kernels whose backward touches only the
-positions that won their pooling window and passed the ReLU), elsewhere (a GPU, no C compiler)
-as grouped convolutions in channels-last layout; LogReg and MLPs run as batched matrix products
+positions that won their pooling window and passed the ReLU; without pooling,
+:func:`nadcore.kernels.native.conv_relu`), elsewhere (a GPU, no C compiler) as grouped
+convolutions in channels-last layout; LogReg and MLPs run as batched matrix products
 whose backward reads contiguous operands. The definition is ``vmap(functional_call)`` over the
 stacked parameters (:func:`nadcore.train.batched_forward`); the results equal it up to
 floating-point reassociation (tests/test_kernels.py).
@@ -33,17 +34,17 @@ def _lenet_batched(base, names):
     down = getattr(base, "downsample", None)  # LeNet-layout variants: a per-channel op after ReLU
     cl = torch.channels_last
 
-    fused = pooling and down is None and all(  # the layers native.conv_pool_relu computes
+    fused = down is None and all(  # the layers native.conv_pool_relu (conv_relu) computes
         (c.stride, c.padding, c.dilation, c.groups) == ((1, 1), (0, 0), (1, 1), 1)
         for c in (base.conv1, base.conv2))
+    stage = native.conv_pool_relu if pooling else native.conv_relu
 
     def f(plist, x):  # x: (M, B, C, H, W) -> (M, B, K)
         p = dict(zip(names, plist))
         if fused and x.device.type == "cpu" and x.dtype == torch.float32 and native.available():
             o = x.permute(0, 1, 3, 4, 2)  # each example channels-last
             for layer in ("conv1", "conv2"):
-                o = native.conv_pool_relu(o, p[f"{layer}.weight"], p[f"{layer}.bias"],
-                                          channels_first=layer == "conv2")
+                o = stage(o, p[f"{layer}.weight"], p[f"{layer}.bias"], channels_first=layer == "conv2")
             return _lenet_fc(p, o.reshape(*o.shape[:2], -1))
         M, B, C, H, W = x.shape
         o = x.permute(1, 0, 2, 3, 4).reshape(B, M * C, H, W).contiguous(memory_format=cl)

@@ -4,9 +4,10 @@ on first use).
 :func:`conv_pool_relu` is LeNet's "convolution -> 2x2 max-pool -> ReLU" stage for M models at
 once (``convpool.c``): the forward pass never writes the full convolution output, and the
 backward pass touches only the convolution outputs that won their pooling window and passed the
-ReLU (about an eighth of a dense convolution backward). ``train_many`` uses it for LeNet on the
-CPU; the results equal torch's ``conv2d -> max_pool2d -> relu`` up to float rounding
-(tests/test_kernels.py).
+ReLU (about an eighth of a dense convolution backward). :func:`conv_relu` is the same stage
+without the pool (LeNet without pooling, Fig. 3), whose backward visits the outputs that passed
+the ReLU. ``train_many`` uses them for LeNet on the CPU; the results equal torch's ``conv2d ->
+max_pool2d -> relu`` (``conv2d -> relu``) up to float rounding (tests/test_kernels.py).
 
 :func:`lenet_input_gradients` is the exact input gradient of many LeNets at one input
 (``nadcore.kernels.lenet.lenet_gradients``, the gradient NADs): each network's forward and
@@ -42,7 +43,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-__all__ = ["available", "conv_pool_relu", "lenet_input_gradients", "takes_lenet_input_gradients",
+__all__ = ["available", "conv_pool_relu", "conv_relu", "lenet_input_gradients", "takes_lenet_input_gradients",
            "pcg64_uniform"]
 
 _SOURCES = ("convpool.c", "draw.c")  # compiled together into one library
@@ -94,8 +95,8 @@ def _build(flags: tuple[str, ...] = ()) -> ctypes.CDLL:
                 os.unlink(tmp)
     lib = ctypes.CDLL(str(so))
     i, l, p = ctypes.c_int, ctypes.c_long, ctypes.c_void_p
-    lib.convpool_forward.argtypes = [i] * 7 + [p, l, p, p, p, p, p, l, l, l, l, i]
-    lib.convpool_backward.argtypes = [i] * 7 + [p, l, p, p, p, p, l, l, l, l, p, p, p, p, i]
+    lib.convpool_forward.argtypes = [i] * 8 + [p, l, p, p, p, p, p, l, l, l, l, i]
+    lib.convpool_backward.argtypes = [i] * 8 + [p, l, p, p, p, p, l, l, l, l, p, p, p, p, i]
     lib.lenet_input_gradients.argtypes = [i] * 5 + [p, p, p, p, i]
     lib.convpool_forward.restype = lib.convpool_backward.restype = None
     lib.lenet_input_gradients.restype = None
@@ -137,8 +138,10 @@ def _float32_cpu(*ts: torch.Tensor) -> bool:
 
 
 class _ConvPoolReLU(torch.autograd.Function):
+    """``pool``: the max-pool's side, 2, or 1 for none."""
+
     @staticmethod
-    def forward(ctx, x, w, b, channels_first):
+    def forward(ctx, x, w, b, channels_first, pool):
         M, B, H, W_, Cin = x.shape
         Cout, K = w.shape[1], w.shape[-1]
         cp = -(-Cout // _VW) * _VW
@@ -146,15 +149,15 @@ class _ConvPoolReLU(torch.autograd.Function):
         wt[..., :Cout] = w.permute(0, 3, 4, 2, 1)
         bp = torch.zeros(M, cp)
         bp[:, :Cout] = b
-        hp, wp = (H - K + 1) // 2, (W_ - K + 1) // 2
+        hp, wp = (H - K + 1) // pool, (W_ - K + 1) // pool
         shape = (M, B, Cout, hp, wp) if channels_first else (M, B, hp, wp, Cout)
         out = torch.empty(shape)
-        arg = torch.empty(shape, dtype=torch.uint8)
-        _lib.convpool_forward(M, B, H, W_, Cin, Cout, K, x.data_ptr(), H * W_ * Cin, wt.data_ptr(),
-                              bp.data_ptr(), w.data_ptr(), out.data_ptr(), arg.data_ptr(),
+        arg = torch.empty(shape if pool > 1 else 0, dtype=torch.uint8)  # the winners: a pool's only
+        _lib.convpool_forward(M, B, H, W_, Cin, Cout, K, pool, x.data_ptr(), H * W_ * Cin, wt.data_ptr(),
+                              bp.data_ptr(), w.data_ptr(), out.data_ptr(), arg.data_ptr() if pool > 1 else None,
                               *_strides(out, channels_first), torch.get_num_threads())
         ctx.save_for_backward(x, w, out, arg)
-        ctx.channels_first = channels_first
+        ctx.channels_first, ctx.pool = channels_first, pool
         return out
 
     @staticmethod
@@ -168,12 +171,12 @@ class _ConvPoolReLU(torch.autograd.Function):
         db = torch.empty(M, Cout)
         dx = torch.empty_like(x) if ctx.needs_input_grad[0] else None
         part = torch.empty(M * -(-B // _CHUNK) * Cout * (K * K * Cin + 1))
-        _lib.convpool_backward(M, B, H, W_, Cin, Cout, K, x.data_ptr(), H * W_ * Cin, wb.data_ptr(),
-                               g.data_ptr(), out.data_ptr(), arg.data_ptr(),
+        _lib.convpool_backward(M, B, H, W_, Cin, Cout, K, ctx.pool, x.data_ptr(), H * W_ * Cin, wb.data_ptr(),
+                               g.data_ptr(), out.data_ptr(), arg.data_ptr() if ctx.pool > 1 else None,
                                *_strides(out, ctx.channels_first), dw.data_ptr(), db.data_ptr(),
                                None if dx is None else dx.data_ptr(), part.data_ptr(),
                                torch.get_num_threads())
-        return dx, dw.permute(0, 1, 4, 2, 3), db, None
+        return dx, dw.permute(0, 1, 4, 2, 3), db, None, None
 
 
 def conv_pool_relu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, channels_first: bool = False):
@@ -182,6 +185,16 @@ def conv_pool_relu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, channels_f
     ``x``: (M, B, H, W, Cin) float32 on the CPU (each example channels-last); ``w``: (M, Cout, Cin,
     K, K); ``b``: (M, Cout). Returns (M, B, Hp, Wp, Cout), or (M, B, Cout, Hp, Wp) with
     ``channels_first``. Needs :func:`available`."""
+    return _conv_stage(x, w, b, channels_first, 2)
+
+
+def conv_relu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, channels_first: bool = False):
+    """``relu(conv2d(x_m, w_m, b_m))`` for M models at once, differentiable: :func:`conv_pool_relu`
+    without the pool, same arguments; returns (M, B, Ho, Wo, Cout) or (M, B, Cout, Ho, Wo)."""
+    return _conv_stage(x, w, b, channels_first, 1)
+
+
+def _conv_stage(x, w, b, channels_first: bool, pool: int):
     _need_lib("torch's path")
     if x.dim() != 5 or not _float32_cpu(x, w, b):
         raise ValueError(f"x must be a (M, B, H, W, C) float32 CPU tensor and w, b float32 CPU tensors; "
@@ -191,7 +204,7 @@ def conv_pool_relu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, channels_f
             or tuple(b.shape) != (M, w.shape[1]) or min(H, W) < w.shape[-1] + 1:
         raise ValueError(f"shapes do not fit: x {tuple(x.shape)} (M, B, H, W, Cin) needs w (M, Cout, Cin, "
                          f"K, K) with K < min(H, W) and b (M, Cout); got w {tuple(w.shape)}, b {tuple(b.shape)}")
-    return _ConvPoolReLU.apply(x.contiguous(), w.contiguous(), b.contiguous(), channels_first)
+    return _ConvPoolReLU.apply(x.contiguous(), w.contiguous(), b.contiguous(), channels_first, pool)
 
 
 MAX_LENET_SIDE = 64  # lenet_input_gradients: inputs up to 4 x 64 x 64 (stack scratch under 300 KB)

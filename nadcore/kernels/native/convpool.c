@@ -7,7 +7,8 @@
  * max-pool of stride 2 (Hp = Ho / 2), the bias and a ReLU. The pooled output of channel c at
  * (p, q) is out[i * os + c * ocs + p * oys + q * oxs]; arg (same indexing, one byte) records
  * which of the window's four positions won: 2 * dy + dx, the first maximum in row-major order,
- * as torch.max_pool2d chooses it.
+ * as torch.max_pool2d chooses it. With P = 1 instead of 2 there is no pool ("convolution ->
+ * bias -> ReLU", Hp = Ho, LeNet without pooling): the same loops with a 1 x 1 window, no arg.
  *
  * Forward: every output position of the convolution is computed (the max-pool needs them all),
  * vectorised over output channels (LeNet's first layer: over pooled columns) in vectors of one
@@ -187,13 +188,26 @@ pool_store(fvec a0, fvec a1, fvec a2, fvec a3, fvec bv, int nc, float *restrict 
     }
 }
 
+/* Without a pool: bias -> ReLU (which keeps NaN, as torch's does) of one position's convolution
+ * outputs a (channels in lanes), channel c's result to out[c * ocs]. */
+static inline __attribute__((always_inline)) void
+relu_store(fvec a, fvec bv, int nc, float *restrict out, long ocs)
+{
+    a += bv;
+    const ifvec s = a <= 0;
+    a = (fvec)((ifvec)a & ~s);
+    for (int c = 0; c < nc; c++)
+        out[(long)c * ocs] = a[c];
+}
+
 /* The generic forward of one item: its input xi (H, W, Cin), weights wm (K, K, Cin, CP) with CP =
- * Cout rounded up to VW (zero padded), bias (CP); vectorised over output channels. */
-static void forward_item(int H, int W, int Cin, int Cout, int K, const float *restrict xi,
+ * Cout rounded up to VW (zero padded), bias (CP); vectorised over output channels. P: the pool's
+ * side, 2 or 1 (none). */
+static void forward_item(int P, int H, int W, int Cin, int Cout, int K, const float *restrict xi,
                          const float *restrict wm, const float *restrict bias, float *restrict out,
                          uint8_t *restrict arg, long ocs, long oys, long oxs)
 {
-    const int Hp = (H - K + 1) / 2, Wp = (W - K + 1) / 2;
+    const int Hp = (H - K + 1) / P, Wp = (W - K + 1) / P;
     const int CP = (Cout + VW - 1) / VW * VW;
     const long rs = (long)W * Cin; /* row stride of the input */
     for (int t = 0; t < Cout; t += FL) {
@@ -203,7 +217,7 @@ static void forward_item(int H, int W, int Cin, int Cout, int K, const float *re
         for (int p = 0; p < Hp; p++) {
             for (int q = 0; q < Wp; q++) {
                 fvec a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-                const float *x0 = xi + (2L * p) * rs + 2L * q * Cin;
+                const float *x0 = xi + ((long)P * p) * rs + (long)P * q * Cin;
                 _Pragma("GCC unroll 8")
                 for (int ky = 0; ky < K; ky++) {
                     for (int kx = 0; kx < K; kx++) {
@@ -212,35 +226,42 @@ static void forward_item(int H, int W, int Cin, int Cout, int K, const float *re
                         for (int ci = 0; ci < Cin; ci++) {
                             const fvec w = *(const fvec *)(wp + (long)ci * CP);
                             a0 += w * xp[ci];
-                            a1 += w * xp[ci + Cin];
-                            a2 += w * xp[ci + rs];
-                            a3 += w * xp[ci + rs + Cin];
+                            if (P == 2) { /* the pool's other three positions */
+                                a1 += w * xp[ci + Cin];
+                                a2 += w * xp[ci + rs];
+                                a3 += w * xp[ci + rs + Cin];
+                            }
                         }
                     }
                 }
-                pool_store(a0, a1, a2, a3, bv, nc, out + p * oys + q * oxs + t * ocs,
-                           arg + p * oys + q * oxs + t * ocs, ocs);
+                if (P == 2)
+                    pool_store(a0, a1, a2, a3, bv, nc, out + p * oys + q * oxs + t * ocs,
+                               arg + p * oys + q * oxs + t * ocs, ocs);
+                else
+                    relu_store(a0, bv, nc, out + p * oys + q * oxs + t * ocs, ocs);
             }
         }
     }
 }
 
 /* The forward of one item for 5 x 5 kernels and at most VW output channels (LeNet's second
- * layer), a block of NQ <= 5 pooled columns of pooled row p at a time: the 2 x 2NQ convolution
- * outputs stay in registers, and for each kernel row ky and input channel ci the five weight
- * vectors w[ky][kx][ci] are loaded once and each input value is broadcast once for the up to
- * five outputs it reaches, about three loads per ten multiply-adds (forward_item, one output
- * window at a time, needs one broadcast per multiply-add and runs at about half the rate). */
+ * layer), a block of NQ <= 5 pooled columns of pooled row p at a time (P = 2; without a pool,
+ * NQ <= 8 columns of row p): the P x P NQ convolution outputs stay in registers, and for each
+ * kernel row ky and input channel ci the five weight vectors w[ky][kx][ci] are loaded once and
+ * each input value is broadcast once for the up to five outputs it reaches, about three loads
+ * per ten multiply-adds (forward_item, one output window at a time, needs one broadcast per
+ * multiply-add and runs at about half the rate). */
 static inline __attribute__((always_inline)) void
-forward_block5(const int NQ, int Cin, const float *restrict x0, long rs, const float *restrict wm,
-               fvec bv, int nc, float *restrict out, uint8_t *restrict arg, long ocs, long oxs)
+forward_block5(const int P, const int NQ, int Cin, const float *restrict x0, long rs,
+               const float *restrict wm, fvec bv, int nc, float *restrict out,
+               uint8_t *restrict arg, long ocs, long oxs)
 {
     enum { K = 5 };
-    fvec a[2][10];
+    fvec a[2][16]; /* P NQ <= 10 used: the larger size only keeps dead switch cases in bounds */
     _Pragma("GCC unroll 2")
-    for (int dy = 0; dy < 2; dy++)
-        _Pragma("GCC unroll 10")
-        for (int j = 0; j < 2 * NQ; j++)
+    for (int dy = 0; dy < P; dy++)
+        _Pragma("GCC unroll 16")
+        for (int j = 0; j < P * NQ; j++)
             a[dy][j] = (fvec){0};
     for (int ky = 0; ky < K; ky++) {
         for (int ci = 0; ci < Cin; ci++) {
@@ -249,47 +270,62 @@ forward_block5(const int NQ, int Cin, const float *restrict x0, long rs, const f
             for (int kx = 0; kx < K; kx++)
                 w[kx] = *(const fvec *)(wm + ((long)(ky * K + kx) * Cin + ci) * VW);
             _Pragma("GCC unroll 2")
-            for (int dy = 0; dy < 2; dy++) {
+            for (int dy = 0; dy < P; dy++) {
                 const float *xr = x0 + (dy + ky) * rs + ci;
                 _Pragma("GCC unroll 14")
-                for (int X = 0; X < 2 * NQ + K - 1; X++) {
+                for (int X = 0; X < P * NQ + K - 1; X++) {
                     const float v = xr[(long)X * Cin];
                     _Pragma("GCC unroll 5")
                     for (int kx = 0; kx < K; kx++)
-                        if (X - kx >= 0 && X - kx < 2 * NQ)
+                        if (X - kx >= 0 && X - kx < P * NQ)
                             a[dy][X - kx] += w[kx] * v;
                 }
             }
         }
     }
-    _Pragma("GCC unroll 5")
+    _Pragma("GCC unroll 8")
     for (int q = 0; q < NQ; q++)
-        pool_store(a[0][2 * q], a[0][2 * q + 1], a[1][2 * q], a[1][2 * q + 1], bv, nc,
-                   out + q * oxs, arg + q * oxs, ocs);
+        if (P == 2)
+            pool_store(a[0][2 * q], a[0][2 * q + 1], a[1][2 * q], a[1][2 * q + 1], bv, nc,
+                       out + q * oxs, arg + q * oxs, ocs);
+        else
+            relu_store(a[0][q], bv, nc, out + q * oxs, ocs);
 }
 
-static void forward_rows5(int H, int W, int Cin, int Cout, const float *restrict xi,
+/* forward_block5 along the rows of one item, in blocks of NB output columns */
+#define BLOCKS5(P, NB, ...)                                                                   \
+    switch (Wp - q < NB ? Wp - q : NB) {                                                      \
+    case 8: forward_block5(P, 8, __VA_ARGS__); break;                                         \
+    case 7: forward_block5(P, 7, __VA_ARGS__); break;                                         \
+    case 6: forward_block5(P, 6, __VA_ARGS__); break;                                         \
+    case 5: forward_block5(P, 5, __VA_ARGS__); break;                                         \
+    case 4: forward_block5(P, 4, __VA_ARGS__); break;                                         \
+    case 3: forward_block5(P, 3, __VA_ARGS__); break;                                         \
+    case 2: forward_block5(P, 2, __VA_ARGS__); break;                                         \
+    default: forward_block5(P, 1, __VA_ARGS__); break;                                        \
+    }
+
+static void forward_rows5(int P, int H, int W, int Cin, int Cout, const float *restrict xi,
                           const float *restrict wm, const float *restrict bias, float *restrict out,
                           uint8_t *restrict arg, long ocs, long oys, long oxs)
 {
-    const int Hp = (H - 5 + 1) / 2, Wp = (W - 5 + 1) / 2;
+    const int Hp = (H - 5 + 1) / P, Wp = (W - 5 + 1) / P;
     const long rs = (long)W * Cin;
     for (int t = 0; t < Cout; t += FL) {
         fvec bv;
         memcpy(&bv, bias + t, sizeof bv);
         const int nc = Cout - t < FL ? Cout - t : FL;
         for (int p = 0; p < Hp; p++) {
-            for (int q = 0; q < Wp; q += 5) {
-                const float *x0 = xi + 2L * p * rs + 2L * q * Cin;
-                float *o = out + p * oys + q * oxs + t * ocs;
-                uint8_t *g = arg + p * oys + q * oxs + t * ocs;
-                switch (Wp - q < 5 ? Wp - q : 5) {
-                case 5: forward_block5(5, Cin, x0, rs, wm + t, bv, nc, o, g, ocs, oxs); break;
-                case 4: forward_block5(4, Cin, x0, rs, wm + t, bv, nc, o, g, ocs, oxs); break;
-                case 3: forward_block5(3, Cin, x0, rs, wm + t, bv, nc, o, g, ocs, oxs); break;
-                case 2: forward_block5(2, Cin, x0, rs, wm + t, bv, nc, o, g, ocs, oxs); break;
-                default: forward_block5(1, Cin, x0, rs, wm + t, bv, nc, o, g, ocs, oxs); break;
+            if (P == 2) {
+                for (int q = 0; q < Wp; q += 5) {
+                    uint8_t *g = arg + p * oys + q * oxs + t * ocs;
+                    BLOCKS5(2, 5, Cin, xi + 2L * p * rs + 2L * q * Cin, rs, wm + t, bv, nc,
+                            out + p * oys + q * oxs + t * ocs, g, ocs, oxs)
                 }
+            } else {
+                for (int q = 0; q < Wp; q += 8)
+                    BLOCKS5(1, 8, Cin, xi + p * rs + (long)q * Cin, rs, wm + t, bv, nc,
+                            out + p * oys + q * oxs + t * ocs, 0, ocs, oxs)
             }
         }
     }
@@ -300,24 +336,25 @@ static void forward_rows5(int H, int W, int Cin, int Cout, const float *restrict
  * reads w (Cout, Cin, K, K) and the first Cout biases; any other layer with 5 x 5 kernels and
  * at most VW channels (LeNet's second) in forward_rows5, the rest in forward_item; these two
  * read wt (K, K, Cin, CP) and CP biases. */
-static void forward_any(int H, int W, int Cin, int Cout, int K, const float *restrict xi,
+static void forward_any(int P, int H, int W, int Cin, int Cout, int K, const float *restrict xi,
                         const float *restrict wt, const float *restrict w, const float *restrict bias,
                         float *restrict out, uint8_t *restrict arg, long ocs, long oys, long oxs)
 {
-    if (Cin == 1 && K == F1_K && Cout == F1_C && F1_SHIFTS_FIT(H, W)) {
+    if (P == 2 && Cin == 1 && K == F1_K && Cout == F1_C && F1_SHIFTS_FIT(H, W)) {
         forward_first_layer(H, W, xi, w, bias, out, arg, ocs, oys, oxs);
         return;
     }
     if (K == 5 && Cout <= VW) {
-        forward_rows5(H, W, Cin, Cout, xi, wt, bias, out, arg, ocs, oys, oxs);
+        forward_rows5(P, H, W, Cin, Cout, xi, wt, bias, out, arg, ocs, oys, oxs);
         return;
     }
-    forward_item(H, W, Cin, Cout, K, xi, wt, bias, out, arg, ocs, oys, oxs);
+    forward_item(P, H, W, Cin, Cout, K, xi, wt, bias, out, arg, ocs, oys, oxs);
 }
 
 /* wt: (M, K, K, Cin, CP) with CP = Cout rounded up to VW (zero padded); bias: (M, CP).
- * w: the same weights as given, (M, Cout, Cin, K, K), which LeNet's first layer reads. */
-void convpool_forward(int M, int B, int H, int W, int Cin, int Cout, int K,
+ * w: the same weights as given, (M, Cout, Cin, K, K), which LeNet's first layer reads.
+ * P: the pool's side, 2, or 1 for none (then arg is not written and may be NULL). */
+void convpool_forward(int M, int B, int H, int W, int Cin, int Cout, int K, int P,
                       const float *restrict x, long xs, const float *restrict wt,
                       const float *restrict bias, const float *restrict w, float *restrict out,
                       uint8_t *restrict arg, long os, long ocs, long oys, long oxs, int nthreads)
@@ -327,23 +364,26 @@ void convpool_forward(int M, int B, int H, int W, int Cin, int Cout, int K,
 #pragma omp parallel for num_threads(nthreads) schedule(static)
     for (long it = 0; it < items; it++) {
         const int m = (int)(it / B);
-        forward_any(H, W, Cin, Cout, K, x + it * xs, wt + (long)m * K * K * Cin * CP,
+        forward_any(P, H, W, Cin, Cout, K, x + it * xs, wt + (long)m * K * K * Cin * CP,
                     w + (long)m * Cout * Cin * K * K, bias + (long)m * CP, out + it * os,
-                    arg + it * os, ocs, oys, oxs);
+                    arg ? arg + it * os : 0, ocs, oys, oxs);
     }
 }
 
 /* One task of the backward pass: examples b0..b1-1 of model m, sums into pw (Cout x K x K x Cin
- * weights) and pb (Cout biases). Inlined with constant K and Cin for LeNet's two layers, so that
- * the inner loops are unrolled and the weight gradient of one channel stays in registers. */
+ * weights) and pb (Cout biases). Inlined with constant P, K and Cin for LeNet's two layers, so
+ * that the inner loops are unrolled and the weight gradient of one channel stays in registers.
+ * Each output that passed the ReLU adds its gradient times the patch under the position that
+ * produced it: the window's winner (arg) with a pool, the output's own position without. */
 static inline __attribute__((always_inline)) void
-backward_task(const int K, const int Cin, int m, int b0, int b1, int B, int H, int W, int Cout,
+backward_task(const int P, const int K, const int Cin, int m, int b0, int b1, int B, int H, int W,
+              int Cout,
               const float *restrict x, long xs, const float *restrict wm,
               const float *restrict g, const float *restrict out, const uint8_t *restrict arg,
               long os, long ocs, long oys, long oxs, float *restrict dx,
               float *restrict pw, float *restrict pb)
 {
-    const int Hp = (H - K + 1) / 2, Wp = (W - K + 1) / 2;
+    const int Hp = (H - K + 1) / P, Wp = (W - K + 1) / P;
     const int L = K * Cin;
     const long rs = (long)W * Cin;
     for (int b = b0; b < b1; b++) {
@@ -363,8 +403,8 @@ backward_task(const int K, const int Cin, int m, int b0, int b1, int B, int H, i
                     if (out[o] <= 0)
                         continue; /* the ReLU's gradient is zero */
                     const float gv = g[o];
-                    const int k = arg[o];
-                    const long off = (2L * p + (k >> 1)) * rs + (2L * q + (k & 1)) * Cin;
+                    const int k = P == 2 ? arg[o] : 0;
+                    const long off = ((long)P * p + (k >> 1)) * rs + ((long)P * q + (k & 1)) * Cin;
                     accb += gv;
                     _Pragma("GCC unroll 8")
                     for (int ky = 0; ky < K; ky++)
@@ -390,14 +430,14 @@ backward_task(const int K, const int Cin, int m, int b0, int b1, int B, int H, i
  * one or two masked vectors; the channel's weight gradient (K rows) and, for the input
  * gradient, its weights stay in registers. */
 static inline __attribute__((always_inline)) void
-backward_task_avx512(const int Cin, int m, int b0, int b1, int B, int H, int W,
+backward_task_avx512(const int P, const int Cin, int m, int b0, int b1, int B, int H, int W,
                      int Cout, const float *restrict x, long xs, const float *restrict wm,
                      const float *restrict g, const float *restrict out,
                      const uint8_t *restrict arg, long os, long ocs, long oys, long oxs,
                      float *restrict dx, float *restrict pw, float *restrict pb)
 {
     enum { K = 5 }; /* fixed, so that the arrays below are registers */
-    const int Hp = (H - K + 1) / 2, Wp = (W - K + 1) / 2;
+    const int Hp = (H - K + 1) / P, Wp = (W - K + 1) / P;
     const int L = K * Cin;
     const __mmask16 m0 = L >= 16 ? 0xFFFF : (__mmask16)((1u << L) - 1);
     const __mmask16 m1 = L <= 16 ? 0 : L >= 32 ? 0xFFFF : (__mmask16)((1u << (L - 16)) - 1);
@@ -431,8 +471,8 @@ backward_task_avx512(const int Cin, int m, int b0, int b1, int B, int H, int W,
                     if (out[o] <= 0)
                         continue; /* the ReLU's gradient is zero */
                     const float gs = g[o];
-                    const int k = arg[o];
-                    const long off = (2L * p + (k >> 1)) * rs + (2L * q + (k & 1)) * Cin;
+                    const int k = P == 2 ? arg[o] : 0;
+                    const long off = ((long)P * p + (k >> 1)) * rs + ((long)P * q + (k & 1)) * Cin;
                     const __m512 gv = _mm512_set1_ps(gs);
                     accb += gs;
                     _Pragma("GCC unroll 8")
@@ -618,61 +658,149 @@ static void backward_first_layer(int m, int b0, int b1, int B, int H, int W, int
         pb[c] += _mm512_reduce_add_ps(bias[c]);
     }
 }
-#define FAST_TASK(k, cin) backward_task_avx512(cin, m, b0, b1, B, H, W, Cout, x, xs, wm, g, \
-                                               out, arg, os, ocs, oys, oxs, dx, pw, pb)
+#define FAST_TASK(p, k, cin) backward_task_avx512(p, cin, m, b0, b1, B, H, W, Cout, x, xs, wm, \
+                                                  g, out, arg, os, ocs, oys, oxs, dx, pw, pb)
 #define FIRST_LAYER_FITS (F1_SHIFTS_FIT(H, W) && Cout <= 16) /* its scratch: under 200 KB of stack */
 #define FIRST_LAYER_TASK backward_first_layer(m, b0, b1, B, H, W, Cout, x, xs, g, out, arg, os, \
                                              ocs, oys, oxs, pw, pb)
 #else
 #define FIRST_LAYER_FITS 1
-#define FIRST_LAYER_TASK FAST_TASK(5, 1)
-#define FAST_TASK(k, cin) backward_task(k, cin, m, b0, b1, B, H, W, Cout, x, xs, wm, g, out, arg, \
-                                        os, ocs, oys, oxs, dx, pw, pb)
+#define FIRST_LAYER_TASK FAST_TASK(2, 5, 1)
+#define FAST_TASK(p, k, cin) backward_task(p, k, cin, m, b0, b1, B, H, W, Cout, x, xs, wm, g, out, \
+                                           arg, os, ocs, oys, oxs, dx, pw, pb)
 #endif
 
-/* g, out, arg: as out in the forward (g the gradient of the pooled, ReLU'd output).
+/* The weight gradient of a first layer without a pool (Cin = 1, K = 5, no input gradient, inputs
+ * at most 32 wide and 64 high, at most 16 channels: NOPOOL_FIRST_FITS), dense and branch-free,
+ * vectorised over output columns: the per-output loop of backward_task mispredicts its ReLU
+ * branch here, where about half the outputs pass. Per example, the gradient that passed the ReLU
+ * is laid out as planes G[c][y][x] (zero where the ReLU stopped it and past the row), the input
+ * as rows X[r] zero-padded for the shifted loads; then for each channel c and kernel row ky the
+ * five sums over kx stay in registers while the rows run:
+ * A[c][ky][kx] += G[c][y][x..] * X[y + ky][x + kx..]. */
+#define NOPOOL_FIRST_FITS (W <= 32 && H <= 64 && Cout <= 16) /* scratch: under 160 KB of stack */
+static void backward_first_layer_nopool(int m, int b0, int b1, int B, int H, int W, int Cout,
+                                        const float *restrict x, long xs, const float *restrict g,
+                                        const float *restrict out, long os, long ocs, long oys,
+                                        long oxs, float *restrict pw, float *restrict pb)
+{
+    enum { K = 5 };
+    const int Ho = H - K + 1, Wo = W - K + 1;
+    const int WG = (Wo + FL - 1) / FL * FL, WX = WG + FL;
+    float X[H][WX] __attribute__((aligned(64)));
+    float G[Cout][Ho][WG] __attribute__((aligned(64)));
+    fvec A[Cout][K][K], Ab[Cout]; /* the sums of the weights' and the biases' gradients */
+    memset(A, 0, sizeof A);
+    memset(Ab, 0, sizeof Ab);
+    memset(X, 0, sizeof X);
+    memset(G, 0, sizeof G);
+    for (int b = b0; b < b1; b++) {
+        const long it = (long)m * B + b;
+        for (int r = 0; r < H; r++)
+            memcpy(X[r], x + it * xs + (long)r * W, sizeof(float) * W);
+        for (int c = 0; c < Cout; c++)
+            for (int y = 0; y < Ho; y++)
+                for (int q = 0; q < Wo; q++) {
+                    /* g where the output passed the ReLU (NaN passes, as in torch), else 0: by a
+                     * mask, since a branch here is mispredicted half the time */
+                    const long o = it * os + c * ocs + y * oys + q * oxs;
+                    uint32_t v;
+                    memcpy(&v, g + o, sizeof v);
+                    v &= -(uint32_t)!(out[o] <= 0);
+                    memcpy(&G[c][y][q], &v, sizeof v);
+                }
+        for (int c = 0; c < Cout; c++) {
+            for (int ky = 0; ky < K; ky++) {
+                fvec a[K];
+                _Pragma("GCC unroll 5")
+                for (int kx = 0; kx < K; kx++)
+                    a[kx] = A[c][ky][kx];
+                fvec ab = Ab[c];
+                for (int y = 0; y < Ho; y++) {
+                    const float *xr = X[y + ky], *gr = G[c][y];
+                    for (int q = 0; q < WG; q += FL) {
+                        const fvec gv = *(const fvec *)(gr + q);
+                        _Pragma("GCC unroll 5")
+                        for (int kx = 0; kx < K; kx++)
+                            a[kx] += gv * *(const fvec *)(xr + q + kx);
+                        if (ky == 0)
+                            ab += gv;
+                    }
+                }
+                Ab[c] = ab;
+                _Pragma("GCC unroll 5")
+                for (int kx = 0; kx < K; kx++)
+                    A[c][ky][kx] = a[kx];
+            }
+        }
+    }
+    for (int c = 0; c < Cout; c++) {
+        for (int j = 0; j < K * K; j++) {
+            float sum = 0;
+            for (int l = 0; l < FL; l++)
+                sum += A[c][j / K][j % K][l];
+            pw[(long)c * K * K + j] += sum;
+        }
+        float sum = 0;
+        for (int l = 0; l < FL; l++)
+            sum += Ab[c][l];
+        pb[c] += sum;
+    }
+}
+
+/* g, out, arg: as out in the forward (g the gradient of the pooled, ReLU'd output); P as there.
  * wb: (M, Cout, K, K, Cin). dw: (M, Cout, K, K, Cin), db: (M, Cout), both overwritten.
  * dx (may be NULL): (M * B) items of (H, W, Cin), contiguous, overwritten.
  * part: scratch of M * ceil(B / CHUNK) * Cout * (K * K * Cin + 1) floats. */
-void convpool_backward(int M, int B, int H, int W, int Cin, int Cout, int K,
+void convpool_backward(int M, int B, int H, int W, int Cin, int Cout, int K, int P,
                        const float *restrict x, long xs, const float *restrict wb,
                        const float *restrict g, const float *restrict out,
                        const uint8_t *restrict arg, long os, long ocs, long oys, long oxs,
                        float *restrict dw, float *restrict db, float *restrict dx,
                        float *restrict part, int nthreads)
 {
-    const long P = (long)Cout * K * K * Cin; /* weights per model */
+    const long NW = (long)Cout * K * K * Cin; /* weights per model */
     const int nch = (B + CHUNK - 1) / CHUNK;
     const long tasks = (long)M * nch;
 #pragma omp parallel for num_threads(nthreads) schedule(static)
     for (long tk = 0; tk < tasks; tk++) {
         const int m = (int)(tk / nch), ch = (int)(tk % nch);
-        float *pw = part + tk * (P + Cout), *pb = pw + P;
-        memset(pw, 0, sizeof(float) * (P + Cout));
-        const float *wm = wb + m * P;
+        float *pw = part + tk * (NW + Cout), *pb = pw + NW;
+        memset(pw, 0, sizeof(float) * (NW + Cout));
+        const float *wm = wb + m * NW;
         const int b0 = ch * CHUNK, b1 = (ch + 1) * CHUNK < B ? (ch + 1) * CHUNK : B;
-        if (K == 5 && Cin == 1 && !dx && FIRST_LAYER_FITS)
+        if (P == 2 && K == 5 && Cin == 1 && !dx && FIRST_LAYER_FITS)
             FIRST_LAYER_TASK;
-        else if (K == 5 && Cin == 6)
-            FAST_TASK(5, 6); /* LeNet's second layer, with constant sizes */
-        else if (K == 5 && Cin == 1)
-            FAST_TASK(5, 1);
+        else if (P == 2 && K == 5 && Cin == 6)
+            FAST_TASK(2, 5, 6); /* LeNet's second layer, with constant sizes */
+        else if (P == 2 && K == 5 && Cin == 1)
+            FAST_TASK(2, 5, 1);
+        else if (P == 1 && K == 5 && Cin == 6)
+            FAST_TASK(1, 5, 6); /* the same without pooling */
+        else if (P == 1 && K == 5 && Cin == 1 && !dx && NOPOOL_FIRST_FITS)
+            backward_first_layer_nopool(m, b0, b1, B, H, W, Cout, x, xs, g, out, os, ocs, oys, oxs,
+                                        pw, pb);
+        else if (P == 1 && K == 5 && Cin == 1)
+            FAST_TASK(1, 5, 1);
+        else if (P == 2)
+            backward_task(2, K, Cin, m, b0, b1, B, H, W, Cout, x, xs, wm, g, out, arg, os, ocs,
+                          oys, oxs, dx, pw, pb);
         else
-            backward_task(K, Cin, m, b0, b1, B, H, W, Cout, x, xs, wm, g, out, arg, os, ocs, oys,
-                          oxs, dx, pw, pb);
+            backward_task(1, K, Cin, m, b0, b1, B, H, W, Cout, x, xs, wm, g, out, arg, os, ocs,
+                          oys, oxs, dx, pw, pb);
     }
     /* add the chunks of each model in order */
 #pragma omp parallel for num_threads(nthreads) schedule(static)
     for (int m = 0; m < M; m++) {
-        float *dwm = dw + m * P, *dbm = db + (long)m * Cout;
-        memset(dwm, 0, sizeof(float) * P);
+        float *dwm = dw + m * NW, *dbm = db + (long)m * Cout;
+        memset(dwm, 0, sizeof(float) * NW);
         memset(dbm, 0, sizeof(float) * Cout);
         for (int ch = 0; ch < nch; ch++) {
-            const float *pw = part + ((long)m * nch + ch) * (P + Cout);
-            for (long j = 0; j < P; j++)
+            const float *pw = part + ((long)m * nch + ch) * (NW + Cout);
+            for (long j = 0; j < NW; j++)
                 dwm[j] += pw[j];
             for (int c = 0; c < Cout; c++)
-                dbm[c] += pw[P + c];
+                dbm[c] += pw[NW + c];
         }
     }
 }
@@ -803,8 +931,8 @@ void lenet_input_gradients(int M, int C, int S, int F1, int F2, const float *res
         conv_layouts(L_C1, C, w1, b1, wt1, wb1, bp1);
         conv_layouts(L_C2, L_C1, w2, b2, wt2, wb2, bp2);
         /* forward: P1 (h, h, 6) channels-last, P2 (16, s, s) in fc1's order */
-        forward_any(S, S, C, L_C1, L_K, x, wt1, w1, bp1, P1, a1, 1, (long)h * L_C1, L_C1);
-        forward_any(h, h, L_C1, L_C2, L_K, P1, wt2, w2, bp2, P2, a2, (long)s * s, s, 1);
+        forward_any(2, S, S, C, L_C1, L_K, x, wt1, w1, bp1, P1, a1, 1, (long)h * L_C1, L_C1);
+        forward_any(2, h, h, L_C1, L_C2, L_K, P1, wt2, w2, bp2, P2, a2, (long)s * s, s, 1);
         for (int i = 0; i < F1; i++) {
             const float v = f1b[i] + dotf(f1w + (long)i * F0, P2, F0);
             h1[i] = v > 0 ? v : 0;
