@@ -137,6 +137,12 @@ def _float32_cpu(*ts: torch.Tensor) -> bool:
     return all(t.dtype == torch.float32 and t.device.type == "cpu" for t in ts)
 
 
+def _ptr(t: torch.Tensor | None):
+    """A tensor's data pointer for the C library; NULL for none or an empty one (the pool's
+    winners when there is no pool)."""
+    return t.data_ptr() if t is not None and t.numel() else None
+
+
 class _ConvPoolReLU(torch.autograd.Function):
     """``pool``: the max-pool's side, 2, or 1 for none."""
 
@@ -154,7 +160,7 @@ class _ConvPoolReLU(torch.autograd.Function):
         out = torch.empty(shape)
         arg = torch.empty(shape if pool > 1 else 0, dtype=torch.uint8)  # the winners: a pool's only
         _lib.convpool_forward(M, B, H, W_, Cin, Cout, K, pool, x.data_ptr(), H * W_ * Cin, wt.data_ptr(),
-                              bp.data_ptr(), w.data_ptr(), out.data_ptr(), arg.data_ptr() if pool > 1 else None,
+                              bp.data_ptr(), w.data_ptr(), out.data_ptr(), _ptr(arg),
                               *_strides(out, channels_first), torch.get_num_threads())
         ctx.save_for_backward(x, w, out, arg)
         ctx.channels_first, ctx.pool = channels_first, pool
@@ -172,9 +178,9 @@ class _ConvPoolReLU(torch.autograd.Function):
         dx = torch.empty_like(x) if ctx.needs_input_grad[0] else None
         part = torch.empty(M * -(-B // _CHUNK) * Cout * (K * K * Cin + 1))
         _lib.convpool_backward(M, B, H, W_, Cin, Cout, K, ctx.pool, x.data_ptr(), H * W_ * Cin, wb.data_ptr(),
-                               g.data_ptr(), out.data_ptr(), arg.data_ptr() if ctx.pool > 1 else None,
+                               g.data_ptr(), out.data_ptr(), _ptr(arg),
                                *_strides(out, ctx.channels_first), dw.data_ptr(), db.data_ptr(),
-                               None if dx is None else dx.data_ptr(), part.data_ptr(),
+                               _ptr(dx), part.data_ptr(),
                                torch.get_num_threads())
         return dx, dw.permute(0, 1, 4, 2, 3), db, None, None
 

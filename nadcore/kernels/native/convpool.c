@@ -202,10 +202,11 @@ relu_store(fvec a, fvec bv, int nc, float *restrict out, long ocs)
 
 /* The generic forward of one item: its input xi (H, W, Cin), weights wm (K, K, Cin, CP) with CP =
  * Cout rounded up to VW (zero padded), bias (CP); vectorised over output channels. P: the pool's
- * side, 2 or 1 (none). */
-static void forward_item(int P, int H, int W, int Cin, int Cout, int K, const float *restrict xi,
-                         const float *restrict wm, const float *restrict bias, float *restrict out,
-                         uint8_t *restrict arg, long ocs, long oys, long oxs)
+ * side, 2 or 1 (none), a constant at each call site. */
+static inline __attribute__((always_inline)) void
+forward_item(const int P, int H, int W, int Cin, int Cout, int K, const float *restrict xi,
+             const float *restrict wm, const float *restrict bias, float *restrict out,
+             uint8_t *restrict arg, long ocs, long oys, long oxs)
 {
     const int Hp = (H - K + 1) / P, Wp = (W - K + 1) / P;
     const int CP = (Cout + VW - 1) / VW * VW;
@@ -257,7 +258,7 @@ forward_block5(const int P, const int NQ, int Cin, const float *restrict x0, lon
                uint8_t *restrict arg, long ocs, long oxs)
 {
     enum { K = 5 };
-    fvec a[2][16]; /* P NQ <= 10 used: the larger size only keeps dead switch cases in bounds */
+    fvec a[2][10]; /* P NQ <= 10 */
     _Pragma("GCC unroll 2")
     for (int dy = 0; dy < P; dy++)
         _Pragma("GCC unroll 16")
@@ -292,17 +293,22 @@ forward_block5(const int P, const int NQ, int Cin, const float *restrict x0, lon
             relu_store(a[0][q], bv, nc, out + q * oxs, ocs);
 }
 
-/* forward_block5 along the rows of one item, in blocks of NB output columns */
-#define BLOCKS5(P, NB, ...)                                                                   \
-    switch (Wp - q < NB ? Wp - q : NB) {                                                      \
-    case 8: forward_block5(P, 8, __VA_ARGS__); break;                                         \
-    case 7: forward_block5(P, 7, __VA_ARGS__); break;                                         \
-    case 6: forward_block5(P, 6, __VA_ARGS__); break;                                         \
+/* forward_block5 along the rows of one item: a block of min(Wp - q, 5) pooled columns (P = 2)
+ * or min(Wp - q, 8) output columns (P = 1), each count its own instance */
+#define CASES_UP_TO_5(P, ...)                                                                 \
     case 5: forward_block5(P, 5, __VA_ARGS__); break;                                         \
     case 4: forward_block5(P, 4, __VA_ARGS__); break;                                         \
     case 3: forward_block5(P, 3, __VA_ARGS__); break;                                         \
     case 2: forward_block5(P, 2, __VA_ARGS__); break;                                         \
-    default: forward_block5(P, 1, __VA_ARGS__); break;                                        \
+    default: forward_block5(P, 1, __VA_ARGS__); break;
+#define POOLED_BLOCK5(...)                                                                    \
+    switch (Wp - q < 5 ? Wp - q : 5) { CASES_UP_TO_5(2, __VA_ARGS__) }
+#define UNPOOLED_BLOCK8(...)                                                                  \
+    switch (Wp - q < 8 ? Wp - q : 8) {                                                        \
+    case 8: forward_block5(1, 8, __VA_ARGS__); break;                                         \
+    case 7: forward_block5(1, 7, __VA_ARGS__); break;                                         \
+    case 6: forward_block5(1, 6, __VA_ARGS__); break;                                         \
+    CASES_UP_TO_5(1, __VA_ARGS__)                                                             \
     }
 
 static void forward_rows5(int P, int H, int W, int Cin, int Cout, const float *restrict xi,
@@ -319,13 +325,13 @@ static void forward_rows5(int P, int H, int W, int Cin, int Cout, const float *r
             if (P == 2) {
                 for (int q = 0; q < Wp; q += 5) {
                     uint8_t *g = arg + p * oys + q * oxs + t * ocs;
-                    BLOCKS5(2, 5, Cin, xi + 2L * p * rs + 2L * q * Cin, rs, wm + t, bv, nc,
-                            out + p * oys + q * oxs + t * ocs, g, ocs, oxs)
+                    POOLED_BLOCK5(Cin, xi + 2L * p * rs + 2L * q * Cin, rs, wm + t, bv, nc,
+                                  out + p * oys + q * oxs + t * ocs, g, ocs, oxs)
                 }
             } else {
                 for (int q = 0; q < Wp; q += 8)
-                    BLOCKS5(1, 8, Cin, xi + p * rs + (long)q * Cin, rs, wm + t, bv, nc,
-                            out + p * oys + q * oxs + t * ocs, 0, ocs, oxs)
+                    UNPOOLED_BLOCK8(Cin, xi + p * rs + (long)q * Cin, rs, wm + t, bv, nc,
+                                    out + p * oys + q * oxs + t * ocs, 0, ocs, oxs)
             }
         }
     }
@@ -348,7 +354,10 @@ static void forward_any(int P, int H, int W, int Cin, int Cout, int K, const flo
         forward_rows5(P, H, W, Cin, Cout, xi, wt, bias, out, arg, ocs, oys, oxs);
         return;
     }
-    forward_item(P, H, W, Cin, Cout, K, xi, wt, bias, out, arg, ocs, oys, oxs);
+    if (P == 2)
+        forward_item(2, H, W, Cin, Cout, K, xi, wt, bias, out, arg, ocs, oys, oxs);
+    else
+        forward_item(1, H, W, Cin, Cout, K, xi, wt, bias, out, arg, ocs, oys, oxs);
 }
 
 /* wt: (M, K, K, Cin, CP) with CP = Cout rounded up to VW (zero padded); bias: (M, CP).
