@@ -5,10 +5,12 @@ import concurrent.futures as cf
 
 import numpy as np
 import pytest
+import torch
 
 from nadcore.data import fourier_basis_vector
 from nadcore.book.cache import Cache
 from nadcore.book.runner import Job, JobsInterrupted, run_jobs
+from nadcore.runtime import threads
 from nadcore.chapters.linear_separability.runs import direction_jobs, directional_job, directions_sweep
 
 FREQS = [(0, 2), (4, 0), (8, 8), (-6, 2)]
@@ -57,10 +59,11 @@ def test_local_dask_cluster_equals_in_process(tmp_path, restore_environ):
             distributed.Client(cluster) as client:
         par = run_jobs(_jobs(), directional_job, executor=client, cache=Cache(tmp_path / "dask"))
     _same(ref, par)
-    # and the Dask results went to the cache: a second run computes nothing
+    # and the Dask results went to the cache: a second run on their one thread computes nothing
     calls = []
-    again = run_jobs(_jobs(), lambda c, **d: calls.append(c), cache=Cache(tmp_path / "dask"),
-                     name="directional_job")
+    with threads(1):
+        again = run_jobs(_jobs(), lambda c, **d: calls.append(c), cache=Cache(tmp_path / "dask"),
+                         name="directional_job")
     assert calls == [] and len(again) == 2
 
 
@@ -102,6 +105,34 @@ def test_accept_decides_which_cached_results_serve(tmp_path):
     _CALLS.clear()
     again = run_jobs(jobs, _square, cache=cache)
     assert _CALLS == [] and float(again[1][0]["y"][0]) == 3   # the recomputed entry replaced the old one
+
+
+def _threads_seen(config):
+    return {"threads": np.array([torch.get_num_threads()])}, {}
+
+
+def test_a_jobs_torch_thread_count_is_part_of_its_key(tmp_path):
+    """torch's CPU kernels split their sums by thread, so a result computed on one thread must not
+    serve a caller on two: in-process a job runs on the caller's threads, through an executor on
+    one, and each count has its own cache entry; the caller's count is put back. A function
+    declared thread-invariant has one entry for all."""
+    cache, job = Cache(tmp_path), [Job({"i": 0})]
+    old = torch.get_num_threads()
+    try:
+        for n in (1, 2):
+            torch.set_num_threads(n)
+            (a, _), = run_jobs(job, _threads_seen, cache=cache)
+            assert int(a["threads"][0]) == n
+        with cf.ThreadPoolExecutor(2) as ex:
+            (a, _), = run_jobs(job, _threads_seen, cache=cache, executor=ex)
+        assert int(a["threads"][0]) == 1 and torch.get_num_threads() == 2  # the n = 1 entry serves
+        assert len(list((tmp_path / "_threads_seen").iterdir())) == 2
+        (a, _), = run_jobs(job, _threads_seen, cache=cache, name="invariant", thread_invariant=True)
+        torch.set_num_threads(1)
+        (b, _), = run_jobs(job, _threads_seen, cache=cache, name="invariant", thread_invariant=True)
+        assert int(a["threads"][0]) == int(b["threads"][0]) == 2  # served from the cache
+    finally:
+        torch.set_num_threads(old)
 
 
 def test_directions_sweep_collects_seeds_and_directions_in_order(tmp_path):

@@ -78,6 +78,20 @@ def test_lanes_and_checkpoints_do_not_change_a_bit():
     assert torch.get_num_threads() >= 1
 
 
+def test_an_estimate_does_not_depend_on_torchs_thread_count():
+    """What lets the runner share one cached estimate among callers on any number of threads
+    (``run_jobs(..., thread_invariant=True)`` in nadcore.book.nad_jobs)."""
+    old, runs = torch.get_num_threads(), []
+    try:
+        for n in (1, 2):
+            torch.set_num_threads(n)
+            runs.append([nads.compute_nads("lenet", num_networks=40, seed=2, method=m) for m in ("secant", "gradient")])
+    finally:
+        torch.set_num_threads(old)
+    for a, b in zip(*runs):
+        assert np.array_equal(a.eigenvalues, b.eigenvalues) and np.array_equal(a.nads, b.nads)
+
+
 def test_lanes_run_a_callable_model_spec():
     f = lambda c, k: build_model("mlp", c, k)  # noqa: E731
     a = nads.compute_nads(f, num_networks=8, seed=0, method="gradient", lanes=2)

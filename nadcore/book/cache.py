@@ -1,13 +1,16 @@
 """Content-addressed cache of expensive results.
 
-An entry is keyed on ``(name, config, code, kernel path)``: ``config`` is the JSON-like
+An entry is keyed on ``(name, config, code, kernel path, threads)``: ``config`` is the JSON-like
 description of the computation (model, settings, seed, ...), ``code`` the :func:`code_fingerprint`
 of the nadcore modules that compute results, plus the source of any user module the config names
-(a model factory given as ``"package.module:factory"``; see :func:`nadcore.nets.spec_key`), and
-the kernel path (:func:`nadcore.kernels.path`: whether nadcore's C kernels ran, which moves
-results by float rounding). Editing any of that code changes the key, so stale results are never
-served: they are recomputed. The same key always holds the same numbers on one machine: every
-result that is cached is computed in a fixed order, however the work was shared out.
+(a model factory given as ``"package.module:factory"``; see :func:`nadcore.nets.spec_key`), the
+kernel path (:func:`nadcore.kernels.path`: whether nadcore's C kernels ran, which moves results
+by float rounding), and, where the caller gives it, the number of torch threads the computation
+ran on (torch's CPU kernels split their sums by thread, which moves results by float rounding
+too; :func:`nadcore.book.runner.run_jobs` gives it for the jobs whose results depend on it).
+Editing any of that code changes the key, so stale results are never served: they are
+recomputed. The same key always holds the same numbers on one machine: every result that is
+cached is computed in a fixed order, however the work was shared out.
 
 Each entry is a directory ``<root>/<name>/<key>/`` holding ``arrays.npz`` (plain arrays, loaded
 with ``allow_pickle=False``) and ``meta.json`` (the full key material and the SHA-256 of
@@ -109,26 +112,29 @@ class Cache:
         return len(self.requested), digest(sorted(self.requested), 16)
 
     # key material ---------------------------------------------------------------------------
-    def key(self, name: str, config: dict) -> tuple[str, dict]:
+    def key(self, name: str, config: dict, threads: int | None = None) -> tuple[str, dict]:
+        """The entry's key and its material; ``threads``: the torch threads it ran on, if given."""
         material = {"function": name, "config": canonical(config), "code": code_fingerprint(),
                     "kernel_path": kernel_path()}
+        if threads is not None:
+            material["torch_threads"] = int(threads)
         return digest(material, 32), material
 
-    def path(self, name: str, config: dict) -> Path:
-        return self.root / name / self.key(name, config)[0]
+    def path(self, name: str, config: dict, threads: int | None = None) -> Path:
+        return self.root / name / self.key(name, config, threads)[0]
 
     def __contains__(self, item) -> bool:
-        name, config = item
-        d = self.path(name, config)
+        """``(name, config) in cache``, or ``(name, config, threads)``."""
+        d = self.path(*item)
         return (d / "meta.json").is_file() and (d / "arrays.npz").is_file()
 
     # reading and writing --------------------------------------------------------------------
-    def load(self, name: str, config: dict):
+    def load(self, name: str, config: dict, threads: int | None = None):
         """Return ``(arrays, meta)`` or ``None`` if absent. Damaged entries warn and return None."""
         self._note(name, config)
         if not self.enabled:
             return None
-        key, material = self.key(name, config)
+        key, material = self.key(name, config, threads)
         d = self.root / name / key
         if not (d / "meta.json").is_file() or not (d / "arrays.npz").is_file():
             return None
@@ -145,8 +151,9 @@ class Cache:
             return None
         return arrays, meta.get("meta", {})
 
-    def save(self, name: str, config: dict, arrays: dict[str, np.ndarray], meta: dict | None = None) -> Path:
-        key, material = self.key(name, config)
+    def save(self, name: str, config: dict, arrays: dict[str, np.ndarray], meta: dict | None = None,
+             threads: int | None = None) -> Path:
+        key, material = self.key(name, config, threads)
         final = self.root / name / key
         final.parent.mkdir(parents=True, exist_ok=True)
         self._remove_orphans(final.parent)

@@ -32,10 +32,11 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
+import torch
 
 from nadcore import kernels
 from nadcore.book.cache import Cache
-from nadcore.book.runner import Job, as_completed, run_jobs
+from nadcore.book.runner import Job, as_completed, call_on_threads, run_jobs
 from nadcore.runtime import (canonical, commit_info, digest, machine_info, resolve_device, utc_now,
                              write_json_atomic)
 
@@ -129,9 +130,9 @@ class _Probe(dict):
 _PROBE = _Probe()
 
 
-def export(tasks: list[Task], cache: Cache, out, prov: dict, settings: dict) -> dict:
-    """Rewrite every figure's CSV from the done jobs (the cache, or the ledger and the existing
-    CSV) and ``provenance.json``; returns the provenance."""
+def export(tasks: list[Task], cache: Cache, out, prov: dict, settings: dict, threads: int = 1) -> dict:
+    """Rewrite every figure's CSV from the done jobs (the cache, for jobs run on ``threads`` torch
+    threads, or the ledger and the existing CSV) and ``provenance.json``; returns the provenance."""
     out = Path(out)
     status = prov.setdefault("figures", {})
     for fig in dict.fromkeys(t.figure for t in tasks):
@@ -142,7 +143,7 @@ def export(tasks: list[Task], cache: Cache, out, prov: dict, settings: dict) -> 
         for t in mine:
             n_jobs = n_runs = 0
             for job in t.jobs:
-                hit = cache.load(t.name, job.config)
+                hit = cache.load(t.name, job.config, threads)
                 got = t.rows(job, hit[0]) if hit is not None else (
                     _rows_of(old, t, job) if bundle_id(t, job) in prov["jobs"] else None)
                 if got is not None:
@@ -175,14 +176,15 @@ def export(tasks: list[Task], cache: Cache, out, prov: dict, settings: dict) -> 
 # --------------------------------------------------------------------------------------------
 # Running
 # --------------------------------------------------------------------------------------------
-def done_jobs(task: Task, cache: Cache, prov: dict, out) -> list[bool]:
-    """Per job of ``task``: done (in the cache, or in the ledger with its rows in the bundle)."""
+def done_jobs(task: Task, cache: Cache, prov: dict, out, threads: int = 1) -> list[bool]:
+    """Per job of ``task``: done (in the cache, run on ``threads`` torch threads, or in the ledger
+    with its rows in the bundle)."""
     old = _old_rows(Path(out), task)
-    return [(task.name, job.config) in cache or (bundle_id(task, job) in prov["jobs"]
+    return [(task.name, job.config, threads) in cache or (bundle_id(task, job) in prov["jobs"]
                                                  and _rows_of(old, task, job) is not None) for job in task.jobs]
 
 
-def _pending(tasks, cache, prov, out):
+def _pending(tasks, cache, prov, out, threads):
     """(task, job) pairs still to run, in task order, each job once."""
     olds, seen, todo = {}, set(), []
     for t in tasks:
@@ -190,7 +192,7 @@ def _pending(tasks, cache, prov, out):
             olds[(t.chapter, t.figure)] = _old_rows(out, t)
         for job in t.jobs:
             bid = bundle_id(t, job)
-            if bid in seen or (t.name, job.config) in cache:
+            if bid in seen or (t.name, job.config, threads) in cache:
                 continue
             seen.add(bid)
             if bid in prov["jobs"] and _rows_of(olds[(t.chapter, t.figure)], t, job) is not None:
@@ -220,8 +222,9 @@ def run(tasks: list[Task], settings: dict, *, cache: Cache, out, device: str = "
                "executor": type(executor).__name__ if executor is not None else None, "window": int(window)}
     prov["sessions"].append(session)
     sid = len(prov["sessions"]) - 1
-    export(tasks, cache, out, prov, settings)
-    todo = _pending(tasks, cache, prov, out)
+    threads = 1 if executor is not None else torch.get_num_threads()  # as run_jobs keys its jobs
+    export(tasks, cache, out, prov, settings, threads)
+    todo = _pending(tasks, cache, prov, out, threads)
     estimates = prov.setdefault("estimates", {})
     stopped = None
     running: dict = {}
@@ -233,13 +236,14 @@ def run(tasks: list[Task], settings: dict, *, cache: Cache, out, device: str = "
         estimates[f"{t.figure}:{t.spec}:{t.recipe}"] = round(max(est(t), secs) if est(t) else secs, 1)
         prov["jobs"][bundle_id(t, job)] = {
             "figure": t.figure, "model": t.spec, "width": t.width, "recipe": t.recipe, "stage": t.stage,
-            "function": t.name, "cache_key": cache.key(t.name, job.config)[0], "runs": len(job.config["runs"]),
+            "function": t.name, "cache_key": cache.key(t.name, job.config, threads)[0],
+            "runs": len(job.config["runs"]),
             "labels": [r[0] for r in job.config["runs"]], "seeds": sorted({int(r[1]) for r in job.config["runs"]}),
             "seconds": round(secs, 1), "date": utc_now(), "session": sid, "trainer": meta.get("trainer"),
             "threads": meta.get("threads"), "device": meta.get("device")}
         session["jobs_computed"] += 1
         session["finished"] = utc_now()
-        export(tasks, cache, out, prov, settings)
+        export(tasks, cache, out, prov, settings, threads)
         log(f"{t.label} job {len(prov['jobs'])}: {secs:.0f} s ({meta.get('device', '?')})")
 
     try:
@@ -261,14 +265,15 @@ def run(tasks: list[Task], settings: dict, *, cache: Cache, out, device: str = "
                         queue = []
                         break
                     queue.pop(0)
-                    fut = executor.submit(t.fn, job.config, **job.data)
+                    fut = executor.submit(call_on_threads, t.fn, job.config, job.data, threads)
                     running[fut] = (t, job, time.perf_counter())
                 if not running:
                     break
                 fut = _first_done(list(running))
                 t, job, t0 = running.pop(fut)
                 arrays, meta = fut.result()
-                cache.save(t.name, job.config, {k: np.asarray(v) for k, v in arrays.items()}, meta)
+                cache.save(t.name, job.config, {k: np.asarray(v) for k, v in arrays.items()}, meta,
+                           threads=threads)
                 finish(t, job, float(meta.get("seconds", time.perf_counter() - t0)), meta)
     except BaseException as e:  # the ledger says why the session ended: an error, a kill, ^C
         stopped = f"failed: {type(e).__name__}: {str(e)[:300]}" if isinstance(e, Exception) else \
@@ -280,7 +285,7 @@ def run(tasks: list[Task], settings: dict, *, cache: Cache, out, device: str = "
         session["finished"] = utc_now()
         session["stopped"] = stopped
         session["seconds"] = round(time.perf_counter() - t_start, 1)
-        prov = export(tasks, cache, out, prov, settings)
+        prov = export(tasks, cache, out, prov, settings, threads)
     if stopped:
         log(f"stopped: {stopped}")
     return prov

@@ -56,6 +56,7 @@ def cached_nads(model="lenet", method: str = "secant", num_networks: int = 1000,
                             checkpoints=wanted, progress=progress, points=points, precision=precision)
     job = Job(nad_config(model, method, num_networks, seed, input_shape, step, points, precision),
               {"device": str(device), "checkpoints": wanted, "progress": progress})
-    (arrays, meta), = run_jobs([job], nad_job, cache=cache, name="nads", accept=_holds_checkpoints)
+    (arrays, meta), = run_jobs([job], nad_job, cache=cache, name="nads", accept=_holds_checkpoints,
+                               thread_invariant=True)
     arrays = dict(arrays)
     return NADResult(arrays.pop("eigenvalues"), arrays.pop("nads"), meta, arrays)

@@ -1,10 +1,10 @@
 """Experiments as lists of independent jobs, run through any executor, cached, resumable.
 
 Every trained result of the book (chapters 3 to 6) is a :class:`Job`: a JSON-like ``config``
-(which, with the name of the job function and the code fingerprint, is its cache key) and
-optional ``data`` (inputs that are not part of the key, e.g. direction vectors, whose digest goes
-in the config). :func:`run_jobs` runs ``fn(config, **data)`` for every job not in the cache yet,
-through
+(which, with the name of the job function, the code fingerprint and the number of torch threads
+it runs on, is its cache key) and optional ``data`` (inputs that are not part of the key, e.g.
+direction vectors, whose digest goes in the config). :func:`run_jobs` runs ``fn(config, **data)``
+for every job not in the cache yet, through
 
 * nothing at all (in-process, in order: the default),
 * any ``concurrent.futures.Executor`` (``ThreadPoolExecutor``, ``ProcessPoolExecutor``; nadcore
@@ -40,7 +40,8 @@ import torch
 
 from nadcore.book.cache import Cache
 
-__all__ = ["Job", "run_jobs", "JobsInterrupted", "collect", "make_executor", "as_completed"]
+__all__ = ["Job", "run_jobs", "JobsInterrupted", "collect", "make_executor", "as_completed",
+           "call_on_threads"]
 
 
 @dataclass
@@ -55,14 +56,26 @@ class JobsInterrupted(RuntimeError):
     """Raised by :func:`run_jobs` after ``stop_after`` computed jobs (used to test resuming)."""
 
 
-def _call(fn, config, data):
+def call_on_threads(fn, config, data, threads: int | None = None):
+    """``fn(config, **data)`` on ``threads`` torch threads (None: as they are). The count is set,
+    not restored: in a worker process it is that worker's, and :func:`run_jobs` puts a thread
+    pool's caller back when its jobs are done."""
+    if threads is not None:
+        torch.set_num_threads(int(threads))
     return fn(config, **data)
 
 
 def run_jobs(jobs: Sequence[Job], fn: Callable, executor=None, cache: Cache | None = None,
              name: str | None = None, progress: bool | str = False,
-             stop_after: int | None = None, accept: Callable | None = None) -> list[tuple[dict, dict]]:
+             stop_after: int | None = None, accept: Callable | None = None,
+             thread_invariant: bool = False) -> list[tuple[dict, dict]]:
     """Run ``fn(job.config, **job.data)`` for every job; return ``[(arrays, meta), ...]`` in job order.
+
+    In-process a job runs on the caller's torch threads; through ``executor`` on one thread (as
+    the workers of :func:`make_executor` do; a Dask or Slurm worker is set to one). That count is
+    part of each job's cache key, since it moves trained results by float rounding, unless
+    ``thread_invariant`` says that ``fn``'s results do not depend on it (NAD estimates: their
+    work is shared in a fixed order, whatever the threads).
 
     ``fn`` returns ``(arrays: dict of numpy arrays, meta: dict)`` and must be importable by the
     workers (a module-level function) when ``executor`` runs it in other processes.
@@ -76,9 +89,12 @@ def run_jobs(jobs: Sequence[Job], fn: Callable, executor=None, cache: Cache | No
     cache = cache if cache is not None else Cache()
     name = name or getattr(fn, "__name__", type(fn).__name__)
     results: list = [None] * len(jobs)
+    caller_threads = torch.get_num_threads()
+    threads = caller_threads if executor is None else 1
+    key_threads = None if thread_invariant else threads
     todo = []
     for i, job in enumerate(jobs):
-        hit = cache.load(name, job.config)
+        hit = cache.load(name, job.config, key_threads)
         if hit is None or (accept is not None and not accept(job, *hit)):
             todo.append(i)
         else:
@@ -94,7 +110,7 @@ def run_jobs(jobs: Sequence[Job], fn: Callable, executor=None, cache: Cache | No
         nonlocal done
         arrays, meta = out
         arrays = {k: np.asarray(v) for k, v in arrays.items()}
-        cache.save(name, jobs[i].config, arrays, meta)
+        cache.save(name, jobs[i].config, arrays, meta, threads=key_threads)
         results[i] = (arrays, meta)
         done += 1
         if bar:
@@ -105,9 +121,10 @@ def run_jobs(jobs: Sequence[Job], fn: Callable, executor=None, cache: Cache | No
     try:
         if executor is None:
             for i in todo:
-                finish(i, _call(fn, jobs[i].config, jobs[i].data))
+                finish(i, call_on_threads(fn, jobs[i].config, jobs[i].data))
         else:
-            futures = {executor.submit(_call, fn, jobs[i].config, jobs[i].data): i for i in todo}
+            futures = {executor.submit(call_on_threads, fn, jobs[i].config, jobs[i].data, threads): i
+                       for i in todo}
             try:
                 for fut in as_completed(futures):
                     finish(futures[fut], fut.result())
@@ -116,6 +133,7 @@ def run_jobs(jobs: Sequence[Job], fn: Callable, executor=None, cache: Cache | No
                     if not fut.done():
                         fut.cancel()
     finally:
+        torch.set_num_threads(caller_threads)  # a thread pool's jobs set this process's count
         if bar:
             bar.close()
     return results
