@@ -143,9 +143,10 @@ def secant512():
 
 
 def test_secant_lenet_matches_published_nads_and_gradient_does_not(secant512):
-    # Measured with this test's seed (nadcore 0.1; 0.2 draws the same networks): overlap of 512-network secant NADs with the
-    # authors' (10,000 networks) is 0.87 / 0.68 / 0.62 at k = 1 / 16 / 64, rising to 0.94 / 0.78 /
-    # 0.71 at 1,024 networks; 128 networks give 0.38 / 0.40 / 0.41. Chance is k/D = 0.001 / 0.016
+    # Measured with this test's seed (nadcore 0.1; 0.2 draws the same networks): overlap of
+    # 512-network secant NADs with the authors' (10,000 networks) is 0.87 / 0.68 / 0.62 at
+    # k = 1 / 16 / 64, rising to 0.94 / 0.78 / 0.71 at 1,024 networks; 128 networks give
+    # 0.38 / 0.40 / 0.41. Chance is k/D = 0.001 / 0.016
     # / 0.06. The thresholds sit between the 128- and 512-network values, so a wrong step, a wrong
     # sign convention or a broken accumulation fails. Exact-gradient NADs (2,048 networks) stay
     # near chance at k=16 (README of the published NADs: about 0.03 even at 10,000 networks).

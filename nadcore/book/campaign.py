@@ -32,11 +32,10 @@ from typing import Callable
 
 import numpy as np
 import pandas as pd
-import torch
 
 from nadcore import kernels
 from nadcore.book.cache import Cache
-from nadcore.book.runner import Job, as_completed, call_on_threads, run_jobs
+from nadcore.book.runner import Job, as_completed, call_on_threads, job_threads, run_jobs
 from nadcore.runtime import (canonical, commit_info, digest, machine_info, resolve_device, utc_now,
                              write_json_atomic)
 
@@ -222,7 +221,7 @@ def run(tasks: list[Task], settings: dict, *, cache: Cache, out, device: str = "
                "executor": type(executor).__name__ if executor is not None else None, "window": int(window)}
     prov["sessions"].append(session)
     sid = len(prov["sessions"]) - 1
-    threads = 1 if executor is not None else torch.get_num_threads()  # as run_jobs keys its jobs
+    threads = job_threads(executor)
     export(tasks, cache, out, prov, settings, threads)
     todo = _pending(tasks, cache, prov, out, threads)
     estimates = prov.setdefault("estimates", {})

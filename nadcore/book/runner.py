@@ -41,7 +41,7 @@ import torch
 from nadcore.book.cache import Cache
 
 __all__ = ["Job", "run_jobs", "JobsInterrupted", "collect", "make_executor", "as_completed",
-           "call_on_threads"]
+           "call_on_threads", "job_threads"]
 
 
 @dataclass
@@ -65,14 +65,20 @@ def call_on_threads(fn, config, data, threads: int | None = None):
     return fn(config, **data)
 
 
+def job_threads(executor=None) -> int:
+    """The torch threads a job runs on, and is keyed on: the caller's in-process, one through
+    ``executor`` (the workers of :func:`make_executor` are set to one; so is a Dask or Slurm
+    worker)."""
+    return torch.get_num_threads() if executor is None else 1
+
+
 def run_jobs(jobs: Sequence[Job], fn: Callable, executor=None, cache: Cache | None = None,
              name: str | None = None, progress: bool | str = False,
              stop_after: int | None = None, accept: Callable | None = None,
              thread_invariant: bool = False) -> list[tuple[dict, dict]]:
     """Run ``fn(job.config, **job.data)`` for every job; return ``[(arrays, meta), ...]`` in job order.
 
-    In-process a job runs on the caller's torch threads; through ``executor`` on one thread (as
-    the workers of :func:`make_executor` do; a Dask or Slurm worker is set to one). That count is
+    A job runs on :func:`job_threads` torch threads. That count is
     part of each job's cache key, since it moves trained results by float rounding, unless
     ``thread_invariant`` says that ``fn``'s results do not depend on it (NAD estimates: their
     work is shared in a fixed order, whatever the threads).
@@ -90,7 +96,7 @@ def run_jobs(jobs: Sequence[Job], fn: Callable, executor=None, cache: Cache | No
     name = name or getattr(fn, "__name__", type(fn).__name__)
     results: list = [None] * len(jobs)
     caller_threads = torch.get_num_threads()
-    threads = caller_threads if executor is None else 1
+    threads = job_threads(executor)
     key_threads = None if thread_invariant else threads
     todo = []
     for i, job in enumerate(jobs):
