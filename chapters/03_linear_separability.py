@@ -138,7 +138,7 @@ fig = study.draw_fig1(fig1)
 # published map on the same cells, and the theory. The last line checks the transposition
 # symmetry on the published 16x16 maps, which were trained cell by cell.
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "near-chance"]
 print(study.region_table(fig1).round(3).to_string())
 print("published maps, mean |A - A^T| over the 16x16 grid:",
       study.published_asymmetry())
@@ -156,7 +156,7 @@ print("published maps, mean |A - A^T| over the 16x16 grid:",
 # code's half margin (`signal="authors"`) instead of the paper's formula, everything else
 # equal:
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "near-chance"]
 print(study.convention_contrast(fig1).round(3).to_string())
 
 # %% [markdown]
@@ -171,7 +171,7 @@ study.explore_fig1(fig1)
 # (`low`, $\max(|k_1|,|k_2|) \le 4$), over the high ones (`high`, $\ge 8$), their difference
 # `gap`, the mean over all cells and the mean training accuracy (over the last epoch).
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "near-chance"]
 print(study.per_seed_fig1(fig1).round(3).to_string())
 
 # %%
@@ -270,7 +270,7 @@ for arch, rows in full_big.items():
 # lands on the same side of 0.6 as the bundle's run: one cell the network learns, one it does
 # not.
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "near-chance"]
 spots = study.spot_checks(bundle, widths)
 print(spots.drop(columns=["arch"]).round(3).to_string() if len(spots) else "none")
 
@@ -296,7 +296,7 @@ for arch in study.spot_networks(spots):
 fig2 = study.fig2()
 fig = study.draw_fig2(fig2)
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "near-chance"]
 print(study.fig2_summary(fig2).round(1).to_string())
 
 # %%
@@ -323,7 +323,7 @@ if model in fig2:
 fig3 = study.fig3(fig1)
 fig = study.draw_fig3(fig3)
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "near-chance"]
 print(study.per_seed_fig3(fig3).round(3).to_string())
 
 # %%
@@ -404,7 +404,7 @@ fig = study.draw_fig6(fig6, published)
 # $\mathcal{D}(u_i)$ over the trained indices (positive: the larger the eigenvalue, the easier
 # the direction), and the mean distance to the published LeNet curve at the same indices.
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "near-chance"]
 print(study.fig6_summaries(fig6, published).round(3).to_string())
 
 # %%

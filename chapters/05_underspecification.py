@@ -82,7 +82,7 @@ study = Study(ch)
 # about as good as any other, which the experiments below check. A basis with fewer than 1024
 # directions is completed with its orthogonal complement (`nadcore.nads.complete_basis`).
 
-# %%
+# %% tags=["nbval-check-output"]
 bases = study.nad_bases()
 print(study.nad_summary(bases))
 
@@ -105,7 +105,7 @@ print(study.nad_summary(bases))
 # all. Where the networks a claim rests on did not fit, its verdict is *inconclusive*. Intervals of
 # accuracies include the binomial noise of the finite test set.
 
-# %%
+# %% tags=["nbval-check-output"]
 print(ch.criteria(study.claim_ids(), **study.fill))
 
 # %% [markdown]
@@ -155,7 +155,7 @@ concat_frame = study.runs_frame(concat)
 # Test accuracies in percent (mean $\pm$ half-width of the 95% t-interval over the seeds), the
 # training accuracy over the last epoch, and the tilt of the decision boundary (explained below).
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "near-chance"]
 grid = ["v1_index", "v2_index"]
 for m in concat:
     print(f"{m}, {len(ch.seeds)} seeds: test accuracy (%) with both channels / "
@@ -227,7 +227,7 @@ ch.figure_data("fig2-tilt", tilt)
 # $v_2$ is early, lean towards the maximum-margin boundary when both are early, and swing from a
 # boundary parallel to one axis to one parallel to the other across the grid.
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "near-chance"]
 if "mlp" in concat:
     ch.claim("us-fig2-mlp-perfect", **study.mlp_perfect(concat["mlp"]))
     ch.claim("us-fig2-mlp-uniform", **study.mlp_uniform(concat["mlp"]))
@@ -270,7 +270,7 @@ print(study.fig3_budget_table(data).to_string(index=False))
 cifar_runs = study.fig3(bases, data)
 cifar_frame = study.runs_frame(cifar_runs)
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "near-chance"]
 chance = 0.5
 transitions = study.phase_transitions(cifar_runs, chance)
 for m in cifar_runs:
@@ -301,7 +301,7 @@ ch.figure_data("fig3", cifar_frame)
 # the CIFAR channels alone (switching the $\mathcal{D}(v)$ channel off costs nothing). Each of these
 # two sentences of the paper is tested in both of its halves.
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "near-chance"]
 for m, r in cifar_runs.items():
     if m == "mlp":
         ch.claim("us-fig3-mlp-simplicity", **study.mlp_simplicity(r))

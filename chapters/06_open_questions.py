@@ -124,7 +124,7 @@ fig = study.draw_variant_spectra(nad_sets)
 maps = study.fig1_maps()
 fig = study.draw_fig1_maps(maps)
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "near-chance"]
 summ = study.map_summaries(maps)
 print(oq.summary_frame(summ, maps).round(3).to_string())
 ch.claim("oq1-maxpool-islands", **study.maxpool_islands(summ))
@@ -184,7 +184,7 @@ fig = study.draw_dynamics(tasks)
 # %%
 fig = study.draw_dv_dynamics(tasks)
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "near-chance"]
 print("means over seeds; the overlap at chance is k/D")
 print(study.dynamics_summary(tasks)
       .to_string(index=False, float_format="{:.3f}".format))
@@ -207,7 +207,7 @@ ch.claim("oq2-cifar-nads-persist", **study.cifar_nads_persist(cf_res, data));
 # and the **first $k$ principal directions of the training images**, a control for "the first NADs
 # are smooth, so removing them removes a lot of image".
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "near-chance"]
 print(f"NADs removed: {basis_source}")
 removal, energy, clean = study.removal(cf_res)
 print(f"clean test accuracy (binary): {clean.mean():.3f} "
@@ -217,7 +217,7 @@ print(study.removal_summary(removal, energy).to_string(float_format="{:.3f}".for
 # %%
 fig = study.draw_removal(removal, energy, clean)
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "near-chance"]
 k3 = 16
 ch.claim("oq3-first-vs-last", **study.first_vs_last(cf_res, k3, basis, data))
 ch.claim("oq3-beyond-energy", **study.beyond_energy(cf_res, k3, basis, data));
@@ -383,7 +383,7 @@ alphas = study.alphas(nad_sets, lenet_ref)
 accs = study.alpha_accuracies(alphas, maps)
 fig = study.draw_alpha(alphas, accs)
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "near-chance"]
 rho = study.alpha_rho(alphas, accs)
 pooled = study.pooled_rho(alphas, accs, nad_sets)
 print(f"secant NADs: {lenet_ref_source}")

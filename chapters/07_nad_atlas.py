@@ -176,7 +176,7 @@ if {"ViT/4", "ViT/8"} <= set(results):
 frames = study.index_accuracy(results)
 fig = study.draw_index(frames)
 
-# %% tags=["nbval-check-output"]
+# %% tags=["nbval-check-output", "near-chance"]
 for arch, slug in cfg["index_models"].items():
     print(study.describe_index(arch, frames, results))
     ch.claim(f"atlas-index-{slug}-ranks", **study.index_ranks(arch, frames, results))

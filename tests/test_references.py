@@ -26,10 +26,13 @@ def test_a_changed_seed_fails_and_the_default_passes(tmp_path):
 
 
 def test_a_changed_seed_fails_where_the_numbers_are_trained_near_chance(tmp_path):
-    """Chapter 5's smoke runs train near chance with two seeds, where the references compare a
-    mean within its interval's half-width: another seed must still fail them."""
+    """Chapter 5's smoke runs train near chance with two seeds, and those cells (``near-chance``)
+    pin no decimal: another seed must still fail the chapter, through its exact cells (the NADs,
+    drawn from the seed)."""
     changed = differences("05_underspecification", _run(tmp_path, "seed1", "05_underspecification", seed=1))
     assert changed and all("printed something else" in d for d in changed), changed
+    exact = [f"Cell {r['cell']}:" for r in load_reference("05_underspecification") if not r["near_chance"]]
+    assert any(c in d for d in changed for c in exact), changed
 
 
 def test_trained_numbers_may_differ_a_little_and_nothing_else():
@@ -59,6 +62,21 @@ def test_trained_numbers_may_differ_a_little_and_nothing_else():
     assert texts_agree(row, "         0 55.5 ± 19.9 56.6 ± 9.9\n")
     assert not texts_agree(row, "         0 95.5 ± 19.9 56.6 ± 9.9\n")  # outside both intervals
     assert not texts_agree(row, "         0 55.1 ± 29.8 55.7 ± 17.4 1\n")
+
+
+def test_a_near_chance_cell_pins_its_text_and_integers_not_its_decimals():
+    """Smoke-trained accuracies at chance are noise: a cell tagged ``near-chance`` keeps its
+    wording, claims and integers, and lets its decimals move."""
+    ref = ("mlp, 2 seeds: test accuracy (%)\n        0      1000 49.2 ± 44.7 48.0 ± 34.7\n"
+           "**inconclusive** - Criterion: >= 0.99. Measured 0.488 [0.00202, 0.975] (2 seeds)")
+    moved = ref.replace("49.2 ± 44.7", "61.0 ± 3.1").replace("0.488 [0.00202, 0.975]",
+                                                              "0.7 [0.6, 0.8]")
+    assert texts_agree(ref, moved, near_chance=True)
+    assert not texts_agree(ref, moved)                                  # elsewhere: pinned
+    assert not texts_agree(ref, ref.replace("2 seeds", "3 seeds"), near_chance=True)
+    assert not texts_agree(ref, ref.replace("1000", "800"), near_chance=True)
+    assert not texts_agree(ref, ref.replace("mlp", "lenet"), near_chance=True)
+    assert not texts_agree(ref, ref.replace(">=", "<="), near_chance=True)
 
 
 def test_checked_cells_are_matched_in_order_not_by_their_first_line():

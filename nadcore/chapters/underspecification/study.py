@@ -19,6 +19,7 @@ from nadcore.book.evidence import accuracy_interval, seed_summary
 from nadcore.chapters.linear_separability.runs import steps_per_run
 from nadcore.chapters.underspecification import runs as ux
 from nadcore.data import cifar
+from nadcore.data.directions import low_frequency_fraction
 from nadcore.nads import complete_basis
 
 __all__ = ["Study", "FIT", "per_model"]
@@ -81,10 +82,16 @@ class Study:
         specs_ = dict.fromkeys([*self.cfg["concat_models"], *self.cifar_specs.values()])
         return {spec: self.nad_basis(spec) for spec in specs_}
 
-    @staticmethod
-    def nad_summary(bases: dict) -> str:
-        """One line per basis: where its NADs come from and its shape."""
-        return "\n".join(f"{spec}: {where}; basis {U.shape[0]} x {U.shape[1]}" for spec, (U, where) in bases.items())
+    def nad_summary(self, bases: dict) -> str:
+        """Per basis: where its NADs come from, its shape, and the share of Fourier energy near
+        the zero frequency (radius 8) of each NAD the experiments use as v."""
+        used = sorted({*self.cfg["concat_indices"], *self.cfg["cifar_indices"]})
+        lines = []
+        for spec, (U, where) in bases.items():
+            low = ", ".join(f"u_{i} {low_frequency_fraction(U[i].reshape(32, 32)):.3f}" for i in used)
+            lines.append(f"{spec}: {where}; basis {U.shape[0]} x {U.shape[1]}\n"
+                         f"  low-frequency energy: {low}")
+        return "\n".join(lines)
 
     @staticmethod
     def nad_sources(bases: dict) -> dict:
