@@ -57,10 +57,14 @@ FIG6_INDICES = [0, 3, 6, 9, 20, 40, 64, 90, 110, 125, 133, 145, 160, 300, 720, 1
 FIG3_CELLS = [[0, 0], [0, 8], [0, -16], [2, 2], [2, 4], [2, -6], [2, 8], [2, -16]]
 FIG2_CELLS = [[0, 4], [2, 4], [2, 2], [0, -16], [2, -6], [2, 8]]
 
-#: The cpu campaign's widths: the narrowest each network's width study supports (VGG-11 at width
-#: 8 and 16 within 0.03 of the published accuracies on its diagnostic cells; ResNet-18 at width 8
-#: off by 0.10-0.15 on both of its cells, so width 16), DenseNet-121 at growth rate 8 (what a
-#: CPU can afford: about 40 minutes a cell), its rows checked against the published map.
+#: The cpu campaign's widths, chosen from the width study's first two widths on its first cells
+#: (VGG-11 at width 8 within 0.03 of the published accuracies on (0, 4) and (4, 4); ResNet-18 at
+#: width 8 off by 0.10-0.15 on both of its cells, so width 16). On all the diagnostic cells, mean
+#: |ours - published| falls with width: VGG-11 0.105 / 0.073 / 0.026 and ResNet-18 0.128 / 0.065
+#: / 0.026 at widths 8 / 16 / 32 (VGG-11's (0, 6) and ResNet-18's (2, 4) need width 32); over 2
+#: and 4 cells the intervals are wide, and only VGG-11 at width 32 has its whole interval within
+#: 0.05. The maps at the narrow widths are weaker stand-ins on those cells. DenseNet-121 at growth rate 8 (what a CPU can
+#: afford: about 23 minutes a cell), its rows checked against the published map.
 CPU = dict(
     device="cpu",
     widths={"resnet18": 16, "resnet18_nopool": 16, "vgg11": 8, "densenet121": 8},
