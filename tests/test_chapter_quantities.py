@@ -137,3 +137,33 @@ def test_width_agreement_lines_up_the_cells_both_widths_have():
     assert [(a, b) for a, b in zip(t["k1"], t["k2"])] == [(0, 4), (2, 2)]
     assert list(t["narrow"]) == [0.9, 0.5] and list(t["full"]) == [0.95, 0.55]
     assert t["published"].tolist() == pytest.approx(published_fig1_map("resnet18", [(0, 4), (2, 2)]).tolist())
+
+
+def test_big_fig6_names_full_width_claims_so_and_tests_the_fitted_sigma_on_each_network():
+    from types import SimpleNamespace
+
+    from nadcore.chapters.linear_separability.claims import CLAIMS
+
+    study = _study()
+    published = study.published_fig6()
+    pub = published["resnet18"]["test_acc"]
+    idx = [0, 3, 6, 9, 64, 300, 720, 1000]
+
+    def bundle(name, width, shift):  # sigma 3 on the published curve (+ shift), sigma 1 learns everything
+        rows = [dict(model="resnet18", width=width, recipe="authors", sigma=s, nad_index=i, seed=0,
+                     test_acc=(min(1.0, pub[i] + shift) if s == 3.0 else 1.0), train_acc=1.0,
+                     eigenvalue=1.0 / (1 + i)) for s in (3.0, 1.0) for i in idx]
+        return SimpleNamespace(name=name, title=lambda: f"campaign {name!r}",
+                               frame=lambda chapter, figure: pd.DataFrame(rows))
+
+    big6 = study.big_fig6(published, (bundle("cpu", 16, 0.05), {"resnet18": 16, "vgg11": 8}),
+                          (bundle("paper", 64, 0.0), {"resnet18": 64, "vgg11": 64}))
+    ids = {c.id for c in CLAIMS}
+    kinds = ("first-vs-beyond", "monotone", "sigma-validation")
+    assert set(big6["evidence"]) == {f"fig6-{k}-resnet18{s}" for k in kinds for s in ("", "-full-width")}
+    assert set(big6["evidence"]) <= ids
+    full = big6["evidence"]["fig6-sigma-validation-resnet18-full-width"]
+    assert full["interval"].value < 0 and full["settings"]["width"] == 64  # sigma 3 is the closer one
+    assert big6["evidence"]["fig6-first-vs-beyond-resnet18-full-width"]["interval"].value == pytest.approx(
+        np.mean([pub[i] for i in idx[:4]]) - np.mean([pub[i] for i in idx[-2:]]))
+    assert len(big6["table"]) == 4 and study.big_fig6(published) is None

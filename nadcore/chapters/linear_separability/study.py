@@ -576,41 +576,44 @@ class Study:
                                            "indices above 0.6": int((d["test_acc"] > 0.6).sum())}
                                        for m, d in published.items()}, orient="index")
 
-    def big_fig6(self, bundle, widths, published: dict) -> dict | None:
-        """The campaign's Fig. 6 (ResNet-18, VGG-11 on the authors' NADs, both noise levels):
-        the panels, a summary table, and the keywords of their claims (sigma = 3 for the paper's
-        claims, both for the validation of the fitted sigma)."""
-        frame = bundle.frame(campaigns.CHAPTER, "fig6") if bundle else None
-        if frame is None:
-            return None
+    def big_fig6(self, published: dict, *sources) -> dict | None:
+        """The campaigns' Fig. 6 (ResNet-18, VGG-11 on the authors' NADs, both noise levels;
+        ``sources``: pairs of a bundle and its widths, as :meth:`campaign` returns them): the
+        panels, a summary table, and the keywords of their claims (sigma = 3 for the paper's
+        claims, both for the validation of the fitted sigma; ids ending in ``-full-width`` for a
+        network at full width)."""
         table = q.published_fig6_table()
         sigma, fitted = float(self.cfg["sigma"]), float(self.cfg["fig6_sigma"])
         panels, rows, claims = {}, {}, {}
-        for arch in ("resnet18", "vgg11"):
-            w = widths.get(arch)
-            have = sorted(bundled.select(frame, arch, w)["sigma"].unique())
-            if not have:
-                continue
-            name = self.network(arch, w)
-            pub = published[arch]
-            panel = {f"{name}, sigma={s:g}": bundled.fig6_curves(frame, arch, w, s) for s in have}
-            panel[f"{campaigns.NAMES[arch]}, published"] = (pub.index, pub["test_acc"])
-            panels[name] = panel
-            fill = dict(network=name, profile=f"campaign {bundle.name}", steps=1, paper_steps=1,
-                        settings={"width": int(w), "bundle": bundle.title()})
-            for s in have:
-                sm = bundled.fig6_summary(frame, arch, w, s, table)
-                rows[(name, s)] = {"acc NADs 0-9 minus > 700": sm["gap"].value, "published": sm["published_gap"],
-                                   "spearman": sm["spearman"].value, "published spearman": sm["published_spearman"],
-                                   "mean |ours - published|": sm["distance"].value}
-                if s == sigma:
-                    claims[f"fig6-first-vs-beyond-{arch}"] = dict(interval=sm["gap"], published_gap=sm["published_gap"],
-                                                                  **fill)
-                    claims[f"fig6-monotone-{arch}"] = dict(interval=sm["spearman"], n_indices=len(sm["indices"]),
-                                                           published_spearman=sm["published_spearman"], **fill)
-            if {sigma, fitted} <= set(have):
-                claims[f"fig6-sigma-validation-{arch}"] = dict(
-                    interval=bundled.sigma_preference(frame, arch, w, table, (sigma, fitted)), **fill)
+        for bundle, widths in sources:
+            frame = bundle.frame(campaigns.CHAPTER, "fig6") if bundle else None
+            for arch in ("resnet18", "vgg11") if frame is not None else ():
+                w = widths.get(arch)
+                have = sorted(bundled.select(frame, arch, w)["sigma"].unique())
+                if not have:
+                    continue
+                name, suffix = self.network(arch, w), FULL if int(w) == spec_width(arch) else ""
+                pub = published[arch]
+                panel = {f"{name}, sigma={s:g}": bundled.fig6_curves(frame, arch, w, s) for s in have}
+                panel[f"{campaigns.NAMES[arch]}, published"] = (pub.index, pub["test_acc"])
+                panels[name] = panel
+                fill = dict(network=name, profile=f"campaign {bundle.name}", steps=1, paper_steps=1,
+                            settings={"width": int(w), "bundle": bundle.title()})
+                for s in have:
+                    sm = bundled.fig6_summary(frame, arch, w, s, table)
+                    rows[(name, s)] = {"acc NADs 0-9 minus > 700": sm["gap"].value,
+                                       "published": sm["published_gap"], "spearman": sm["spearman"].value,
+                                       "published spearman": sm["published_spearman"],
+                                       "mean |ours - published|": sm["distance"].value}
+                    if s == sigma:
+                        claims[f"fig6-first-vs-beyond-{arch}{suffix}"] = dict(
+                            interval=sm["gap"], published_gap=sm["published_gap"], **fill)
+                        claims[f"fig6-monotone-{arch}{suffix}"] = dict(
+                            interval=sm["spearman"], n_indices=len(sm["indices"]),
+                            published_spearman=sm["published_spearman"], **fill)
+                if {sigma, fitted} <= set(have):
+                    claims[f"fig6-sigma-validation-{arch}{suffix}"] = dict(
+                        interval=bundled.sigma_preference(frame, arch, w, table, (sigma, fitted)), **fill)
         if not panels:
             return None
         return {"panels": panels, "table": pd.DataFrame.from_dict(rows, orient="index"), "evidence": claims}
@@ -676,4 +679,4 @@ class Study:
         if not big6:
             return None
         return plots.accuracy_vs_index(big6["panels"], title="Fig. 6 for the paper's big networks "
-                                                              "(campaign bundle; published curves as lines)")
+                                                              "(campaign bundles; published curves as lines)")
