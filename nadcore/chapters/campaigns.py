@@ -63,8 +63,9 @@ FIG2_CELLS = [[0, 4], [2, 4], [2, 2], [0, -16], [2, -6], [2, 8]]
 #: |ours - published| falls with width: VGG-11 0.105 / 0.073 / 0.026 and ResNet-18 0.128 / 0.065
 #: / 0.026 at widths 8 / 16 / 32 (VGG-11's (0, 6) and ResNet-18's (2, 4) need width 32); over 2
 #: and 4 cells the intervals are wide, and only VGG-11 at width 32 has its whole interval within
-#: 0.05. The maps at the narrow widths are weaker stand-ins on those cells. DenseNet-121 at growth rate 8 (what a CPU can
-#: afford: about 23 minutes a cell), its rows checked against the published map.
+#: 0.05. The maps at the narrow widths are weaker stand-ins on those cells. DenseNet-121 at
+#: growth rate 8 (what a CPU can afford: about 23 minutes a cell), its rows checked against the
+#: published map.
 CPU = dict(
     device="cpu",
     widths={"resnet18": 16, "resnet18_nopool": 16, "vgg11": 8, "densenet121": 8},

@@ -88,7 +88,7 @@ class Study:
         used = sorted({*self.cfg["concat_indices"], *self.cfg["cifar_indices"]})
         lines = []
         for spec, (U, where) in bases.items():
-            low = ", ".join(f"u_{i} {low_frequency_fraction(U[i].reshape(32, 32)):.3f}" for i in used)
+            low = ", ".join(f"u_{i} {low_frequency_fraction(U[i]):.3f}" for i in used)
             lines.append(f"{spec}: {where}; basis {U.shape[0]} x {U.shape[1]}\n"
                          f"  low-frequency energy: {low}")
         return "\n".join(lines)
