@@ -119,6 +119,7 @@ def test_width_specs_build_the_papers_networks_narrower(spec, name, width, chann
     assert first.out_channels == channels  # the stem: width (DenseNet: 2 x growth rate)
     assert nets.spec_name(spec) == name and nets.spec_key(spec) == {"model": name}
     assert nets.spec_width(spec) == width
+    assert nets.width_name(name.split("?")[0]) == ("growth rate" if "dense" in name else "width")
     assert nets.registry_spec(name.split("?")[0], **({"growth_rate": width} if "dense" in name else {"width": width})) == name
     same = build_model(name, 1, 2, seed=1)  # the canonical name is the same network
     assert all(torch.equal(p, q) for p, q in zip(m.parameters(), same.parameters()))

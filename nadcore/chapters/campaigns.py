@@ -40,7 +40,7 @@ from nadcore.book.campaign import Task
 from nadcore.chapters.linear_separability import runs as sep
 from nadcore.data import fourier_basis_vector, fourier_grid
 from nadcore.nads.published import load_published_nads, published_fig1_map
-from nadcore.nets import OPTIONS, REGISTRY, registry_spec, spec_width
+from nadcore.nets import OPTIONS, REGISTRY, registry_spec, spec_width, width_name
 
 __all__ = ["CAMPAIGNS", "CPU", "PAPER", "TINY", "CHAPTER", "NOT_WIRED", "COLUMNS", "KEYS", "campaign_settings",
            "plan", "spec_of", "width_table", "coverage", "coverage_lines", "PAPER_FIGURES", "NAMES", "distinct_cells", "row_cells", "stage_cells", "mirror", "DIAGNOSTIC"]
@@ -375,7 +375,7 @@ def coverage(profile: str = "cpu", root=None) -> list[dict]:
                 width = spec_width(spec_of(arch, CAMPAIGNS[name]["widths"].get(arch)))
                 part = df[(df["model"] == arch) & (df["width"] == width)] if df is not None else None
                 if part is not None and len(part):
-                    sources.append(f"campaign {name} (width {width}, {len(part)} runs)")
+                    sources.append(f"campaign {name} ({width_name(arch)} {width}, {len(part)} runs)")
             where[arch] = " and ".join(sources) or None
         out.append({"figure": fig, "label": label, "chapter": chapter, "networks": where})
     return out

@@ -119,6 +119,12 @@ def spec_width(spec) -> int | None:
     (key, default), = OPTIONS[base].items()
     return int(opts.get(key, default))
 
+def width_name(arch: str) -> str:
+    """What the width option of registry network ``arch`` is called in prose: ``"width"``, or
+    ``"growth rate"`` for DenseNet-121."""
+    return next(iter(OPTIONS.get(arch, {"width": 0}))).replace("_", " ")
+
+
 #: Registry names and the file prefix of the authors' published NADs for the same architecture.
 PUBLISHED_NAMES = {"logreg": "LogReg", "lenet": "LeNet", "vgg11": "VGG11",
                    "resnet18": "ResNet18", "densenet121": "DenseNet121"}

@@ -18,7 +18,7 @@ import pandas as pd
 
 from nadcore.book import evidence
 from nadcore.chapters.linear_separability import quantities as q
-from nadcore.nets import OPTIONS
+from nadcore.nets import width_name
 
 __all__ = ["BIG", "select", "fig1_map", "width_label", "map_distance", "map_pearson", "train_fit",
            "frequency_gap", "published_gap", "cell_accuracy", "share_interval", "diagnostic_table", "fig6_curves",
@@ -30,8 +30,7 @@ BIG = ("resnet18", "vgg11", "densenet121")
 
 def width_label(name: str, arch: str, width) -> str:
     """``"ResNet-18 at width 16"``: ``name`` at its width (DenseNet-121: its growth rate)."""
-    key = next(iter(OPTIONS.get(arch, {"width": 64})))
-    return f"{name} at {key.replace('_', ' ')} {int(width)}"
+    return f"{name} at {width_name(arch)} {int(width)}"
 
 
 def select(frame: pd.DataFrame | None, arch: str, width: int | None = None, recipe: str = "authors",
