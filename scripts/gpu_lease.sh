@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # One GPU lease of the paper campaign (full width, bf16, runs side by side): the jobs of each
 # named network and figure in turn (Fig. 1 unless another is named: its diagnostic cells first,
-# then its grid), each under its own time budget. It starts from a copy of the committed bundle (results/paper), so it skips the jobs done
-# in earlier leases, and leaves the whole bundle in $OUT/paper: copy that over results/paper
-# afterwards.  Usage on the device machine:
+# then its grid), each under its own time budget. It starts from a copy of the committed bundle
+# (results/paper), so it skips the jobs done in earlier leases, and leaves the whole bundle in
+# $OUT/paper: copy that over results/paper afterwards.  Usage on the device machine:
 #     bash scripts/gpu_lease.sh ARCH[/FIGURE]:SECONDS [ARCH[/FIGURE]:SECONDS ...]
 #     bash scripts/gpu_lease.sh resnet18:140 densenet121:260 vgg11:150
 #     bash scripts/gpu_lease.sh resnet18/fig6:420 resnet18:150
