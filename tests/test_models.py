@@ -121,8 +121,15 @@ def test_width_specs_build_the_papers_networks_narrower(spec, name, width, chann
     assert nets.spec_width(spec) == width
     assert nets.width_name(name.split("?")[0]) == ("growth rate" if "dense" in name else "width")
     assert nets.registry_spec(name.split("?")[0], **({"growth_rate": width} if "dense" in name else {"width": width})) == name
+    assert nets.width_spec(name.split("?")[0], width) == name
     same = build_model(name, 1, 2, seed=1)  # the canonical name is the same network
     assert all(torch.equal(p, q) for p, q in zip(m.parameters(), same.parameters()))
+
+
+def test_a_network_without_a_width_option_says_which_have_one():
+    with pytest.raises(ModelSpecError, match="lenet.*no width option.*resnet18"):
+        nets.width_spec("lenet", 8)
+    assert nets.width_name("lenet") == "width"
 
 
 @pytest.mark.parametrize("bad,words", [("resnet18?depth=3", "unknown option"), ("lenet?width=3", "takes no options"),

@@ -40,7 +40,7 @@ from nadcore.book.campaign import Task
 from nadcore.chapters.linear_separability import runs as sep
 from nadcore.data import fourier_basis_vector, fourier_grid
 from nadcore.nads.published import load_published_nads, published_fig1_map
-from nadcore.nets import OPTIONS, REGISTRY, registry_spec, spec_width, width_name
+from nadcore.nets import REGISTRY, spec_width, width_name, width_spec
 
 __all__ = ["CAMPAIGNS", "CPU", "PAPER", "TINY", "CHAPTER", "NOT_WIRED", "COLUMNS", "KEYS", "campaign_settings",
            "plan", "spec_of", "width_table", "coverage", "coverage_lines", "PAPER_FIGURES", "NAMES", "distinct_cells", "row_cells", "stage_cells", "mirror", "DIAGNOSTIC"]
@@ -269,10 +269,7 @@ def spec_of(arch: str, width) -> str:
         raise ValueError(f"unknown architecture {arch!r}; the registry has {', '.join(sorted(REGISTRY))}")
     if width is None:
         return arch
-    if arch not in OPTIONS:
-        raise ValueError(f"{arch!r} has no width option (those with one: {', '.join(OPTIONS)})")
-    (key, _), = OPTIONS[arch].items()
-    return registry_spec(arch, **{key: int(width)})
+    return width_spec(arch, width)
 
 
 def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | None = None,

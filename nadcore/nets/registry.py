@@ -109,6 +109,20 @@ def registry_spec(name: str, **options) -> str:
     return base + ("?" + "&".join(f"{k}={v}" for k, v in keep.items()) if keep else "")
 
 
+def width_option(arch: str) -> str:
+    """The name of registry network ``arch``'s width option: ``"width"``, or ``"growth_rate"``
+    for DenseNet-121."""
+    if arch not in OPTIONS:
+        raise ModelSpecError(f"{arch!r} has no width option (those with one: {', '.join(OPTIONS)})")
+    return next(iter(OPTIONS[arch]))
+
+
+def width_spec(arch: str, width) -> str:
+    """The canonical spec of registry network ``arch`` at ``width``:
+    ``width_spec("densenet121", 8) == "densenet121?growth_rate=8"``."""
+    return registry_spec(arch, **{width_option(arch): int(width)})
+
+
 def spec_width(spec) -> int | None:
     """The width of a registry spec with a width option (``width`` or DenseNet-121's
     ``growth_rate``), its default where not given; None for other models."""
@@ -116,13 +130,14 @@ def spec_width(spec) -> int | None:
     if parsed is None or parsed[0] not in OPTIONS:
         return None
     base, opts = parsed
-    (key, default), = OPTIONS[base].items()
-    return int(opts.get(key, default))
+    key = width_option(base)
+    return int(opts.get(key, OPTIONS[base][key]))
+
 
 def width_name(arch: str) -> str:
     """What the width option of registry network ``arch`` is called in prose: ``"width"``, or
     ``"growth rate"`` for DenseNet-121."""
-    return next(iter(OPTIONS.get(arch, {"width": 0}))).replace("_", " ")
+    return width_option(arch).replace("_", " ") if arch in OPTIONS else "width"
 
 
 #: Registry names and the file prefix of the authors' published NADs for the same architecture.

@@ -21,7 +21,7 @@ from nadcore.chapters.campaigns import NAMES
 from nadcore.data.directions import fourier_energy, fourier_grid
 from nadcore.nads.covariance import GROUPS, OVERLAP_KS, identifiable_overlap, overlap_interval
 from nadcore.nads.published import load_published_nads, published_fig1_map
-from nadcore.nets import OPTIONS, registry_spec, width_name
+from nadcore.nets import width_name, width_spec
 
 __all__ = ["accuracy_region", "support_share", "comb_share", "width_overlaps", "region_threshold",
            "support_row", "support_table", "support_evidence", "comb_evidence", "width_study",
@@ -151,11 +151,10 @@ def width_study(ch, widths: dict, networks: dict) -> dict:
         n = int(networks[arch])
         full, _ = ch.nads(arch, "gradient", networks=n)
         again = cached_nads(arch, "gradient", n, ch.seed + 1, cache=ch.cache, device=ch.device)
-        key = next(iter(OPTIONS[arch]))
-        est = {int(w): ch.nads(registry_spec(arch, **{key: int(w)}), "gradient", networks=n)[0] for w in ws}
+        est = {int(w): ch.nads(width_spec(arch, w), "gradient", networks=n)[0] for w in ws}
         table = width_overlaps(est, full, again, load_published_nads(arch))
         table.index = [f"{width_name(arch)} {w}" if isinstance(w, int) else w for w in table.index]
-        table.attrs.update(networks=n, estimates=est, full=full, again=again, key=key)
+        table.attrs.update(networks=n, estimates=est, full=full, again=again)
         out[arch] = table
     return out
 
