@@ -18,15 +18,12 @@ import pandas as pd
 
 from nadcore.book import evidence
 from nadcore.chapters.linear_separability import quantities as q
+from nadcore.chapters.linear_separability.claims import BIG
 from nadcore.nets import width_name
 
 __all__ = ["BIG", "select", "fig1_map", "width_label", "map_distance", "map_pearson", "train_fit",
            "frequency_gap", "published_gap", "cell_accuracy", "share_interval", "diagnostic_table", "fig6_curves",
            "fig6_summary", "sigma_preference"]
-
-#: the paper's big networks, which only the campaigns train
-BIG = ("resnet18", "vgg11", "densenet121")
-
 
 def width_label(name: str, arch: str, width) -> str:
     """``"ResNet-18 at width 16"``: ``name`` at its width (DenseNet-121: its growth rate)."""

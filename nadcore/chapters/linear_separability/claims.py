@@ -25,6 +25,7 @@ the full-width networks of the GPU campaign (``results/paper``) have the same cl
 ending in ``-full-width``.
 """
 from nadcore.book.evidence import MUCH, ClaimSpec
+from nadcore.nets import spec_width
 
 ACC, DIFF, CORR, RATIO = (0.0, 1.0), (-1.0, 1.0), (-1.0, 1.0), (0.0, float("inf"))
 TOL, TOL_RHO = 0.05, 0.1
@@ -33,6 +34,12 @@ NAD = "NAD paper"
 BIG = ("resnet18", "vgg11", "densenet121")
 #: the suffix of the Fig. 1 and Fig. 6 claims of a big network trained at full width (the GPU campaign)
 FULL = "-full-width"
+
+
+def width_suffix(arch: str, width) -> str:
+    """The end of a big network's claim ids at ``width``: :data:`FULL` at its full width, else none."""
+    return FULL if int(width) == spec_width(arch) else ""
+
 _T = "0.05: one-network-per-cell noise of the published map and the test sets"
 _SIGMA = ("sigma = {fig6_sigma} for Fig. 6: chosen because, with it, LeNet's accuracy along its NADs met "
           "this published curve (at the paper's sigma = 3 it fell earlier)")

@@ -25,7 +25,7 @@ from nadcore.chapters.linear_separability import quantities as q
 from nadcore.chapters.linear_separability import runs as sep
 from nadcore.data import fourier_basis_vector, fourier_grid
 from nadcore.nets import spec_width
-from nadcore.chapters.linear_separability.claims import FULL
+from nadcore.chapters.linear_separability.claims import width_suffix
 
 __all__ = ["Study", "seed_mean"]
 
@@ -407,7 +407,7 @@ class Study:
         ``-full-width`` at the network's full width). A comparison with the published map counts
         only where the trained cells include some that the published map has below 0.9: on cells
         that every network learns, any network that generalises would match it."""
-        suffix = FULL if int(width) == spec_width(arch) else ""
+        suffix = width_suffix(arch, width)
         fill = self._bundle_fill(bundle, arch, width, rows)
         hard = {"the trained cells include some the published map has below 0.9": bool(
             q.published_fig1_map(arch, rows[["k1", "k2"]].to_numpy()).min() < 0.9)}
@@ -583,40 +583,46 @@ class Study:
         claims, both for the validation of the fitted sigma; ids ending in ``-full-width`` for a
         network at full width)."""
         table = q.published_fig6_table()
-        sigma, fitted = float(self.cfg["sigma"]), float(self.cfg["fig6_sigma"])
         panels, rows, claims = {}, {}, {}
         for bundle, widths in sources:
             frame = bundle.frame(campaigns.CHAPTER, "fig6") if bundle else None
             for arch in ("resnet18", "vgg11") if frame is not None else ():
-                w = widths.get(arch)
-                have = sorted(bundled.select(frame, arch, w)["sigma"].unique())
-                if not have:
-                    continue
-                name, suffix = self.network(arch, w), FULL if int(w) == spec_width(arch) else ""
-                pub = published[arch]
-                panel = {f"{name}, sigma={s:g}": bundled.fig6_curves(frame, arch, w, s) for s in have}
-                panel[f"{campaigns.NAMES[arch]}, published"] = (pub.index, pub["test_acc"])
-                panels[name] = panel
-                fill = dict(network=name, profile=f"campaign {bundle.name}", steps=1, paper_steps=1,
-                            settings={"width": int(w), "bundle": bundle.title()})
-                for s in have:
-                    sm = bundled.fig6_summary(frame, arch, w, s, table)
-                    rows[(name, s)] = {"acc NADs 0-9 minus > 700": sm["gap"].value,
-                                       "published": sm["published_gap"], "spearman": sm["spearman"].value,
-                                       "published spearman": sm["published_spearman"],
-                                       "mean |ours - published|": sm["distance"].value}
-                    if s == sigma:
-                        claims[f"fig6-first-vs-beyond-{arch}{suffix}"] = dict(
-                            interval=sm["gap"], published_gap=sm["published_gap"], **fill)
-                        claims[f"fig6-monotone-{arch}{suffix}"] = dict(
-                            interval=sm["spearman"], n_indices=len(sm["indices"]),
-                            published_spearman=sm["published_spearman"], **fill)
-                if {sigma, fitted} <= set(have):
-                    claims[f"fig6-sigma-validation-{arch}{suffix}"] = dict(
-                        interval=bundled.sigma_preference(frame, arch, w, table, (sigma, fitted)), **fill)
+                if not bundled.select(frame, arch, widths.get(arch)).empty:
+                    panel, more, evid = self._big_fig6_network(bundle, frame, arch, widths[arch],
+                                                               published[arch], table)
+                    panels[self.network(arch, widths[arch])] = panel
+                    rows.update(more)
+                    claims.update(evid)
         if not panels:
             return None
         return {"panels": panels, "table": pd.DataFrame.from_dict(rows, orient="index"), "evidence": claims}
+
+    def _big_fig6_network(self, bundle, frame, arch: str, w, pub, table) -> tuple[dict, dict, dict]:
+        """One network's Fig. 6 in :meth:`big_fig6`: its panel, its summary rows by (network,
+        sigma), and the keywords of its claims."""
+        sigma, fitted = float(self.cfg["sigma"]), float(self.cfg["fig6_sigma"])
+        have = sorted(bundled.select(frame, arch, w)["sigma"].unique())
+        name, suffix = self.network(arch, w), width_suffix(arch, w)
+        panel = {f"{name}, sigma={s:g}": bundled.fig6_curves(frame, arch, w, s) for s in have}
+        panel[f"{campaigns.NAMES[arch]}, published"] = (pub.index, pub["test_acc"])
+        fill = dict(network=name, profile=f"campaign {bundle.name}", steps=1, paper_steps=1,
+                    settings={"width": int(w), "bundle": bundle.title()})
+        rows, claims = {}, {}
+        for s in have:
+            sm = bundled.fig6_summary(frame, arch, w, s, table)
+            rows[(name, s)] = {"acc NADs 0-9 minus > 700": sm["gap"].value, "published": sm["published_gap"],
+                               "spearman": sm["spearman"].value, "published spearman": sm["published_spearman"],
+                               "mean |ours - published|": sm["distance"].value}
+            if s == sigma:
+                claims[f"fig6-first-vs-beyond-{arch}{suffix}"] = dict(
+                    interval=sm["gap"], published_gap=sm["published_gap"], **fill)
+                claims[f"fig6-monotone-{arch}{suffix}"] = dict(
+                    interval=sm["spearman"], n_indices=len(sm["indices"]),
+                    published_spearman=sm["published_spearman"], **fill)
+        if {sigma, fitted} <= set(have):
+            claims[f"fig6-sigma-validation-{arch}{suffix}"] = dict(
+                interval=bundled.sigma_preference(frame, arch, w, table, (sigma, fitted)), **fill)
+        return panel, rows, claims
 
     # ------------------------------------------------------------------ the chapter's figures
     # (each draws one figure of the page and records the numbers behind it as a data file)
