@@ -73,9 +73,11 @@ def test_bundle_map_mirrors_untrained_cells_and_measures_the_distance():
     assert d.value == pytest.approx(0.02) and d.unit == "groups" and "4 cells" in d.method
     two = bundled.map_distance(_frame(cells, pub + 0.02, seeds=(0, 1)), "resnet18")
     assert two.value == pytest.approx(0.02) and two.unit == "seeds"
-    gap = bundled.frequency_gap(frame, 4, 8)
+    gap = bundled.frequency_gap(frame, "resnet18", 4, 8)
     low, high = np.mean(pub[:2] + 0.02), np.mean(pub[2:] + 0.02)
     assert gap.value == pytest.approx(low - high)
+    # one seed: paired per cell with the published map, so the cells' own spread is no noise
+    assert gap.low == pytest.approx(gap.value) and gap.high == pytest.approx(gap.value) and "paired" in gap.method
     assert bundled.published_gap(frame, "resnet18", 4, 8) == pytest.approx(np.mean(pub[:2]) - np.mean(pub[2:]))
 
 

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 
 from nadcore.book.evidence import (CLAIM_KEYS, Claim, ClaimSpec, Criterion, accuracy_interval, exact_value,
-                                   fisher_interval, jackknife_interval, number, read_claims, t_interval,
-                                   write_claims)
+                                   difference_interval, fisher_interval, jackknife_interval, number,
+                                   paired_gap_interval, read_claims, t_interval, write_claims)
 
 
 def test_t_interval_matches_the_textbook():
@@ -95,6 +95,23 @@ def test_claim_spec_fills_its_placeholders_and_checks_its_kind():
         ClaimSpec("x", "paper", "", "t", "q", ">=", 0)
     with pytest.raises(KeyError, match="threshold"):
         s.criterion({"model": "lenet", "low": 4})
+
+
+def test_a_one_run_gap_is_paired_with_the_published_values_at_the_same_points():
+    rng = np.random.default_rng(0)
+    published = np.r_[rng.uniform(0.6, 1.0, 10), rng.uniform(0.5, 0.9, 20)]  # fixed, spread-out points
+    first = np.arange(30) < 10
+    ours = published + rng.normal(0, 0.01, 30)  # the same map, one run each
+    gap = paired_gap_interval(ours, published, first, ~first, (-1, 1), "cells")
+    truth = published[first].mean() - published[~first].mean()
+    assert gap.value == pytest.approx(ours[first].mean() - ours[~first].mean())
+    assert gap.low < truth < gap.high and gap.high - gap.low < 0.03 and "10 + 20 cells" in gap.method
+    unpaired = difference_interval(ours[first], ours[~first])  # the points' spread taken for noise
+    assert unpaired.high - unpaired.low > 4 * (gap.high - gap.low)
+    shifted = paired_gap_interval(ours + 0.2 * first, published, first, ~first)  # a real disagreement
+    assert shifted.low > truth + 0.15
+    one = paired_gap_interval(ours[:3], published[:3], [True, False, False], [False, True, True])
+    assert math.isnan(one.low) and math.isnan(one.high)  # one point in a band: no interval
 
 
 def test_seeds_and_groups_are_told_apart():

@@ -41,7 +41,8 @@ from scipy.stats import spearmanr
 from scipy.stats import t as student_t
 
 __all__ = ["VERDICTS", "KINDS", "EVIDENCE", "MUCH", "Interval", "t_interval", "accuracy_interval", "fisher_interval",
-           "jackknife_interval", "exact_value", "runs_interval", "difference_interval", "correlation_interval", "spearman", "Criterion", "ClaimSpec", "Claim", "CLAIM_KEYS",
+           "jackknife_interval", "exact_value", "runs_interval", "difference_interval", "paired_gap_interval",
+           "correlation_interval", "spearman", "Criterion", "ClaimSpec", "Claim", "CLAIM_KEYS",
            "write_claims", "read_claims", "seed_mean_halfwidth", "format_fixed", "seed_summary",
            "number", "fill_placeholders", "UNBOUNDED"]
 
@@ -187,6 +188,23 @@ def difference_interval(a, b, bounds=UNBOUNDED, what: str = "runs") -> Interval:
     half = float(student_t.ppf(0.975, dof)) * se
     return Interval(d, d - half, d + half, int(a.size + b.size),
                     f"Welch t-interval over {a.size} + {b.size} {what}", "groups").clipped(bounds)
+
+
+def paired_gap_interval(ours, published, first, second, bounds=UNBOUNDED, what: str = "points") -> Interval:
+    """The gap mean(ours[first]) - mean(ours[second]) over fixed points that were each measured
+    once (the cells of a one-seed map, the NAD indices of a one-seed curve), with an interval from
+    the paired differences d = ours - published at the same points: the published gap plus
+    Welch's t-interval of mean(d[first]) - mean(d[second]). The points are fixed and the same on
+    both sides, so the spread between them is not noise of the gap and cancels in d; what remains
+    is the run-to-run noise of both and any real disagreement between them."""
+    ours, ref = np.asarray(ours, dtype=float).ravel(), np.asarray(published, dtype=float).ravel()
+    first, second = np.asarray(first, dtype=bool).ravel(), np.asarray(second, dtype=bool).ravel()
+    d = difference_interval((ours - ref)[first], (ours - ref)[second], what=what)
+    ref_gap = float(ref[first].mean() - ref[second].mean())
+    value = float(ours[first].mean() - ours[second].mean())
+    return Interval(value, ref_gap + d.low, ref_gap + d.high, d.n,
+                    f"the published gap + Welch t-interval of (ours - published) over {int(first.sum())} + "
+                    f"{int(second.sum())} {what}, paired per point", "groups").clipped(bounds)
 
 
 def spearman(a, b) -> float:

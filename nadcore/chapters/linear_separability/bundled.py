@@ -9,7 +9,11 @@ summaries as the chapter's own runs (:mod:`nadcore.chapters.linear_separability.
 
 With two or more seeds an interval is over seeds; with one seed (a campaign's first pass) it is
 over the independent runs that make up the quantity (the cells of a map, the NAD indices of a
-curve: each its own data and initialisation), and says so.
+curve: each its own data and initialisation), and says so. A one-seed gap between two bands of
+cells or indices, which the claims compare with the published gap on the same points, gets its
+interval from the paired differences to the published values
+(:func:`nadcore.book.evidence.paired_gap_interval`): the cells are fixed, so their spread within
+a band is no noise of the gap.
 """
 from __future__ import annotations
 
@@ -101,17 +105,20 @@ def train_fit(rows: pd.DataFrame) -> evidence.Interval:
     return evidence.runs_interval(_cells(rows)["train_acc"], (0, 1), "cells")
 
 
-def frequency_gap(rows: pd.DataFrame, low: int, high: int) -> evidence.Interval:
-    """Mean test accuracy on the trained cells with max(|k1|, |k2|) <= low minus on >= high."""
+def frequency_gap(rows: pd.DataFrame, arch: str, low: int, high: int) -> evidence.Interval:
+    """Mean test accuracy on the trained cells with max(|k1|, |k2|) <= low minus on >= high
+    (one seed: its interval paired per cell with ``arch``'s published map, which the claims
+    compare it with on the same cells)."""
     seeds = sorted(rows["seed"].unique())
     if len(seeds) >= 2:
         gaps = [q.band_means(g["test_acc"].to_numpy()[None], g[["k1", "k2"]].to_numpy(), low, high)["gap"][0]
                 for _, g in rows.groupby("seed")]
         return evidence.t_interval(gaps, bounds=(-1, 1))
     c = _cells(rows)
-    r = q.cell_radius(c[["k1", "k2"]].to_numpy())
-    acc = c["test_acc"].to_numpy()
-    return evidence.difference_interval(acc[r <= low], acc[r >= high], (-1, 1), "cells")
+    k = c[["k1", "k2"]].to_numpy()
+    r = q.cell_radius(k)
+    return evidence.paired_gap_interval(c["test_acc"], q.published_fig1_map(arch, k), r <= low, r >= high,
+                                        (-1, 1), "cells")
 
 
 def published_gap(rows: pd.DataFrame, arch: str, low: int, high: int) -> float:
@@ -155,7 +162,8 @@ def fig6_summary(frame: pd.DataFrame, arch: str, width: int, sigma: float, publi
         d = evidence.t_interval(dist, bounds=(0, 1))
     else:
         a = acc[0]
-        gap = evidence.difference_interval(a[idx < 10], a[idx > 700], (-1, 1), "NAD indices")
+        gap = evidence.paired_gap_interval(a, pub["test_acc"].to_numpy(), idx < 10, idx > 700, (-1, 1),
+                                           "NAD indices")
         rho = evidence.correlation_interval(per[0]["spearman"], len(idx), spearman=True, what="NAD indices")
         d = evidence.runs_interval(np.abs(a - pub["test_acc"].to_numpy()), (0, 1), "NAD indices")
     pub_sum = q.nad_index_summary(idx, pub["test_acc"].to_numpy(), _by_index(idx, pub["eigenvalue"].to_numpy()))

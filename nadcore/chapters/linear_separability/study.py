@@ -392,7 +392,7 @@ class Study:
                 "cells": r[["k1", "k2"]].drop_duplicates().shape[0], "seeds": r["seed"].nunique(),
                 "mean |ours - published|": bundled.map_distance(r, a).value,
                 "Pearson": bundled.map_pearson(r, a).value,
-                "gap": bundled.frequency_gap(r, self.low, self.high).value,
+                "gap": bundled.frequency_gap(r, a, self.low, self.high).value,
                 "published gap": bundled.published_gap(r, a, self.low, self.high),
                 "train acc": bundled.train_fit(r).value}
         return pd.DataFrame.from_dict(rows, orient="index")
@@ -417,7 +417,7 @@ class Study:
         r = q.cell_radius(rows[["k1", "k2"]].to_numpy())
         if (r <= self.low).any() and (r >= self.high).any():  # a gap needs cells in both bands
             out[f"fig1-frequency-gap-{arch}{suffix}"] = dict(
-                interval=bundled.frequency_gap(rows, self.low, self.high), preconditions=hard,
+                interval=bundled.frequency_gap(rows, arch, self.low, self.high), preconditions=hard,
                 published_gap=bundled.published_gap(rows, arch, self.low, self.high), **fill)
         return out
 
