@@ -1,7 +1,7 @@
 """Training throughput of the paper's big networks on the CPU, per width: what a campaign cell costs.
 
 Run on an idle machine:  python benchmarks/bench_big_networks.py [--steps 12] [--json out.json]
-    [--networks resnet18?width=16,vgg11?width=8,...] [--quick]
+    [--networks resnet18?width=16,vgg11?width=8,...] [--autocast bf16] [--quick]
 
 For each network spec (the registry's widths: ``resnet18?width=16`` ...) it times training steps
 of the campaign's recipe (batch 128, one 32x32 channel, two outputs, cross-entropy, SGD with
@@ -16,6 +16,11 @@ faster of the fp32 matrix products of ``common.matmul_peak`` and a large 3x3 con
 (128 x 64 x 32 x 32, 64 -> 64 channels, channels-last: oneDNN's direct path), measured in the
 same run. ``hours per cell`` is the wall time of one Fig. 1 cell of the campaign (10,000 samples x
 20 epochs of training, 10,000 test images) at the faster layout's images/s.
+
+``--autocast bf16`` times the same steps under ``torch.autocast`` in bfloat16 (the training
+option ``autocast="bf16"`` of :func:`nadcore.train.train_classifier`), against the peak of the
+same matrix product and convolution in bf16: fast on CPUs with avx512_bf16 or AMX, emulated
+(slow) on others. The machine line says which of those flags the CPU reports.
 """
 from __future__ import annotations
 
@@ -43,10 +48,10 @@ QUICK = ["resnet18?width=8", "vgg11?width=8"]
 BATCH, CELL_IMAGES, CELL_TEST = 128, 10000 * 20, 10000
 
 
-def conv_peak(reps: int = 5) -> float:
-    """fp32 GFLOP/s of a large 3x3 convolution (channels-last), median of ``reps``."""
-    x = torch.randn(128, 64, 32, 32).contiguous(memory_format=torch.channels_last)
-    w = torch.randn(64, 64, 3, 3).contiguous(memory_format=torch.channels_last)
+def conv_peak(reps: int = 5, dtype=torch.float32) -> float:
+    """GFLOP/s of a large 3x3 convolution (channels-last) in ``dtype``, median of ``reps``."""
+    x = torch.randn(128, 64, 32, 32, dtype=dtype).contiguous(memory_format=torch.channels_last)
+    w = torch.randn(64, 64, 3, 3, dtype=dtype).contiguous(memory_format=torch.channels_last)
     F.conv2d(x, w, padding=1)
     flops = 2 * 128 * 64 * 32 * 32 * 64 * 9
     rates = []
@@ -57,9 +62,30 @@ def conv_peak(reps: int = 5) -> float:
     return median(rates)
 
 
-def images_per_second(spec: str, steps: int, threads: int) -> float:
+def bf16_matmul_peak(n: int = 2048, reps: int = 5) -> float:
+    """GFLOP/s of an n x n bf16 matrix product with all threads, median of ``reps``."""
+    a, b = torch.randn(n, n, dtype=torch.bfloat16), torch.randn(n, n, dtype=torch.bfloat16)
+    a @ b
+    rates = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        a @ b
+        rates.append(2 * n ** 3 / (time.perf_counter() - t0) / 1e9)
+    return median(rates)
+
+
+def bf16_flags() -> str:
+    """The CPU's bf16 instructions as /proc/cpuinfo names them ("none" where it reports none)."""
+    try:
+        flags = set(Path("/proc/cpuinfo").read_text().split())
+    except OSError:
+        return "unknown"
+    return ", ".join(sorted(flags & {"avx512_bf16", "amx_bf16"})) or "none"
+
+
+def images_per_second(spec: str, steps: int, threads: int, autocast: str | None = None) -> float:
     """Training images/s of ``spec`` with ``threads`` torch threads (the median step of ``steps``
-    after two warm-up steps)."""
+    after two warm-up steps), under bf16 autocast where ``autocast`` says so."""
     torch.set_num_threads(threads)
     model = build_model(spec, 1, 2, seed=0).train()
     x = torch.randn(BATCH, 1, 32, 32)
@@ -71,7 +97,9 @@ def images_per_second(spec: str, steps: int, threads: int) -> float:
     for i in range(steps + 2):
         t0 = time.perf_counter()
         opt.zero_grad()
-        F.cross_entropy(model(x), y).backward()
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast == "bf16"):
+            out = model(x)
+        F.cross_entropy(out.float(), y).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
         opt.step()
         if i >= 2:
@@ -83,10 +111,10 @@ def _worker(args):
     return images_per_second(*args)
 
 
-def measure(spec: str, steps: int) -> dict:
-    one = images_per_second(spec, steps, 2)
+def measure(spec: str, steps: int, autocast: str | None = None) -> dict:
+    one = images_per_second(spec, steps, 2, autocast)
     with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:  # a crashed worker raises
-        two = sum(pool.map(_worker, [(spec, steps, 1)] * 2))
+        two = sum(pool.map(_worker, [(spec, steps, 1, autocast)] * 2))
     flops = forward_flops(build_model(spec, 1, 2, seed=0), (1, 32, 32))
     best = max(one, two)
     return {"network": spec, "forward_mflop": flops / 1e6, "images_per_s_1x2": one, "images_per_s_2x1": two,
@@ -101,22 +129,28 @@ def main(argv=None) -> int:
     ap.add_argument("--networks", default=None, help="comma separated registry specs (default: the study's)")
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--json", default=None)
+    ap.add_argument("--autocast", choices=["bf16"], default=None, help="train under bf16 autocast")
     ap.add_argument("--quick", action="store_true", help="two tiny networks, 2 steps: a smoke test")
     a = ap.parse_args(argv)
     nets = QUICK if a.quick else (a.networks.split(",") if a.networks else NETWORKS)
     steps = 2 if a.quick else a.steps
     torch.set_num_threads(2)
     t0 = cpu_times()
-    peak = max(matmul_peak(), conv_peak())
+    if a.autocast == "bf16":
+        peak = max(bf16_matmul_peak(), conv_peak(dtype=torch.bfloat16))
+    else:
+        peak = max(matmul_peak(), conv_peak())
     l0 = load()
-    rows = [measure(s, steps) for s in nets]
+    rows = [measure(s, steps, a.autocast) for s in nets]
     for r in rows:
         r["peak_fraction"] = r["gflops"] / peak
-    out = {"machine": machine(), "peak_gflops": peak, "load_start": l0, "load_end": load(),
+    precision = "bf16 autocast" if a.autocast else "fp32"
+    out = {"machine": machine(), "precision": precision, "bf16_flags": bf16_flags(), "peak_gflops": peak,
+           "load_start": l0, "load_end": load(),
            "steal": steal_share(t0),
            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": rows}
-    print(f"{out['machine']['cpu']}, {out['machine']['cores']} cores, torch {out['machine']['torch']}; "
-          f"fp32 peak {peak:.0f} GFLOP/s; load {l0} -> {out['load_end']}; CPU time stolen by the "
+    print(f"{out['machine']['cpu']}, {out['machine']['cores']} cores (bf16 instructions: {out['bf16_flags']}), "
+          f"torch {out['machine']['torch']}; {precision}, peak {peak:.0f} GFLOP/s; load {l0} -> {out['load_end']}; CPU time stolen by the "
           f"hypervisor {out['steal']:.0%}; {out['date']}")
     print("| network | forward MFLOP | images/s (1 process, 2 threads) | images/s (2 processes) | GFLOP/s | "
           "fraction of peak | hours per Fig. 1 cell |")

@@ -117,3 +117,8 @@ def test_bench_big_networks_prints_images_per_second_and_the_cost_of_a_cell(tmp_
     assert all(x["images_per_s_1x2"] > 0 and x["images_per_s_2x1"] > 0 and 0 < x["peak_fraction"]
                and x["worker_hours_per_run"] > 0 for x in r["rows"])
     assert "| `resnet18?width=8` |" in text and "hours per Fig. 1 cell" in text
+    assert r["precision"] == "fp32" and r["bf16_flags"]
+    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_big_networks.py"), "--networks", "vgg11?width=8",
+                    "--steps", "1", "--autocast", "bf16", "--json", str(out)], check=True, cwd=ROOT, capture_output=True)
+    r = json.loads(out.read_text())
+    assert r["precision"] == "bf16 autocast" and r["rows"][0]["images_per_s_1x2"] > 0 and r["peak_gflops"] > 0

@@ -148,3 +148,20 @@ def test_two_outputs_train_with_cross_entropy_like_the_authors(tmp_path):
     res = run_jobs(_jobs(outputs=2, chunk=4), directional_job, cache=Cache(tmp_path))
     a = res[0][0]
     assert a["test_acc"].shape == (4,) and np.all((a["test_acc"] >= 0) & (a["test_acc"] <= 1))
+
+
+def test_bf16_autocast_is_a_setting_of_the_one_by_one_trainer_and_is_recorded():
+    V = np.stack([fourier_basis_vector(0, 2).numpy()])
+    spec = "resnet18?width=8"  # BatchNorm: trained one by one
+    out = {}
+    for ac in (None, "bf16"):
+        job, = direction_jobs(V, [(0, 2)], (1,), model=spec, settings={**SETTINGS, "n_train": 32, "epochs": 1,
+                                                                         "autocast": ac}, tag="test", outputs=2)
+        out[ac] = directional_job(job.config, **job.data)
+    assert out[None][1]["autocast"] is None and out["bf16"][1]["autocast"] == "bf16"
+    assert not np.array_equal(out[None][0]["iter_loss"], out["bf16"][0]["iter_loss"])
+    np.testing.assert_allclose(out[None][0]["iter_loss"][0, 0], out["bf16"][0]["iter_loss"][0, 0], atol=0.02)
+    side, = direction_jobs(V, [(0, 2)], (1,), model=spec, tag="test", outputs=2,
+                           settings={**SETTINGS, "n_train": 32, "epochs": 1, "autocast": "bf16",
+                                     "trainer": "side_by_side"})
+    assert directional_job(side.config, **side.data)[1]["autocast"] is None  # side by side: the GPU's

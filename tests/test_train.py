@@ -182,6 +182,29 @@ def test_train_many_falls_back_to_a_loop_for_batchnorm():
                    generators=[torch.Generator().manual_seed(0)], fallback=False)
 
 
+def test_bf16_autocast_trains_a_batchnorm_network_close_to_float32_and_says_so():
+    x, y, xt, yt = _data(1, n=256, n_test=128, sigma=0.5)
+    runs = {}
+    for ac in (None, "bf16"):
+        torch.manual_seed(0)
+        net = _BNNet()
+        runs[ac] = train_many([net], [x], [y], epochs=4, batch_size=32, max_lr=0.1,
+                              generators=[torch.Generator().manual_seed(0)], xs_test=[xt], ys_test=[yt],
+                              autocast=ac)[0]
+        assert net.c.weight.dtype == torch.float32 and net.bn.running_mean.dtype == torch.float32
+    fp32, bf16 = runs[None], runs["bf16"]
+    assert fp32.config["autocast"] is None and bf16.config["autocast"] == "bf16"
+    assert bf16.iter_loss.dtype == np.float32 and np.isfinite(bf16.iter_loss).all()
+    assert abs(bf16.iter_loss[0] - fp32.iter_loss[0]) < 0.01  # the same first step up to bf16 rounding
+    assert not np.array_equal(bf16.iter_loss, fp32.iter_loss)  # bf16 did change the numbers
+    assert fp32.train_acc > 0.8 and abs(bf16.train_acc - fp32.train_acc) < 0.1
+    with pytest.raises(ValueError, match="vectorised, in float32"):
+        train_many([build_model("lenet")], [x], [y], epochs=1, max_lr=0.1,
+                   generators=[torch.Generator().manual_seed(0)], autocast="bf16")
+    with pytest.raises(ValueError, match="autocast must be one of"):
+        train_classifier(_BNNet(), x, y, epochs=1, max_lr=0.1, generator=torch.Generator(), autocast="fp16")
+
+
 def test_triangular_schedule_and_train_many_follow_it():
     lrs = np.array([lr_at(i, 10, 5, 0.2, "triangular") for i in range(50)])
     assert abs(lrs.max() - 0.2) < 1e-12 and lrs.argmax() == 19 and lrs[-1] == 0.0

@@ -34,8 +34,8 @@ from nadcore.kernels.batched import vectorised_forward
 from nadcore.kernels.cpu import keep_freed_memory
 from nadcore.nets.init import seeded_global_rng
 from nadcore.runtime import resolve_device
-from nadcore.train.recipe import (TrainResult, as_tensor, evaluate, input_dtype, lr_at, num_outputs,
-                                  per_sample_losses, prepare_labels, resolve_loss, sgd_step)
+from nadcore.train.recipe import (TrainResult, as_tensor, autocast_context, evaluate, input_dtype, lr_at,
+                                  num_outputs, per_sample_losses, prepare_labels, resolve_loss, sgd_step)
 
 __all__ = ["sgd_epochs", "evaluate_stacked", "results", "runs_and_generators", "train_classifier", "train_many", "batched_forward",
            "supports_train_many", "stack_inputs"]
@@ -137,7 +137,7 @@ def train_classifier(model: nn.Module, x_train, y_train, *, epochs: int, batch_s
                      clip_grad_norm: float | None = 0.5, generator: torch.Generator,
                      device="auto", x_test=None, y_test=None, loss: str = "auto",
                      eval_batch_size: int = 1000, schedule: str = "linear",
-                     channels_last: bool = False) -> TrainResult:
+                     channels_last: bool = False, autocast: str | None = None) -> TrainResult:
     """Train ``model`` in place with the original recipe (see the module docstring).
 
     Parameters
@@ -160,6 +160,10 @@ def train_classifier(model: nn.Module, x_train, y_train, *, epochs: int, batch_s
         parameters and the images in NHWC layout, which oneDNN's CPU convolutions and cuDNN's
         tensor cores prefer. Ignored on the CPU for a model with a convolution narrower than
         :data:`CHANNELS_LAST_MIN` channels (see :func:`channels_last_applies`).
+    autocast: None, or "bf16" to train with ``torch.autocast`` in bfloat16 on the model's device
+        (a CPU with avx512_bf16 or AMX, or a GPU; the loss in float32). It changes the numbers,
+        so it is an experiment's setting, recorded in the result's ``config``. The test set is
+        evaluated in the model's own dtype.
     """
     if not isinstance(generator, torch.Generator):
         raise TypeError("train_classifier needs an explicit torch.Generator for the batch order")
@@ -167,10 +171,10 @@ def train_classifier(model: nn.Module, x_train, y_train, *, epochs: int, batch_s
         with seeded_global_rng(int(torch.randint(1 << 62, (1,), generator=generator))):
             return _train_classifier(model, x_train, y_train, epochs, batch_size, max_lr, momentum,
                                      weight_decay, clip_grad_norm, generator, device, x_test, y_test,
-                                     loss, eval_batch_size, schedule, channels_last)
+                                     loss, eval_batch_size, schedule, channels_last, autocast)
     return _train_classifier(model, x_train, y_train, epochs, batch_size, max_lr, momentum,
                              weight_decay, clip_grad_norm, generator, device, x_test, y_test, loss,
-                             eval_batch_size, schedule, channels_last)
+                             eval_batch_size, schedule, channels_last, autocast)
 
 
 CHANNELS_LAST_MIN = 8
@@ -189,9 +193,10 @@ def channels_last_applies(model: nn.Module, device) -> bool:
 
 def _train_classifier(model, x_train, y_train, epochs, batch_size, max_lr, momentum, weight_decay,
                       clip_grad_norm, generator, device, x_test, y_test, loss, eval_batch_size,
-                      schedule, channels_last=False) -> TrainResult:
+                      schedule, channels_last=False, autocast=None) -> TrainResult:
     t0 = time.perf_counter()
     dev = resolve_device(device)
+    amp = autocast_context(autocast, dev)
     if dev.type == "cpu":
         keep_freed_memory()
     channels_last = channels_last and channels_last_applies(model, dev)
@@ -212,7 +217,9 @@ def _train_classifier(model, x_train, y_train, epochs, batch_size, max_lr, momen
     stacked = [p.detach().unsqueeze(0) for _, p in named]  # views: the model's own parameters, a stack of one
 
     def forward(leaves, xb):
-        return functional_call(model, {nm: p[0] for nm, p in zip(names, leaves)}, (xb[0],))[None]
+        with amp:
+            out = functional_call(model, {nm: p[0] for nm, p in zip(names, leaves)}, (xb[0],))[None]
+        return out.float() if autocast else out  # the loss in float32
 
     model.train()
     iter_loss, epoch_loss, epoch_acc = sgd_epochs(
@@ -224,7 +231,7 @@ def _train_classifier(model, x_train, y_train, epochs, batch_size, max_lr, momen
     model.train()
     cfg = dict(epochs=epochs, batch_size=batch_size, max_lr=max_lr, momentum=momentum,
                weight_decay=weight_decay, clip_grad_norm=clip_grad_norm, loss=kind, n_train=n,
-               schedule=schedule, channels_last=bool(channels_last))
+               schedule=schedule, channels_last=bool(channels_last), autocast=autocast)
     return results(iter_loss, epoch_loss, epoch_acc, [test_acc], [test_loss], epochs,
                     time.perf_counter() - t0, cfg)[0]
 
@@ -265,7 +272,7 @@ def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, 
                generators: Sequence[torch.Generator], device="auto",
                xs_test=None, ys_test=None, loss: str = "auto", eval_batch_size: int = 1000,
                fallback: bool = True, schedule: str = "linear",
-               channels_last: bool = False) -> list[TrainResult]:
+               channels_last: bool = False, autocast: str | None = None) -> list[TrainResult]:
     """Train M independent models, each on its own dataset, in one vectorised program.
 
     ``models``: M modules of the SAME architecture (each already initialised its own way);
@@ -279,7 +286,8 @@ def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, 
 
     Models with BatchNorm or Dropout (see ``supports_train_many``) are trained one by one with
     ``train_classifier`` when ``fallback`` is true (``channels_last`` is passed on to it; the
-    vectorised path ignores it), and raise otherwise.
+    vectorised path ignores it), and raise otherwise. ``autocast`` ("bf16") is for those
+    models, trained one by one; the vectorised path trains in float32 and refuses it.
     """
     t0 = time.perf_counter()
     models, generators = runs_and_generators(models, generators)
@@ -300,7 +308,10 @@ def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, 
                                  x_test=None if xs_test is None else xs_test[i],
                                  y_test=None if ys_test is None else ys_test[i], loss=loss,
                                  eval_batch_size=eval_batch_size, schedule=schedule,
-                                 channels_last=channels_last) for i in range(M)]
+                                 channels_last=channels_last, autocast=autocast) for i in range(M)]
+    if autocast is not None:
+        raise ValueError(f"autocast={autocast!r} is for networks trained one by one (BatchNorm or Dropout); "
+                         f"train_many trains {type(models[0]).__name__} vectorised, in float32: use autocast=None")
 
     x = stack_inputs(xs_train, torch.float32).to(dev)
     y = stack_inputs(ys_train)

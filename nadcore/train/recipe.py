@@ -28,7 +28,7 @@ import torch.nn.functional as F
 
 from nadcore.runtime import resolve_device
 
-__all__ = ["TrainResult", "lr_at", "sgd_step", "evaluate", "SCHEDULES", "as_tensor", "resolve_loss",
+__all__ = ["TrainResult", "lr_at", "sgd_step", "evaluate", "SCHEDULES", "AUTOCAST", "autocast_context", "as_tensor", "resolve_loss",
            "prepare_labels", "per_sample_losses", "loss_and_correct", "num_outputs", "input_dtype"]
 
 
@@ -63,6 +63,19 @@ class TrainResult:
 
 
 SCHEDULES = ("linear", "triangular")
+#: mixed precision for a training forward pass: None (the model's own dtype) or "bf16"
+#: (``torch.autocast`` with bfloat16: matrix products and convolutions in bf16, the loss in float32)
+AUTOCAST = (None, "bf16")
+
+
+def autocast_context(autocast: str | None, device: torch.device):
+    """The context a training forward pass runs in for ``autocast`` (:data:`AUTOCAST`) on
+    ``device``; a clear error for any other value."""
+    if autocast not in AUTOCAST:
+        raise ValueError(f"autocast must be one of {AUTOCAST}, got {autocast!r}")
+    if autocast == "bf16":
+        return torch.autocast(device.type, dtype=torch.bfloat16)
+    return torch.autocast(device.type, enabled=False)
 
 
 def lr_at(iteration: int, iters_per_epoch: int, epochs: int, max_lr: float,

@@ -46,11 +46,11 @@ from torch.func import functional_call, stack_module_state, vmap
 from nadcore.kernels.cpu import keep_freed_memory
 from nadcore.runtime import resolve_device
 from nadcore.train.loops import evaluate_stacked, results, runs_and_generators, sgd_epochs, stack_inputs
-from nadcore.train.recipe import TrainResult, input_dtype, num_outputs, prepare_labels, resolve_loss
+from nadcore.train.recipe import (AUTOCAST, TrainResult, autocast_context, input_dtype, num_outputs,
+                                  prepare_labels, resolve_loss)
 
 __all__ = ["train_side_by_side", "MaskedDropout", "AUTOCAST", "side_by_side_forward"]
 
-AUTOCAST = (None, "bf16")
 _OTHER_DROPOUT = (nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)
 
 
@@ -171,9 +171,8 @@ def train_side_by_side(models: Sequence[nn.Module], xs_train, ys_train, *, epoch
     R = len(models)
     if R == 0:
         return []
-    if autocast not in AUTOCAST:
-        raise ValueError(f"autocast must be one of {AUTOCAST}, got {autocast!r}")
     dev = resolve_device(device)
+    autocast_context(autocast, dev)  # a clear error for an unknown value
     if autocast is not None and dev.type != "cuda":
         raise ValueError(f"autocast={autocast!r} is for CUDA; on {dev.type} train in float32 (autocast=None)")
     channels_last = dev.type == "cuda" if channels_last is None else bool(channels_last)
@@ -218,8 +217,7 @@ def train_side_by_side(models: Sequence[nn.Module], xs_train, ys_train, *, epoch
     fwd = side_by_side_forward(base, drops)
     if compile:
         fwd = torch.compile(fwd)
-    amp = (torch.autocast("cuda", dtype=torch.bfloat16) if autocast == "bf16"
-           else torch.autocast(dev.type, enabled=False))
+    amp = autocast_context(autocast, dev)
     if autocast:
         batchnorm_in_float32(base)  # base is the private copy of models[0]
 

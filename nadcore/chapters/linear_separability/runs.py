@@ -62,8 +62,8 @@ def directional_job(config: dict, vectors, device: str = "auto"):
     :func:`nadcore.train.train_many`, which trains networks with BatchNorm or Dropout one at a
     time) or ``"side_by_side"`` (:func:`nadcore.train.train_side_by_side`: any architecture, all
     runs of the job at once, dropout masks from per-run generators; the paper profile's big
-    networks on a GPU), with ``autocast`` ("bf16" or None; applied on CUDA only, recorded in the
-    meta).
+    networks on a GPU), with ``autocast`` ("bf16" or None, recorded in the meta; side by side it
+    applies on CUDA only, one by one on any device).
     """
     t0 = time.perf_counter()
     dev = resolve_device(device)
@@ -73,7 +73,8 @@ def directional_job(config: dict, vectors, device: str = "auto"):
     window = int(tr.pop("loss_window", 20))
     trainer = tr.pop("trainer", "many")
     autocast = tr.pop("autocast", None)
-    autocast = autocast if dev.type == "cuda" else None  # bf16 autocast is for the GPU
+    if trainer == "side_by_side" and dev.type != "cuda":
+        autocast = None  # side by side, bf16 is for the GPU
     check_trainer(trainer)
     d, K = config["data"], int(config.get("outputs", 1))
     models, xs, ys, xts, yts, gens, dgens = [], [], [], [], [], [], []
@@ -92,7 +93,8 @@ def directional_job(config: dict, vectors, device: str = "auto"):
         res = train_side_by_side(models, xs, ys, generators=gens, dropout_generators=dgens, device=dev,
                                  xs_test=xts, ys_test=yts, autocast=autocast, **tr)
     else:
-        res = train_many(models, xs, ys, generators=gens, device=dev, xs_test=xts, ys_test=yts, **tr)
+        res = train_many(models, xs, ys, generators=gens, device=dev, xs_test=xts, ys_test=yts,
+                         autocast=autocast, **tr)
     il = np.stack([r.iter_loss for r in res]).astype(np.float32)
     arrays = {
         "test_acc": np.array([r.test_acc for r in res], dtype=np.float64),
