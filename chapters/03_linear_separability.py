@@ -215,6 +215,25 @@ if "densenet121" in big:
              **study.densenet_few(bundle, widths["densenet121"], big["densenet121"]))
 
 # %% [markdown]
+# DenseNet-121 is the slowest of the three on a CPU: its many thin layers keep the cores below
+# their peak. The campaign trains it in bf16 autocast, which CPUs with bf16 instructions run
+# faster (`benchmarks/README.md`). bf16 rounds, so it is a setting to check, not to assume: the
+# first cells are trained in both precisions with the same seed (the same data, initialisation
+# and batch order), and the maps above take the float32 run where a cell has both.
+
+# %% tags=["nbval-check-output"]
+checks = study.precision_checks(bundle, widths)
+print("" if checks else "no run trained in both precisions yet")
+for arch, table in checks.items():
+    print(f"{arch}: test accuracy in float32 and in bf16 autocast")
+    print(table.round(3).to_string(), end="\n\n")
+
+# %%
+for arch, table in checks.items():
+    ch.claim(f"precision-bf16-{arch}",
+             **study.precision_evidence(bundle, arch, widths[arch], table))
+
+# %% [markdown]
 # ### Is a narrow network a fair stand-in?
 #
 # A reduced width keeps each network's topology (its layers, strides and pooling) and shrinks

@@ -14,6 +14,7 @@ from nadcore.book import bundles
 from nadcore.book import campaign as cp
 from nadcore.book.cache import Cache
 from nadcore.chapters import campaigns
+from nadcore.chapters.linear_separability import bundled
 from nadcore.data import fourier_grid
 
 REPO = Path(__file__).resolve().parents[1]
@@ -69,17 +70,35 @@ def test_tiny_bundle_rows_and_provenance(bundle):
     fig1 = pd.read_csv(out / CHAPTER / "fig1.csv")
     assert list(fig1.columns) == campaigns.COLUMNS["fig1"] + ["kernel_path"]
     assert sorted(fig1.groupby(["model", "width"]).size().items()) == [(("resnet18", 4), 5), (("vgg11", 2), 1),
-                                                                       (("vgg11", 4), 1)]
+                                                                       (("vgg11", 4), 2)]
+    assert set(fig1["precision"]) == {"fp32", "bf16"} and (fig1["precision"] == "bf16").sum() == 1
     fig6 = pd.read_csv(out / CHAPTER / "fig6.csv")
     assert list(fig6.columns) == campaigns.COLUMNS["fig6"] + ["kernel_path"]
     assert sorted(set(fig6["nad_index"])) == [0, 1, 500, 1000] and set(fig6["sigma"]) == {1.0, 3.0}
     prov = json.loads((out / "provenance.json").read_text())
     s = prov["sessions"][0]
-    assert s["jobs_computed"] == len(prov["jobs"]) == 3 + 2 + 2 + 2 and s["commit"] and s["torch"] and s["cpu"]
+    assert s["jobs_computed"] == len(prov["jobs"]) == 3 + 2 + 2 + 2 + 1 and s["commit"] and s["torch"] and s["cpu"]
+    assert sorted(j["autocast"] or "none" for j in prov["jobs"].values()).count("bf16") == 1
     assert prov["campaign"] == "tiny" and prov["figures"]["fig1"]["complete"]
     assert all(j["seconds"] >= 0 and j["date"] and j["session"] == 0 and j["width"] for j in prov["jobs"].values())
     b = bundles.load("b", out.parent) if out.name == "b" else bundles.Bundle("tiny", out, prov)
     assert "campaign 'tiny'" in b.title() and b.frame(CHAPTER, "fig1") is not None
+
+
+def test_a_stage_in_bf16_is_its_own_task_and_checks_the_float32_runs(bundle):
+    tasks, _ = campaigns.plan("tiny")
+    vgg = [t for t in tasks if t.arch == "vgg11" and t.width == 4]
+    assert [t.meta["precision"] for t in vgg] == ["fp32", "bf16"] and vgg[1].label.endswith("(authors, bf16)")
+    assert "autocast" not in vgg[0].jobs[0].config["train"]  # float32 jobs keep their identity
+    assert vgg[1].jobs[0].config["train"]["autocast"] == "bf16"
+    out, _, _ = bundle
+    frame = pd.read_csv(out / CHAPTER / "fig1.csv")
+    check = bundled.precision_check(frame, "vgg11", 4)
+    assert list(check.index) == [(0, 4, 0)] and list(check.columns) == ["test_acc fp32", "test_acc bf16", "published"]
+    assert len(bundled.select(frame, "vgg11", 4)) == 1  # the maps take one run per cell: the float32 one
+    assert bundled.select(frame, "vgg11", 4)["precision"].item() == "fp32"
+    with pytest.raises(ValueError, match="autocast must be one of"):
+        campaigns._train({"recipes": {"authors": {}}}, {"train": {}}, "fig1", "authors", "vgg11", "fp16")
 
 
 def test_resumes_from_the_cache_and_from_the_ledger_alone(bundle, tmp_path):
@@ -160,7 +179,7 @@ def test_a_local_dask_cluster_gives_the_same_bundle(bundle, tmp_path):
         b = pd.read_csv(other / CHAPTER / f"{fig}.csv")
         pd.testing.assert_frame_equal(a, b)
     prov = json.loads((other / "provenance.json").read_text())
-    assert prov["sessions"][0]["executor"] == "Client" and prov["sessions"][0]["jobs_computed"] == 9
+    assert prov["sessions"][0]["executor"] == "Client" and prov["sessions"][0]["jobs_computed"] == 10
     assert dict(os.environ) == environ
 
 

@@ -81,7 +81,8 @@ class Task:
     @property
     def label(self) -> str:
         extra = f" sigma={self.meta['sigma']:g}" if "sigma" in self.meta else ""
-        return f"{self.figure} {self.spec} ({self.recipe}){extra}"
+        low = self.meta.get("precision", "fp32")  # float32 tasks keep the labels they always had
+        return f"{self.figure} {self.spec} ({self.recipe}{'' if low == 'fp32' else ', ' + low}){extra}"
 
 
 # --------------------------------------------------------------------------------------------
@@ -149,7 +150,8 @@ def export(tasks: list[Task], cache: Cache, out, prov: dict, settings: dict, thr
                     rows += got
                     n_jobs += 1
                     n_runs += len(job.config["runs"])
-            fstat["tasks"][t.label] = {"model": t.arch, "width": t.width, "recipe": t.recipe, "stage": t.stage,
+            fstat["tasks"][t.label] = {"model": t.arch, "width": t.width, "recipe": t.recipe,
+                                       "precision": t.meta.get("precision", "fp32"), "stage": t.stage,
                                        "runs_done": n_runs, "runs_planned": t.runs, "jobs_done": n_jobs,
                                        "jobs_planned": len(t.jobs), "complete": n_runs >= t.runs > 0}
         if old is not None:  # rows of tasks outside this plan (other stages, filters) stay
@@ -239,7 +241,7 @@ def run(tasks: list[Task], settings: dict, *, cache: Cache, out, device: str = "
             "runs": len(job.config["runs"]),
             "labels": [r[0] for r in job.config["runs"]], "seeds": sorted({int(r[1]) for r in job.config["runs"]}),
             "seconds": round(secs, 1), "date": utc_now(), "session": sid, "trainer": meta.get("trainer"),
-            "threads": meta.get("threads"), "device": meta.get("device")}
+            "autocast": meta.get("autocast"), "threads": meta.get("threads"), "device": meta.get("device")}
         session["jobs_computed"] += 1
         session["finished"] = utc_now()
         export(tasks, cache, out, prov, settings, threads)
@@ -324,7 +326,8 @@ def report(tasks: list[Task], cache: Cache, out, run_hours: dict | None = None) 
         else:
             per, basis = float("nan"), "-"
         rows.append({"stage": t.stage, "figure": t.figure, "network": t.spec, "recipe": t.recipe,
-                     "sigma": t.meta.get("sigma", ""), "jobs done": int(sum(done)), "jobs planned": len(t.jobs),
+                     "precision": t.meta.get("precision", "fp32"), "sigma": t.meta.get("sigma", ""),
+                     "jobs done": int(sum(done)), "jobs planned": len(t.jobs),
                      "hours so far": sum(secs) / 3600, "hours per job": per, "basis": basis,
                      "hours left": per * (len(t.jobs) - sum(done))})
     return pd.DataFrame(rows)

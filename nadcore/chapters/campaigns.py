@@ -17,7 +17,10 @@ is a dict:
   first N of them (a later stage with the same cells continues where this one stopped: a job is
   never run twice);
 * ``seeds``: the seeds (default ``[0]``); ``recipe``: a name of chapter 3's ``recipes``
-  (default ``"authors"``);
+  (default ``"authors"``); ``autocast``: ``"bf16"`` to train in bf16 autocast, or None for
+  float32 (default: the campaign's ``train``). Each bundle row records its ``precision``
+  (``"fp32"`` or ``"bf16"``), which is part of the run's identity: a cell trained in both is a
+  check of the precision (:func:`nadcore.chapters.linear_separability.bundled.precision_check`);
 * ``sigmas`` and ``indices`` (Fig. 6): the noise levels and NAD indices; the NADs are
   ``fig6_nads`` (``"published"``: the authors' published NADs of the full-width network).
 
@@ -37,7 +40,7 @@ import pandas as pd
 
 from nadcore.book import bundles, profiles
 from nadcore.book.campaign import Task
-from nadcore.chapters.linear_separability import runs as sep
+from nadcore.chapters.linear_separability import bundled, runs as sep
 from nadcore.data import fourier_basis_vector, fourier_grid
 from nadcore.nads.published import load_published_nads, published_fig1_map
 from nadcore.nets import REGISTRY, spec_width, width_name, width_spec
@@ -81,7 +84,7 @@ CPU = dict(
         dict(figure="fig6", arch="vgg11", sigmas=[3.0, 1.0], indices=FIG6_INDICES),
         # 3. the same rows for ResNet-18, 8 of DenseNet-121's, then ResNet-18's Fig. 6
         dict(figure="fig1", arch="resnet18", cells=ROWS),
-        dict(figure="fig1", arch="densenet121", cells=ROWS, limit=8),
+        dict(figure="fig1", arch="densenet121", cells=ROWS, limit=8, autocast="bf16"),
         dict(figure="fig6", arch="resnet18", sigmas=[3.0, 1.0], indices=FIG6_INDICES),
         # 4. the recipe: the follow-up's on the diagnostic cells, against the authors'
         dict(figure="fig1", arch="resnet18", cells=DIAGNOSTIC["resnet18"], recipe="follow-up"),
@@ -93,14 +96,14 @@ CPU = dict(
         dict(figure="fig1", arch="vgg11", cells=DIAGNOSTIC["vgg11"], widths=[8, 16], seeds=[1, 2]),
         dict(figure="fig1", arch="resnet18", cells=DIAGNOSTIC["resnet18"], widths=[8, 16], seeds=[1, 2]),
         dict(figure="fig1", arch="vgg11", cells=DIAGNOSTIC["vgg11"], widths=[32]),
-        dict(figure="fig1", arch="densenet121", cells=ROWS),
+        dict(figure="fig1", arch="densenet121", cells=ROWS, autocast="bf16"),
         dict(figure="fig1", arch="resnet18", cells=DIAGNOSTIC["resnet18"], widths=[32]),
         # 7. the rest of the grid, coarse to fine, then more seeds
         dict(figure="fig1", arch="vgg11", cells="grid"),
         dict(figure="fig1", arch="resnet18", cells="grid"),
         dict(figure="fig1", arch="vgg11", cells=ROWS, seeds=[1, 2]),
         dict(figure="fig1", arch="resnet18", cells=ROWS, seeds=[1, 2]),
-        dict(figure="fig1", arch="densenet121", cells="grid"),
+        dict(figure="fig1", arch="densenet121", cells="grid", autocast="bf16"),
     ],
 )
 
@@ -138,6 +141,7 @@ TINY = dict(
         dict(figure="fig1", arch="resnet18", cells=ROWS, limit=5),
         dict(figure="fig6", arch="resnet18", sigmas=[3.0, 1.0], indices=[0, 1, 500, 1000]),
         dict(figure="fig1", arch="vgg11", cells=[[0, 4]], widths=[2, 4]),
+        dict(figure="fig1", arch="vgg11", cells=[[0, 4]], widths=[4], autocast="bf16"),
     ],
 )
 
@@ -148,7 +152,7 @@ CHAPTER = "03_linear_separability"
 #: figures of the papers not wired into campaigns yet, and their chapters
 NOT_WIRED = {"fig7": "04_cifar10", "fig8": "04_cifar10", "us-fig2": "05_underspecification",
              "us-fig3": "05_underspecification"}
-_RUN = ["model", "width", "recipe"]
+_RUN = ["model", "width", "recipe", "precision"]
 COLUMNS = {"fig1": _RUN + ["k1", "k2", "seed", "test_acc", "train_acc"],
            "fig2": _RUN + ["k1", "k2", "seed", "iters_to_loss", "test_acc", "train_acc", "budget"],
            "fig3": _RUN + ["k1", "k2", "seed", "test_acc", "train_acc"],
@@ -229,10 +233,18 @@ def stage_cells(cells, grid) -> list[tuple[int, int]]:
 # --------------------------------------------------------------------------------------------
 # Tasks
 # --------------------------------------------------------------------------------------------
-def _train(cfg: dict, camp: dict, figure: str, recipe: str, arch: str) -> dict:
+#: a run's ``precision`` column, by the ``autocast`` setting it was trained with
+PRECISION = {None: "fp32", "bf16": "bf16"}
+
+
+def _train(cfg: dict, camp: dict, figure: str, recipe: str, arch: str, autocast: str | None = None) -> dict:
     if recipe not in cfg["recipes"]:
         raise ValueError(f"unknown recipe {recipe!r}; chapter 3 knows {', '.join(cfg['recipes'])}")
-    s = dict(cfg["recipes"][recipe]) | camp["train"]
+    if autocast not in PRECISION:
+        raise ValueError(f"autocast must be one of {', '.join(map(repr, PRECISION))}, got {autocast!r}")
+    s = {k: v for k, v in (dict(cfg["recipes"][recipe]) | camp["train"]).items() if k != "autocast"}
+    if autocast:  # float32 jobs keep the settings they always had (and their identity)
+        s["autocast"] = autocast
     data = {k: cfg[k] for k in ("sigma", "epsilon", "signal", "n_test")}
     if figure == "fig2":
         s.update(cfg["fig2_train"])
@@ -281,7 +293,7 @@ def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | 
     if trainer is not None:
         sep.check_trainer(trainer)
         camp["train"]["trainer"] = trainer
-        if trainer == "many":  # train_many has no autocast
+        if trainer == "many":  # the float32 fallback
             camp["train"].pop("autocast", None)
     cfg = profiles.resolve(CHAPTER, "paper", camp.get("overrides"))
     grid = fourier_grid(32, cfg["grid"])
@@ -295,12 +307,14 @@ def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | 
             continue
         recipe = st.get("recipe", "authors")
         seeds = [int(s) for s in st.get("seeds", [0])]
+        autocast = st.get("autocast", camp["train"].get("autocast"))
         widths = st.get("widths") or [camp["widths"].get(arch)]
         for width in widths:
             spec = spec_of(arch, width)
             w = spec_width(spec)
-            fields = {"model": arch, "width": w, "recipe": recipe}
-            train = _train(cfg, camp, fig, recipe, arch)
+            train = _train(cfg, camp, fig, recipe, arch, autocast)
+            precision = PRECISION[train.get("autocast")]
+            fields = {"model": arch, "width": w, "recipe": recipe, "precision": precision}
             common = dict(chapter=CHAPTER, arch=arch, spec=spec, width=w, recipe=recipe, fn=sep.directional_job,
                           columns=COLUMNS[fig], keys=KEYS[fig], stage=n)
             if fig == "fig6":
@@ -313,7 +327,8 @@ def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | 
                                               outputs=cfg["outputs"])
                     f = fields | {"sigma": float(sigma)}
                     tasks.append(Task(figure=fig, jobs=jobs, rows=_fig6_rows(f, nads.eigenvalues),
-                                      runs=len(idx) * len(seeds), meta={"sigma": float(sigma)}, **common))
+                                      runs=len(idx) * len(seeds), meta={"sigma": float(sigma), "precision": precision},
+                                      **common))
                 continue
             cells = stage_cells(st["cells"], grid)[:st.get("limit")]
             V = np.stack([fourier_basis_vector(a, b, 32).numpy() for a, b in cells])
@@ -321,7 +336,7 @@ def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | 
                                       chunk=camp["chunk"], tag="fourier", device=dev, outputs=cfg["outputs"])
             keys = ("iters_to_loss", "test_acc", "train_acc") if fig == "fig2" else ("test_acc", "train_acc")
             tasks.append(Task(figure=fig, jobs=jobs, rows=_fourier_rows(fields, keys, fig == "fig2"),
-                              runs=len(cells) * len(seeds), **common))
+                              runs=len(cells) * len(seeds), meta={"precision": precision}, **common))
     if not tasks:
         raise ValueError(f"campaign {campaign!r} has no stage for figures={figures} archs={archs} stages={stages}")
     return tasks, {"campaign": camp, CHAPTER: cfg}
@@ -403,7 +418,7 @@ def width_table(out) -> "pd.DataFrame":
     df = pd.read_csv(p)
     rows = []
     for arch, cells in DIAGNOSTIC.items():
-        part = df[(df["model"] == arch) & (df["recipe"] == "authors")]
+        part = bundled.select(df, arch)  # one row per run (float32 where a run has both precisions)
         part = part[[(int(a), int(b)) in {tuple(c) for c in cells} for a, b in zip(part["k1"], part["k2"])]]
         if part.empty:
             continue

@@ -25,7 +25,7 @@ from nadcore.chapters.linear_separability import quantities as q
 from nadcore.chapters.linear_separability.claims import BIG
 from nadcore.nets import width_name
 
-__all__ = ["BIG", "select", "fig1_map", "width_label", "map_distance", "map_pearson", "train_fit",
+__all__ = ["BIG", "RUN", "select", "precision_check", "precision_gap", "fig1_map", "width_label", "map_distance", "map_pearson", "train_fit",
            "frequency_gap", "published_gap", "cell_accuracy", "share_interval", "diagnostic_table", "fig6_curves",
            "fig6_summary", "sigma_preference"]
 
@@ -34,10 +34,16 @@ def width_label(name: str, arch: str, width) -> str:
     return f"{name} at {width_name(arch)} {int(width)}"
 
 
+#: the columns that identify a run in a bundle, besides its precision
+RUN = ("model", "width", "recipe", "sigma", "nad_index", "k1", "k2", "seed")
+
+
 def select(frame: pd.DataFrame | None, arch: str, width: int | None = None, recipe: str = "authors",
            **where) -> pd.DataFrame:
     """The rows of ``arch`` at ``width`` (any width if None) and ``recipe`` (and ``where``
-    column values, e.g. ``sigma=3.0``); an empty frame where there are none."""
+    column values, e.g. ``sigma=3.0``); an empty frame where there are none. One row per run:
+    a run trained in both precisions (``precision`` "fp32" and "bf16", the check of
+    :func:`precision_check`) gives its float32 row, unless ``where`` names a precision."""
     if frame is None:
         return pd.DataFrame()
     sel = (frame["model"] == arch) & (frame["recipe"] == recipe)
@@ -45,7 +51,31 @@ def select(frame: pd.DataFrame | None, arch: str, width: int | None = None, reci
         sel &= frame["width"] == int(width)
     for k, v in where.items():
         sel &= frame[k] == v
-    return frame[sel]
+    rows = frame[sel]
+    if "precision" in rows and rows["precision"].nunique() > 1:
+        fp32_first = rows.sort_values("precision", key=lambda p: p.ne("fp32"), kind="stable")
+        rows = fp32_first[~fp32_first.duplicated([c for c in RUN if c in rows])].sort_index()
+    return rows
+
+
+def precision_check(frame: pd.DataFrame | None, arch: str, width: int, recipe: str = "authors") -> pd.DataFrame:
+    """The runs of ``arch`` at ``width`` trained both in float32 and in bf16 autocast, with the
+    same seed (the same data, initialisation and batch order): one row per run, its test
+    accuracy in each precision and the published map's (Fig. 1 cells)."""
+    if frame is None or "precision" not in frame:
+        return pd.DataFrame()
+    one, other = (select(frame, arch, width, recipe, precision=p) for p in ("fp32", "bf16"))
+    ident = [c for c in RUN if c in frame and c not in ("model", "width", "recipe")]
+    t = one[ident + ["test_acc"]].merge(other[ident + ["test_acc"]], on=ident, suffixes=(" fp32", " bf16"))
+    if "k1" in t and len(t):
+        t["published"] = q.published_fig1_map(arch, t[["k1", "k2"]].to_numpy())
+    return t.set_index(ident)
+
+
+def precision_gap(table: pd.DataFrame) -> evidence.Interval:
+    """Mean over :func:`precision_check`'s runs of |bf16 - float32| test accuracy, with its
+    t-interval over them."""
+    return evidence.runs_interval((table["test_acc bf16"] - table["test_acc fp32"]).abs(), (0, 1), "cells")
 
 
 def cell_accuracy(rows: pd.DataFrame, cells, key: str = "test_acc") -> np.ndarray:

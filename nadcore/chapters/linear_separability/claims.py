@@ -134,6 +134,13 @@ CLAIMS = [
                 "live at {spot_budget}, fall on the same side of chance as in the bundle.",
                 "share of the spot cells {spot_cells} whose live test accuracy is on the bundle's side of "
                 "{spot_threshold}", ">=", 1.0, ACC) for arch in BIG],
+    *[ClaimSpec(f"precision-bf16-{arch}", "sanity check", "this book's campaign bundle (results/cpu)",
+                "Training {network} in bf16 autocast (the campaign's speed setting) leaves its test "
+                "accuracies where float32 training puts them.",
+                "mean over the {cells} cells trained in both precisions, with the same seed, of |bf16 - "
+                "float32| test accuracy", "<=", TOL, ACC,
+                tolerance="0.05: the run-to-run spread between seeds (0.02-0.03) and the test sets' noise")
+      for arch in BIG],
     *[ClaimSpec(f"width-diagnostics-{arch}-{w}", "extension", "this book's width study",
                 "The directional bias of {network} is set by its topology, not its width: on the "
                 "diagnostic cells it behaves as the full-width network of the published map.",

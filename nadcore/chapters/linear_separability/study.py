@@ -398,9 +398,11 @@ class Study:
         return pd.DataFrame.from_dict(rows, orient="index")
 
     def _bundle_fill(self, bundle, arch: str, width, rows) -> dict:
+        settings = {"width": int(width), "seeds": int(rows["seed"].nunique()), "bundle": bundle.title()}
+        if "precision" in rows and (rows["precision"] == "bf16").any():
+            settings["runs in bf16 autocast"] = int((rows["precision"] == "bf16").sum())
         return dict(network=self.network(arch, width), cells=rows[["k1", "k2"]].drop_duplicates().shape[0],
-                    profile=f"campaign {bundle.name}", steps=1, paper_steps=1,
-                    settings={"width": int(width), "seeds": int(rows["seed"].nunique()), "bundle": bundle.title()})
+                    profile=f"campaign {bundle.name}", steps=1, paper_steps=1, settings=settings)
 
     def big_fig1_evidence(self, bundle, arch: str, width, rows) -> dict:
         """The keywords of one campaign network's Fig. 1 claims, by claim id (ending in
@@ -446,6 +448,19 @@ class Study:
                     preconditions={"the trained cells sample the whole grid (not only the rows k1 = 0, 2, which "
                                    "hold DenseNet's cross)": not on_rows and len(c) >= 64},
                     **self._bundle_fill(bundle, "densenet121", width, rows))
+
+    def precision_checks(self, bundle, widths) -> dict:
+        """Per campaign network: its runs trained both in float32 and in bf16 autocast
+        (:func:`bundled.precision_check`), where it has any."""
+        frame = bundle.frame(campaigns.CHAPTER, "fig1") if bundle else None
+        tables = {a: bundled.precision_check(frame, a, widths[a]) for a in bundled.BIG}
+        return {a: t for a, t in tables.items() if len(t)}
+
+    def precision_evidence(self, bundle, arch: str, width, table) -> dict:
+        """The keywords of ``precision-bf16-<arch>``: mean |bf16 - float32| over the runs of
+        ``table``."""
+        fill = self._bundle_fill(bundle, arch, width, table.reset_index())
+        return dict(interval=bundled.precision_gap(table), **fill)
 
     def width_study(self, bundle) -> dict:
         """The width study's diagnostic cells: per network, test accuracy at each width beside
