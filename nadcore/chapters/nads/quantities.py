@@ -167,7 +167,7 @@ def width_evidence(ch, arch: str, table: pd.DataFrame, k: int = 16) -> dict:
     width = next((w for w in sorted(a["estimates"]) if w == campaign_width(arch)), min(a["estimates"]))
     floor = identifiable_overlap(a["again"], a["full"], k)
     v, lo, hi = width_gap_interval(a["estimates"][width], a["full"], floor, k)
-    name = f"{NAMES.get(arch, arch)} at {a['key'].replace('_', ' ')} {width}"
+    name = f"{NAMES.get(arch, arch)} at {width_name(arch)} {width}"
     return dict(interval=jackknife_interval(v, lo, hi, GROUPS, (-1.0, 1.0)), network=name, k=k,
                 floor=round(floor, 3), networks=a["networks"],
                 preconditions={f"the two full-width estimates agree well above chance (floor >= "
