@@ -398,11 +398,18 @@ class Study:
         return pd.DataFrame.from_dict(rows, orient="index")
 
     def _bundle_fill(self, bundle, arch: str, width, rows) -> dict:
+        return dict(network=self.network(arch, width), cells=rows[["k1", "k2"]].drop_duplicates().shape[0],
+                    profile=f"campaign {bundle.name}", steps=1, paper_steps=1,
+                    settings=self._bundle_settings(bundle, width, rows))
+
+    @staticmethod
+    def _bundle_settings(bundle, width, rows) -> dict:
+        """A campaign claim's settings: the width, seeds and bundle, and how many of its runs
+        trained in bf16 autocast."""
         settings = {"width": int(width), "seeds": int(rows["seed"].nunique()), "bundle": bundle.title()}
         if "precision" in rows and (rows["precision"] == "bf16").any():
             settings["runs in bf16 autocast"] = int((rows["precision"] == "bf16").sum())
-        return dict(network=self.network(arch, width), cells=rows[["k1", "k2"]].drop_duplicates().shape[0],
-                    profile=f"campaign {bundle.name}", steps=1, paper_steps=1, settings=settings)
+        return settings
 
     def big_fig1_evidence(self, bundle, arch: str, width, rows) -> dict:
         """The keywords of one campaign network's Fig. 1 claims, by claim id (ending in
@@ -621,7 +628,7 @@ class Study:
         panel = {f"{name}, sigma={s:g}": bundled.fig6_curves(frame, arch, w, s) for s in have}
         panel[f"{campaigns.NAMES[arch]}, published"] = (pub.index, pub["test_acc"])
         fill = dict(network=name, profile=f"campaign {bundle.name}", steps=1, paper_steps=1,
-                    settings={"width": int(w), "bundle": bundle.title()})
+                    settings=self._bundle_settings(bundle, w, bundled.select(frame, arch, w)))
         rows, claims = {}, {}
         for s in have:
             sm = bundled.fig6_summary(frame, arch, w, s, table)
