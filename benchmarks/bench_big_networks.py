@@ -41,6 +41,7 @@ import torch.nn.functional as F  # noqa: E402
 from common import cpu_times, load, machine, matmul_peak, median, steal_share  # noqa: E402
 from nadcore.nets import build_model, forward_flops  # noqa: E402
 from nadcore.train.loops import channels_last_applies  # noqa: E402
+from nadcore.train.recipe import autocast_context  # noqa: E402
 
 NETWORKS = ["resnet18?width=8", "resnet18?width=16", "resnet18?width=32", "vgg11?width=8", "vgg11?width=16",
             "vgg11?width=32", "densenet121?growth_rate=8", "densenet121?growth_rate=16"]
@@ -97,7 +98,7 @@ def images_per_second(spec: str, steps: int, threads: int, autocast: str | None 
     for i in range(steps + 2):
         t0 = time.perf_counter()
         opt.zero_grad()
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast == "bf16"):
+        with autocast_context(autocast, torch.device("cpu")):
             out = model(x)
         F.cross_entropy(out.float(), y).backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 0.5)
@@ -150,8 +151,8 @@ def main(argv=None) -> int:
            "steal": steal_share(t0),
            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": rows}
     print(f"{out['machine']['cpu']}, {out['machine']['cores']} cores (bf16 instructions: {out['bf16_flags']}), "
-          f"torch {out['machine']['torch']}; {precision}, peak {peak:.0f} GFLOP/s; load {l0} -> {out['load_end']}; CPU time stolen by the "
-          f"hypervisor {out['steal']:.0%}; {out['date']}")
+          f"torch {out['machine']['torch']}; {precision}, peak {peak:.0f} GFLOP/s; load {l0} -> "
+          f"{out['load_end']}; CPU time stolen by the hypervisor {out['steal']:.0%}; {out['date']}")
     print("| network | forward MFLOP | images/s (1 process, 2 threads) | images/s (2 processes) | GFLOP/s | "
           "fraction of peak | hours per Fig. 1 cell |")
     print("|---|---|---|---|---|---|---|")

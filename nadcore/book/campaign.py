@@ -81,8 +81,8 @@ class Task:
     @property
     def label(self) -> str:
         extra = f" sigma={self.meta['sigma']:g}" if "sigma" in self.meta else ""
-        low = self.meta.get("precision", "fp32")  # float32 tasks keep the labels they always had
-        return f"{self.figure} {self.spec} ({self.recipe}{'' if low == 'fp32' else ', ' + low}){extra}"
+        precision = self.meta.get("precision", "fp32")  # float32 tasks keep the labels they always had
+        return f"{self.figure} {self.spec} ({self.recipe}{'' if precision == 'fp32' else ', ' + precision}){extra}"
 
 
 # --------------------------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from nadcore.chapters.linear_separability import bundled, runs as sep
 from nadcore.data import fourier_basis_vector, fourier_grid
 from nadcore.nads.published import load_published_nads, published_fig1_map
 from nadcore.nets import REGISTRY, spec_width, width_name, width_spec
+from nadcore.train.recipe import AUTOCAST
 
 __all__ = ["CAMPAIGNS", "CPU", "PAPER", "TINY", "CHAPTER", "NOT_WIRED", "COLUMNS", "KEYS", "campaign_settings",
            "plan", "spec_of", "width_table", "coverage", "coverage_lines", "PAPER_FIGURES", "NAMES", "distinct_cells", "row_cells", "stage_cells", "mirror", "DIAGNOSTIC"]
@@ -234,7 +235,7 @@ def stage_cells(cells, grid) -> list[tuple[int, int]]:
 # Tasks
 # --------------------------------------------------------------------------------------------
 #: a run's ``precision`` column, by the ``autocast`` setting it was trained with
-PRECISION = {None: "fp32", "bf16": "bf16"}
+PRECISION = {a: a or "fp32" for a in AUTOCAST}
 
 
 def _train(cfg: dict, camp: dict, figure: str, recipe: str, arch: str, autocast: str | None = None) -> dict:
