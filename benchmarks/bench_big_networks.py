@@ -38,8 +38,9 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from common import cpu_times, load, machine, matmul_peak, median, steal_share  # noqa: E402
+from common import cpu_times, load, machine, matmul_peak, median, steal_share, timed_rate  # noqa: E402
 from nadcore.nets import build_model, forward_flops  # noqa: E402
+from nadcore.runtime import native_bf16  # noqa: E402
 from nadcore.train.loops import channels_last_applies  # noqa: E402
 from nadcore.train.recipe import autocast_context  # noqa: E402
 
@@ -53,35 +54,7 @@ def conv_peak(reps: int = 5, dtype=torch.float32) -> float:
     """GFLOP/s of a large 3x3 convolution (channels-last) in ``dtype``, median of ``reps``."""
     x = torch.randn(128, 64, 32, 32, dtype=dtype).contiguous(memory_format=torch.channels_last)
     w = torch.randn(64, 64, 3, 3, dtype=dtype).contiguous(memory_format=torch.channels_last)
-    F.conv2d(x, w, padding=1)
-    flops = 2 * 128 * 64 * 32 * 32 * 64 * 9
-    rates = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        F.conv2d(x, w, padding=1)
-        rates.append(flops / (time.perf_counter() - t0) / 1e9)
-    return median(rates)
-
-
-def bf16_matmul_peak(n: int = 2048, reps: int = 5) -> float:
-    """GFLOP/s of an n x n bf16 matrix product with all threads, median of ``reps``."""
-    a, b = torch.randn(n, n, dtype=torch.bfloat16), torch.randn(n, n, dtype=torch.bfloat16)
-    a @ b
-    rates = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        a @ b
-        rates.append(2 * n ** 3 / (time.perf_counter() - t0) / 1e9)
-    return median(rates)
-
-
-def bf16_flags() -> str:
-    """The CPU's bf16 instructions as /proc/cpuinfo names them ("none" where it reports none)."""
-    try:
-        flags = set(Path("/proc/cpuinfo").read_text().split())
-    except OSError:
-        return "unknown"
-    return ", ".join(sorted(flags & {"avx512_bf16", "amx_bf16"})) or "none"
+    return timed_rate(lambda: F.conv2d(x, w, padding=1), 2 * 128 * 64 * 32 * 32 * 64 * 9, reps)
 
 
 def images_per_second(spec: str, steps: int, threads: int, autocast: str | None = None) -> float:
@@ -138,7 +111,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(2)
     t0 = cpu_times()
     if a.autocast == "bf16":
-        peak = max(bf16_matmul_peak(), conv_peak(dtype=torch.bfloat16))
+        peak = max(matmul_peak(dtype=torch.bfloat16), conv_peak(dtype=torch.bfloat16))
     else:
         peak = max(matmul_peak(), conv_peak())
     l0 = load()
@@ -146,7 +119,7 @@ def main(argv=None) -> int:
     for r in rows:
         r["peak_fraction"] = r["gflops"] / peak
     precision = "bf16 autocast" if a.autocast else "fp32"
-    out = {"machine": machine(), "precision": precision, "bf16_flags": bf16_flags(), "peak_gflops": peak,
+    out = {"machine": machine(), "precision": precision, "bf16_flags": ", ".join(native_bf16()) or "none", "peak_gflops": peak,
            "load_start": l0, "load_end": load(),
            "steal": steal_share(t0),
            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": rows}

@@ -56,31 +56,34 @@ def median(xs) -> float:
     return float(statistics.median(xs)) if xs else float("nan")
 
 
-def matmul_peak(n: int = 2048, reps: int = 5) -> float:
-    """fp32 GFLOP/s of the faster of torch's two n x n matrix products with all threads (median
-    of ``reps`` each): BLAS's (``a @ b``: MKL in the pip wheels) and oneDNN's
-    (``torch.ops.mkldnn._linear_pointwise``, where built). The peak the training benchmark's
+def matmul_peak(n: int = 2048, reps: int = 5, dtype=torch.float32) -> float:
+    """GFLOP/s of the faster of torch's two n x n matrix products in ``dtype`` with all threads
+    (median of ``reps`` each): BLAS's (``a @ b``: MKL in the pip wheels) and, in float32, oneDNN's
+    (``torch.ops.mkldnn._linear_pointwise``, where built). The peak the training benchmarks'
     efficiency is measured against. On AMD CPUs MKL's sgemm takes an AVX2 path at less than half
     of oneDNN's AVX-512 rate (about 210 against 470 GFLOP/s on this 2-core EPYC), so timing
     ``a @ b`` alone understated the machine's peak."""
-    return max(matmul_rates(n, reps).values())
+    return max(matmul_rates(n, reps, dtype).values())
 
 
-def matmul_rates(n: int = 2048, reps: int = 5) -> dict:
-    """``{"blas": GFLOP/s, "onednn": GFLOP/s}`` (oneDNN's only where torch has it) of fp32 n x n
-    matrix products with all threads, medians of ``reps``."""
-    a, b = torch.randn(n, n), torch.randn(n, n)
+def timed_rate(op, flops: float, reps: int = 5) -> float:
+    """GFLOP/s of ``op()`` doing ``flops`` floating-point operations: the median of ``reps`` timed
+    calls after one warm-up call."""
+    op()
+    rates = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        op()
+        rates.append(flops / (time.perf_counter() - t0) / 1e9)
+    return median(rates)
+
+
+def matmul_rates(n: int = 2048, reps: int = 5, dtype=torch.float32) -> dict:
+    """``{"blas": GFLOP/s, "onednn": GFLOP/s}`` (oneDNN's in float32 only, where torch has it) of
+    n x n matrix products in ``dtype`` with all threads, medians of ``reps``."""
+    a, b = torch.randn(n, n, dtype=dtype), torch.randn(n, n, dtype=dtype)
     products = {"blas": lambda: a @ b}
     bt = b.T.contiguous()
-    if onednn_applies(a, bt):
+    if dtype == torch.float32 and onednn_applies(a, bt):
         products["onednn"] = lambda: torch.ops.mkldnn._linear_pointwise(a, bt, None, "none", [], "")
-    out = {}
-    for name, product in products.items():
-        product()
-        rates = []
-        for _ in range(reps):
-            t0 = time.perf_counter()
-            product()
-            rates.append(2 * n ** 3 / (time.perf_counter() - t0) / 1e9)
-        out[name] = median(rates)
-    return out
+    return {name: timed_rate(product, 2 * n ** 3, reps) for name, product in products.items()}

@@ -217,13 +217,15 @@ if "densenet121" in big:
 # %% [markdown]
 # DenseNet-121 is the slowest of the three on a CPU: its many thin layers keep the cores below
 # their peak. The campaign trains it in bf16 autocast, which CPUs with bf16 instructions run
-# faster (`benchmarks/README.md`). bf16 rounds, so it is a setting to check, not to assume: the
+# faster (`benchmarks/README.md`); a CPU without them emulates bf16, slower than float32, and
+# trains its cells in float32. bf16 rounds, so it is a setting to check, not to assume: the
 # first cells are trained in both precisions with the same seed (the same data, initialisation
 # and batch order), and the maps above take the float32 run where a cell has both.
 
 # %% tags=["nbval-check-output"]
 checks = study.precision_checks(bundle, widths)
-print("" if checks else "no run trained in both precisions yet")
+if not checks:
+    print("no run trained in both precisions yet")
 for arch, table in checks.items():
     print(f"{arch}: test accuracy in float32 and in bf16 autocast")
     print(table.round(3).to_string(), end="\n\n")

@@ -25,7 +25,7 @@ import numpy as np
 import torch
 
 __all__ = ["threads", "resolve_device", "derived_seed", "derived_seeds", "generator", "canonical", "digest",
-           "file_sha256", "source_digest", "commit_info", "machine_info", "cpu_model", "utc_now", "write_json_atomic"]
+           "file_sha256", "source_digest", "commit_info", "machine_info", "cpu_model", "cpu_flags", "BF16_FLAGS", "native_bf16", "utc_now", "write_json_atomic"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,20 +173,42 @@ def commit_info(root: Path) -> dict:
     return {"commit": sha or env or "unknown", "dirty": dirty if sha else None}
 
 
-def cpu_model() -> str:
-    """The CPU's model name (``/proc/cpuinfo`` on Linux, else what ``platform`` knows), with the
-    vector extensions that decide training speed (AVX-512, AVX512-BF16, AMX) where present."""
-    name, flags = "", set()
+def cpu_flags() -> set[str]:
+    """The CPU's feature flags as ``/proc/cpuinfo`` names them (empty where it is not readable)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             key, _, value = line.partition(":")
-            if key.strip() == "model name" and not name:
+            if key.strip() == "flags":
+                return set(value.split())
+    except OSError:
+        pass
+    return set()
+
+
+#: the CPU instructions that run bf16 natively; without them bf16 autocast is emulated (slower
+#: than float32 on the CPUs measured in ``benchmarks/README.md``)
+BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+
+
+def native_bf16() -> list[str]:
+    """The CPU's bf16 instructions (:data:`BF16_FLAGS`) that it reports; empty where it has none."""
+    return sorted(set(BF16_FLAGS) & cpu_flags())
+
+
+def cpu_model() -> str:
+    """The CPU's model name (``/proc/cpuinfo`` on Linux, else what ``platform`` knows), with the
+    vector extensions that decide training speed (AVX-512, AVX512-BF16, AMX) where present."""
+    name = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
                 name = value.strip()
-            elif key.strip() == "flags" and not flags:
-                flags = set(value.split())
+                break
     except OSError:
         pass
     name = name or platform.processor() or platform.machine() or "unknown"
+    flags = cpu_flags()
     ext = [e for e, f in (("AVX-512", "avx512f"), ("AVX512-BF16", "avx512_bf16"), ("AMX", "amx_bf16"))
            if f in flags]
     return f"{name} ({os.cpu_count()} cores{', ' + ', '.join(ext) if ext else ''})"

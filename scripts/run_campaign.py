@@ -75,6 +75,10 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default=None, help="default: the campaign's (cpu or cuda)")
     ap.add_argument("--trainer", default=None, choices=TRAINERS,
                     help="replace the campaign's trainer (many: one run after another, float32)")
+    ap.add_argument("--float32", action="store_true",
+                    help="train every stage in float32, the bf16 ones too (for a CPU without bf16 instructions)")
+    ap.add_argument("--emulated-bf16", action="store_true",
+                    help="run bf16 stages even on a CPU without bf16 instructions (emulated: slower than float32)")
     ap.add_argument("--cache", default=None, help="cache folder (default: $NADCORE_CACHE or .nadcache)")
     ap.add_argument("--out", default=None, help="bundle folder (default: results/<campaign>)")
     ap.add_argument("--budget", type=float, default=None, help="seconds; start no job that would end later")
@@ -96,13 +100,14 @@ def main(argv=None) -> int:
 
     import torch
 
+    from nadcore import runtime
     from nadcore.book.cache import Cache
 
     split = (lambda s: [x.strip() for x in s.split(",") if x.strip()] if s else None)
     try:
         stages = [int(x) for x in split(a.stages)] if a.stages else None
         tasks, settings = campaigns.plan(a.campaign, figures=split(a.figures), archs=split(a.archs), stages=stages,
-                                  device=a.device, trainer=a.trainer)
+                                  device=a.device, trainer=a.trainer, float32=a.float32)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -110,6 +115,14 @@ def main(argv=None) -> int:
     if device.startswith("cuda") and not torch.cuda.is_available() and not (a.report or a.dry_run):
         print(f"error: campaign {a.campaign!r} runs on {device} but CUDA is not available here; "
               "the cpu campaign runs on this machine (--campaign cpu)", file=sys.stderr)
+        return 2
+    bf16 = sorted({t.stage for t in tasks if t.meta.get("precision") == "bf16"})
+    if (bf16 and device == "cpu" and not runtime.native_bf16() and not a.emulated_bf16
+            and not (a.report or a.dry_run)):
+        print(f"error: stage(s) {', '.join(map(str, bf16))} train in bf16 autocast, and this CPU has no bf16 "
+              f"instructions ({' or '.join(runtime.BF16_FLAGS)}): it would emulate bf16, slower than float32 "
+              "(benchmarks/bench_big_networks.py --autocast bf16 measures it). Run them in float32 with "
+              "--float32, or in emulated bf16 with --emulated-bf16.", file=sys.stderr)
         return 2
     out = Path(a.out) if a.out else cp.results_root() / a.campaign
     if a.campaign == "tiny" and not a.out:

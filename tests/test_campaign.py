@@ -60,7 +60,7 @@ def test_cpu_campaign_plans_the_issue_order():
 def bundle(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("campaign")
     out, cache = tmp / "bundle", tmp / "cache"
-    args = ["--campaign", "tiny", "--out", str(out), "--cache", str(cache), "--nice", "0"]
+    args = ["--campaign", "tiny", "--out", str(out), "--cache", str(cache), "--nice", "0", "--emulated-bf16"]
     assert run_campaign.main(args) == 0
     return out, cache, args
 
@@ -156,6 +156,25 @@ def test_the_ledger_says_why_a_session_ended(tmp_path, monkeypatch):
     assert s1["stopped"] == "interrupted: SystemExit killed by SIGTERM" and s1["jobs_computed"] == 0
 
 
+def test_a_bf16_stage_on_a_cpu_without_bf16_instructions_asks_for_a_precision(tmp_path, monkeypatch, capsys):
+    """Emulated bf16 is slower than float32: the command refuses until told which to run, and
+    ``--float32`` trains the bf16 stage in float32, with rows that say so."""
+    from nadcore import runtime
+
+    out = tmp_path / "b"
+    args = ["--campaign", "tiny", "--out", str(out), "--cache", str(tmp_path / "c"), "--nice", "0", "--stages", "3"]
+    monkeypatch.setattr(runtime, "native_bf16", lambda: [])
+    assert run_campaign.main(args) == 2
+    assert "stage(s) 3 train in bf16" in capsys.readouterr().err and not out.exists()
+    assert run_campaign.main(args + ["--dry-run"]) == 0  # looking costs nothing
+    assert run_campaign.main(args + ["--float32"]) == 0
+    assert set(pd.read_csv(out / CHAPTER / "fig1.csv")["precision"]) == {"fp32"}
+    assert {t.meta["precision"] for t in campaigns.plan("tiny", float32=True)[0]} == {"fp32"}
+    monkeypatch.setattr(runtime, "native_bf16", lambda: ["avx512_bf16"])
+    assert run_campaign.main(args) == 0  # a CPU with the instructions runs the stage as planned
+    assert set(pd.read_csv(out / CHAPTER / "fig1.csv")["precision"]) == {"fp32", "bf16"}
+
+
 def test_bad_arguments_exit_2(tmp_path, capsys):
     base = ["--out", str(tmp_path / "b"), "--cache", str(tmp_path / "c")]
     assert run_campaign.main(["--campaign", "cpu3", *base]) == 2
@@ -172,7 +191,7 @@ def test_a_local_dask_cluster_gives_the_same_bundle(bundle, tmp_path):
     environ = dict(os.environ)
     other = tmp_path / "dask"
     args = ["--campaign", "tiny", "--out", str(other), "--cache", str(tmp_path / "c"), "--nice", "0",
-            "--dask", "local:2"]
+            "--dask", "local:2", "--emulated-bf16"]
     assert run_campaign.main(args) == 0
     for fig in ("fig1", "fig6"):
         a = pd.read_csv(out / CHAPTER / f"{fig}.csv")

@@ -286,10 +286,12 @@ def spec_of(arch: str, width) -> str:
 
 
 def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | None = None,
-         trainer: str | None = None) -> tuple[list[Task], dict]:
+         trainer: str | None = None, float32: bool = False) -> tuple[list[Task], dict]:
     """The tasks of ``campaign`` in stage order (only ``figures`` / ``archs`` / stage numbers
     ``stages`` where given) and the settings they use (the campaign's and chapter 3's);
-    ``trainer`` ("many" or "side_by_side") replaces the campaign's ("many" trains in float32)."""
+    ``trainer`` ("many" or "side_by_side") replaces the campaign's ("many" trains in float32);
+    ``float32`` trains every stage in float32, its bf16 stages too (on a CPU that emulates bf16;
+    their rows say ``fp32``, a run of its own beside any bf16 run of the same cell)."""
     camp = campaign_settings(campaign)
     if trainer is not None:
         sep.check_trainer(trainer)
@@ -308,7 +310,7 @@ def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | 
             continue
         recipe = st.get("recipe", "authors")
         seeds = [int(s) for s in st.get("seeds", [0])]
-        autocast = st.get("autocast", camp["train"].get("autocast"))
+        autocast = None if float32 else st.get("autocast", camp["train"].get("autocast"))
         widths = st.get("widths") or [camp["widths"].get(arch)]
         for width in widths:
             spec = spec_of(arch, width)
