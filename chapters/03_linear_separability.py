@@ -366,7 +366,9 @@ print(nopool.round(3).to_string() if len(nopool) else "not yet in the campaign b
 
 # %%
 if len(nopool):
-    ch.claim("fig3-nopool-improves-resnet18", **study.big_fig3_evidence(bundle, nopool))
+    for blind, side in ((True, "blind"), (False, "seen")):
+        ch.claim(f"fig3-nopool-improves-{side}-resnet18",
+                 **study.big_fig3_evidence(bundle, nopool, blind))
 
 # %% [markdown]
 # Pooling is not the only source of the bias (the convolutions and their finite support shape

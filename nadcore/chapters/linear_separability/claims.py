@@ -170,10 +170,15 @@ CLAIMS = [
               "Without pooling, LeNet's accuracy no longer depends on the frequency (it is equalised).",
               "|mean test accuracy of lenet_nopool on max(|k1|,|k2|) <= {low} minus on >= {high}|",
               "<=", TOL, ACC),
-    ClaimSpec("fig3-nopool-improves-resnet18", "paper", f"{NAD}, Sec. 2 and Fig. 3",
+    ClaimSpec("fig3-nopool-improves-blind-resnet18", "paper", f"{NAD}, Sec. 2 and Fig. 3",
               "Removing ResNet-18's average pooling improves its test accuracy on the same directions "
-              "({network}).",
-              "mean test accuracy over the {cells} Fig. 3 cells, without minus with pooling (paired per cell)",
+              "({network}): on the cells where the pooled ResNet-18 is at chance in the published map.",
+              "mean test accuracy over {cells_blind}, without minus with pooling (paired per cell)",
+              ">", 0.0, DIFF),
+    ClaimSpec("fig3-nopool-improves-seen-resnet18", "paper", f"{NAD}, Sec. 2 and Fig. 3",
+              "Removing ResNet-18's average pooling improves its test accuracy on the same directions "
+              "({network}): also on the cells where the pooled ResNet-18 generalises in the published map.",
+              "mean test accuracy over {cells_seen}, without minus with pooling (paired per cell)",
               ">", 0.0, DIFF),
     # Fig. 6 ---------------------------------------------------------------------------------
     ClaimSpec("fig6-first-vs-beyond", "paper", f"{NAD}, Sec. 4.1 and Fig. 6",
