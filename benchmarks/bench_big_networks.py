@@ -119,8 +119,8 @@ def main(argv=None) -> int:
     for r in rows:
         r["peak_fraction"] = r["gflops"] / peak
     precision = "bf16 autocast" if a.autocast else "fp32"
-    out = {"machine": machine(), "precision": precision, "bf16_flags": ", ".join(native_bf16()) or "none", "peak_gflops": peak,
-           "load_start": l0, "load_end": load(),
+    out = {"machine": machine(), "precision": precision, "bf16_flags": ", ".join(native_bf16()) or "none",
+           "peak_gflops": peak, "load_start": l0, "load_end": load(),
            "steal": steal_share(t0),
            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": rows}
     print(f"{out['machine']['cpu']}, {out['machine']['cores']} cores (bf16 instructions: {out['bf16_flags']}), "

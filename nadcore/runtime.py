@@ -25,7 +25,8 @@ import numpy as np
 import torch
 
 __all__ = ["threads", "resolve_device", "derived_seed", "derived_seeds", "generator", "canonical", "digest",
-           "file_sha256", "source_digest", "commit_info", "machine_info", "cpu_model", "cpu_flags", "BF16_FLAGS", "native_bf16", "utc_now", "write_json_atomic"]
+           "file_sha256", "source_digest", "commit_info", "machine_info", "cpu_model", "cpu_flags", "BF16_FLAGS",
+           "native_bf16", "utc_now", "write_json_atomic"]
 
 
 # --------------------------------------------------------------------------------------------

@@ -229,8 +229,7 @@ class Study:
 
     def fig3_improves(self, fig3: dict, blind: bool) -> dict:
         """The no-pooling LeNet minus the pooled one over the Fig. 3 cells where the pooled LeNet
-        is at chance (``blind``) or above it in the published map (0.55: halfway from chance
-        to its typical 0.6-0.8)."""
+        is at chance (``blind``) or above it in the published map (:data:`BLIND`)."""
         cells = [tuple(c) for c in self.cfg["fig3_cells"]]
         sel = (q.published_fig1_map("lenet", cells) < BLIND) == blind
         diff = (fig3["lenet_nopool"]["test_acc"] - fig3[self.model]["test_acc"])[:, sel].mean(1)
@@ -563,8 +562,9 @@ class Study:
         key = "cells_blind" if blind else "cells_seen"
         cells = ", ".join(str(c[:2]) for c in table.index[sel.to_numpy()])
         measured = {"interval": evidence_runs(diff, (-1, 1), "cells")} if len(diff) else {"values": diff}
-        return dict(**measured, network=self.network("resnet18", width), **{key: cells}, profile=f"campaign {bundle.name}",
-                    steps=1, paper_steps=1, settings={"width": width, "bundle": bundle.title()},
+        return dict(**measured, network=self.network("resnet18", width), **{key: cells},
+                    profile=f"campaign {bundle.name}", steps=1, paper_steps=1,
+                    settings={"width": width, "bundle": bundle.title()},
                     preconditions={f"some Fig. 3 cell is {'blind' if blind else 'seen'}": bool(sel.any())})
 
     def fig2_summary(self, fig2: dict) -> pd.DataFrame:
