@@ -40,7 +40,7 @@ import torch.nn.functional as F  # noqa: E402
 
 from common import cpu_times, load, machine, matmul_peak, median, steal_share, timed_rate  # noqa: E402
 from nadcore.nets import build_model, forward_flops  # noqa: E402
-from nadcore.runtime import native_bf16  # noqa: E402
+from nadcore.runtime import cpu_flags, native_bf16  # noqa: E402
 from nadcore.train.loops import channels_last_applies  # noqa: E402
 from nadcore.train.recipe import autocast_context  # noqa: E402
 
@@ -98,6 +98,11 @@ def measure(spec: str, steps: int, autocast: str | None = None) -> dict:
             "worker_hours_per_run": (CELL_IMAGES + CELL_TEST / 3) / (two / 2) / 3600}
 
 
+def bf16_flags() -> str:
+    """The CPU's bf16 instructions, "none", or "unknown" where its flags cannot be read (macOS)."""
+    return ", ".join(native_bf16()) or ("none" if cpu_flags() else "unknown")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--networks", default=None, help="comma separated registry specs (default: the study's)")
@@ -119,7 +124,7 @@ def main(argv=None) -> int:
     for r in rows:
         r["peak_fraction"] = r["gflops"] / peak
     precision = "bf16 autocast" if a.autocast else "fp32"
-    out = {"machine": machine(), "precision": precision, "bf16_flags": ", ".join(native_bf16()) or "none",
+    out = {"machine": machine(), "precision": precision, "bf16_flags": bf16_flags(),
            "peak_gflops": peak, "load_start": l0, "load_end": load(),
            "steal": steal_share(t0),
            "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": rows}

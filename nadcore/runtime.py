@@ -174,16 +174,21 @@ def commit_info(root: Path) -> dict:
     return {"commit": sha or env or "unknown", "dirty": dirty if sha else None}
 
 
-def cpu_flags() -> set[str]:
-    """The CPU's feature flags as ``/proc/cpuinfo`` names them (empty where it is not readable)."""
+def _cpuinfo(key: str) -> str | None:
+    """The first value of ``key`` in ``/proc/cpuinfo`` (None where it is absent or not readable)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() == "flags":
-                return set(value.split())
+            k, _, value = line.partition(":")
+            if k.strip() == key:
+                return value.strip()
     except OSError:
         pass
-    return set()
+    return None
+
+
+def cpu_flags() -> set[str]:
+    """The CPU's feature flags as ``/proc/cpuinfo`` names them (empty where it is not readable)."""
+    return set((_cpuinfo("flags") or "").split())
 
 
 #: the CPU instructions that run bf16 natively; without them bf16 autocast is emulated (slower
@@ -199,16 +204,7 @@ def native_bf16() -> list[str]:
 def cpu_model() -> str:
     """The CPU's model name (``/proc/cpuinfo`` on Linux, else what ``platform`` knows), with the
     vector extensions that decide training speed (AVX-512, AVX512-BF16, AMX) where present."""
-    name = ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            key, _, value = line.partition(":")
-            if key.strip() == "model name":
-                name = value.strip()
-                break
-    except OSError:
-        pass
-    name = name or platform.processor() or platform.machine() or "unknown"
+    name = _cpuinfo("model name") or platform.processor() or platform.machine() or "unknown"
     flags = cpu_flags()
     ext = [e for e, f in (("AVX-512", "avx512f"), ("AVX512-BF16", "avx512_bf16"), ("AMX", "amx_bf16"))
            if f in flags]

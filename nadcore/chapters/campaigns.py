@@ -289,15 +289,16 @@ def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | 
          trainer: str | None = None, float32: bool = False) -> tuple[list[Task], dict]:
     """The tasks of ``campaign`` in stage order (only ``figures`` / ``archs`` / stage numbers
     ``stages`` where given) and the settings they use (the campaign's and chapter 3's);
-    ``trainer`` ("many" or "side_by_side") replaces the campaign's ("many" trains in float32);
+    ``trainer`` ("many" or "side_by_side") replaces the campaign's ("many" implies ``float32``);
     ``float32`` trains every stage in float32, its bf16 stages too (on a CPU that emulates bf16;
     their rows say ``fp32``, a run of its own beside any bf16 run of the same cell)."""
     camp = campaign_settings(campaign)
     if trainer is not None:
         sep.check_trainer(trainer)
         camp["train"]["trainer"] = trainer
-        if trainer == "many":  # the float32 fallback
-            camp["train"].pop("autocast", None)
+        float32 = float32 or trainer == "many"
+    if float32:
+        camp["train"].pop("autocast", None)
     cfg = profiles.resolve(CHAPTER, "paper", camp.get("overrides"))
     grid = fourier_grid(32, cfg["grid"])
     dev = device or camp["device"]
