@@ -108,7 +108,8 @@ def _study():
     from nadcore.chapters.linear_separability.study import Study
 
     ch = SimpleNamespace(cfg=profiles.resolve("03_linear_separability", "smoke"), seeds=[0], cache=None,
-                         executor=lambda: None, device="cpu", profile="smoke")
+                         executor=lambda: None, device="cpu", profile="smoke",
+                         paper_cfg=profiles.resolve("03_linear_separability", "paper"))
     return Study(ch)
 
 
@@ -169,3 +170,25 @@ def test_big_fig6_names_full_width_claims_so_and_tests_the_fitted_sigma_on_each_
     assert big6["evidence"]["fig6-first-vs-beyond-resnet18-full-width"]["interval"].value == pytest.approx(
         np.mean([pub[i] for i in idx[:4]]) - np.mean([pub[i] for i in idx[-2:]]))
     assert len(big6["table"]) == 4 and study.big_fig6(published) is None
+
+
+def test_resnet18_fig2_compares_blind_with_seen_cells_and_counts_censored_runs_as_the_budget():
+    from types import SimpleNamespace
+
+    from nadcore.chapters.linear_separability.claims import CLAIMS
+
+    cells = [(0, 4), (2, 4), (0, -16), (2, 8), (2, 2), (2, -6)]  # the last two blind in the published map
+    iters = [100, 120, 80, 150, 2000, -1]  # (2, -6) never reached the threshold
+    rows = pd.DataFrame([dict(model="resnet18", width=16, recipe="authors", precision="fp32", k1=a, k2=b,
+                              seed=0, iters_to_loss=i, test_acc=0.9, train_acc=1.0, budget=3000)
+                         for (a, b), i in zip(cells, iters)])
+    bundle = SimpleNamespace(name="cpu", title=lambda: "campaign 'cpu'", frame=lambda chapter, figure: rows)
+    study = _study()
+    table = study.big_fig2(bundle, {"resnet18": 16})
+    assert table["iterations"].tolist() == [100, 120, 80, 150, 2000, 3000]
+    e = study.big_fig2_evidence(bundle, table)
+    seen, blind = np.log10([100, 120, 80, 150]).mean(), np.log10([2000, 3000]).mean()
+    assert e["interval"].value == pytest.approx(blind - seen)
+    assert e["cells_blind"] == "(2, 2), (2, -6)" and e["fig2_threshold"] == 0.1
+    assert all(e["preconditions"].values()) and "fig2-blind-fit-slower-resnet18" in {c.id for c in CLAIMS}
+    assert study.big_fig2(None, {}).empty

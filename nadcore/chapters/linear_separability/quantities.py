@@ -51,11 +51,12 @@ def iterations_to_loss(iter_loss, threshold: float = 0.1, window: int = 20) -> i
     return int(hit[0] + w) if hit.size else None
 
 
-def censored_iterations(iters, budget: int) -> np.ndarray:
+def censored_iterations(iters, budget) -> np.ndarray:
     """:func:`iterations_to_loss` values with the censored runs (-1: never reached) counted as
-    the whole ``budget``, as floats: averages of them are lower bounds on the true mean."""
+    the whole ``budget`` (one for all, or one per run), as floats: averages of them are lower
+    bounds on the true mean."""
     a = np.asarray(iters)
-    return np.where(a >= 0, a, int(budget)).astype(np.float64)
+    return np.where(a >= 0, a, np.asarray(budget, dtype=np.int64)).astype(np.float64)
 
 
 def frequency_radius(grid) -> np.ndarray:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nadcore.book.evidence import MUCH, accuracy_interval, exact_value, fisher_interval
+from nadcore.book.evidence import MUCH, accuracy_interval, difference_interval, exact_value, fisher_interval
 from nadcore.book.evidence import runs_interval as evidence_runs
 from nadcore.book import bundles
 from nadcore.book.explorer import direction_explorer
@@ -566,6 +566,37 @@ class Study:
                     profile=f"campaign {bundle.name}", steps=1, paper_steps=1,
                     settings={"width": width, "bundle": bundle.title()},
                     preconditions={f"some Fig. 3 cell is {'blind' if blind else 'seen'}": bool(sel.any())})
+
+    def big_fig2(self, bundle, widths) -> pd.DataFrame:
+        """ResNet-18's Fig. 2 from the campaign: SGD iterations to a small training loss per cell
+        (a run that never got there counts as its whole budget), beside the published Fig. 1
+        accuracy of the full network on the same cell."""
+        rows = None if bundle is None else bundled.select(bundle.frame(campaigns.CHAPTER, "fig2"), "resnet18",
+                                                          widths.get("resnet18"))
+        if rows is None or rows.empty:
+            return pd.DataFrame()
+        table = rows[["k1", "k2", "seed", "width", "iters_to_loss", "budget", "train_acc"]].copy()
+        table["iterations"] = q.censored_iterations(table["iters_to_loss"], table["budget"])
+        table["published Fig. 1"] = q.published_fig1_map("resnet18", table[["k1", "k2"]].to_numpy())
+        return table.set_index(["k1", "k2", "seed"])
+
+    def big_fig2_evidence(self, bundle, table: pd.DataFrame) -> dict:
+        """log10 of the ratio of the geometric-mean iterations on the cells where the pooled
+        ResNet-18 is blind in the published map to those where it generalises (Welch over cells)."""
+        blind = (table["published Fig. 1"] < BLIND).to_numpy()
+        logs = np.log10(table["iterations"].to_numpy())
+        width = int(table["width"].iloc[0])
+        cells = {k: ", ".join(str(c[:2]) for c in table.index[sel]) for k, sel in
+                 (("cells_blind", blind), ("cells_seen", ~blind))}
+        seen = 10 ** logs[~blind].mean() if (~blind).any() else float("nan")
+        paper = self.ch.paper_cfg
+        return dict(interval=difference_interval(logs[blind], logs[~blind], what="cells"),
+                    network=self.network("resnet18", width), **cells, fig2_sigma=paper["fig2_sigma"],
+                    fig2_threshold=paper["fig2_threshold"], profile=f"campaign {bundle.name}", steps=1,
+                    paper_steps=1, settings={"width": width, "bundle": bundle.title()},
+                    preconditions={"some Fig. 2 cell is blind and some sees": bool(blind.any() and (~blind).any()),
+                                   "the budget can show the criterion's ratio (budget >= ratio x iterations "
+                                   "where it sees)": bool(table["budget"].min() >= MUCH * seen)})
 
     def fig2_summary(self, fig2: dict) -> pd.DataFrame:
         """Per network and seed: iterations to the threshold on the low and high frequencies,
