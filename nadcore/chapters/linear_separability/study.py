@@ -34,6 +34,15 @@ __all__ = ["Study", "seed_mean", "BLIND"]
 BLIND = 0.55
 
 
+def blind_and_seen(cells, published) -> tuple[np.ndarray, dict]:
+    """Which ``cells`` ((k1, k2, ...) tuples) a pooled network is blind on in its published map
+    (accuracy below :data:`BLIND`), and the two lists as text (``cells_blind``, ``cells_seen``)."""
+    blind = np.asarray(published) < BLIND
+    text = {f"cells_{side}": ", ".join(str((int(c[0]), int(c[1]))) for c, b in zip(cells, blind) if b == (side == "blind"))
+            for side in ("blind", "seen")}
+    return blind, text
+
+
 def seed_mean(a) -> np.ndarray:
     """The mean over the first (seeds) axis."""
     return np.asarray(a, dtype=float).mean(0)
@@ -231,10 +240,11 @@ class Study:
         """The no-pooling LeNet minus the pooled one over the Fig. 3 cells where the pooled LeNet
         is at chance (``blind``) or above it in the published map (:data:`BLIND`)."""
         cells = [tuple(c) for c in self.cfg["fig3_cells"]]
-        sel = (q.published_fig1_map("lenet", cells) < BLIND) == blind
+        where, text = blind_and_seen(cells, q.published_fig1_map("lenet", cells))
+        sel = where == blind
         diff = (fig3["lenet_nopool"]["test_acc"] - fig3[self.model]["test_acc"])[:, sel].mean(1)
         key = "cells_blind" if blind else "cells_seen"
-        return {"values": diff, key: ", ".join(str(c) for c, s in zip(cells, sel) if s), **self.budget("lenet_nopool"),
+        return {"values": diff, key: text[key], **self.budget("lenet_nopool"),
                 "preconditions": {f"some Fig. 3 cell is {'blind' if blind else 'seen'}": bool(sel.any())}}
 
     def fig3_uniform(self, fig3: dict) -> dict:
@@ -556,13 +566,13 @@ class Study:
         """ResNet-18 without minus with its pool, paired per cell, over the campaign's Fig. 3 cells
         where the pooled network is at chance (``blind``) or above it in the published map (the
         threshold of LeNet's claims)."""
-        sel = (table["published (with pool)"] < BLIND) == blind
-        diff = (table["test_acc without pool"] - table["test_acc with pool"]).to_numpy()[sel.to_numpy()]
+        where, text = blind_and_seen(table.index, table["published (with pool)"])
+        sel = where == blind
+        diff = (table["test_acc without pool"] - table["test_acc with pool"]).to_numpy()[sel]
         width = int(table["width"].iloc[0])
         key = "cells_blind" if blind else "cells_seen"
-        cells = ", ".join(str(c[:2]) for c in table.index[sel.to_numpy()])
         measured = {"interval": evidence_runs(diff, (-1, 1), "cells")} if len(diff) else {"values": diff}
-        return dict(**measured, network=self.network("resnet18", width), **{key: cells},
+        return dict(**measured, network=self.network("resnet18", width), **{key: text[key]},
                     profile=f"campaign {bundle.name}", steps=1, paper_steps=1,
                     settings={"width": width, "bundle": bundle.title()},
                     preconditions={f"some Fig. 3 cell is {'blind' if blind else 'seen'}": bool(sel.any())})
@@ -575,19 +585,17 @@ class Study:
                                                           widths.get("resnet18"))
         if rows is None or rows.empty:
             return pd.DataFrame()
-        table = rows[["k1", "k2", "seed", "width", "iters_to_loss", "budget", "train_acc"]].copy()
-        table["iterations"] = q.censored_iterations(table["iters_to_loss"], table["budget"])
+        table = rows[["k1", "k2", "seed", "width", "budget", "train_acc"]].copy()
+        table.insert(4, "iterations", q.censored_iterations(rows["iters_to_loss"], rows["budget"]))
         table["published Fig. 1"] = q.published_fig1_map("resnet18", table[["k1", "k2"]].to_numpy())
         return table.set_index(["k1", "k2", "seed"])
 
     def big_fig2_evidence(self, bundle, table: pd.DataFrame) -> dict:
         """log10 of the ratio of the geometric-mean iterations on the cells where the pooled
         ResNet-18 is blind in the published map to those where it generalises (Welch over cells)."""
-        blind = (table["published Fig. 1"] < BLIND).to_numpy()
+        blind, cells = blind_and_seen(table.index, table["published Fig. 1"])
         logs = np.log10(table["iterations"].to_numpy())
         width = int(table["width"].iloc[0])
-        cells = {k: ", ".join(str(c[:2]) for c in table.index[sel]) for k, sel in
-                 (("cells_blind", blind), ("cells_seen", ~blind))}
         seen = 10 ** logs[~blind].mean() if (~blind).any() else float("nan")
         paper = self.ch.paper_cfg
         return dict(interval=difference_interval(logs[blind], logs[~blind], what="cells"),
