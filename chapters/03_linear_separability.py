@@ -348,8 +348,8 @@ if len(fit):
 # widened to take the larger feature map), the paper reports that the accuracy is equalised
 # over the frequencies and that it *improves*, although the network has more capacity. The
 # no-pooling network costs about six times more per step, so on the `cpu` profile it gets a
-# few cells: three where the pooled LeNet generalises in the published map (one of them an
-# alias island) and three where its pooling blinds it, next to LeNet's Fig. 1 runs on the same
+# few cells: two where the pooled LeNet generalises in the published map (one of them an
+# alias island) and two where its pooling blinds it, next to LeNet's Fig. 1 runs on the same
 # cells (the same settings, the same runs).
 #
 # "Equalised" alone proves nothing: a network at chance everywhere is perfectly uniform. So
