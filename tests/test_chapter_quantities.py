@@ -172,6 +172,27 @@ def test_big_fig6_names_full_width_claims_so_and_tests_the_fitted_sigma_on_each_
     assert len(big6["table"]) == 4 and study.big_fig6(published) is None
 
 
+
+def test_a_campaign_fig6_curve_enters_the_book_once_it_spans_the_nad_sequence():
+    from types import SimpleNamespace
+
+    study = _study()
+    published = study.published_fig6()
+    idx = [0, 3, 6, 9, 64, 300, 720, 1000]
+
+    def bundle(upto):  # sigma 3 on every index; sigma 1 stopped after its first ``upto`` indices
+        rows = [dict(model="resnet18", width=16, recipe="authors", sigma=s, nad_index=i, seed=0, test_acc=0.6,
+                     train_acc=1.0, eigenvalue=1.0 / (1 + i))
+                for s, n in ((3.0, upto[0]), (1.0, upto[1])) for i in idx[:n]]
+        return SimpleNamespace(name="cpu", title=lambda: "campaign 'cpu'", frame=lambda chapter, figure: pd.DataFrame(rows))
+
+    widths = {"resnet18": 16, "vgg11": 8}
+    big6 = study.big_fig6(published, (bundle((8, 6)), widths))
+    assert set(big6["evidence"]) == {"fig6-first-vs-beyond-resnet18", "fig6-monotone-resnet18"}
+    assert len(big6["table"]) == 1 and [len(p) for p in big6["panels"].values()] == [2]
+    assert study.big_fig6(published, (bundle((6, 0)), widths)) is None
+    assert "fig6-sigma-validation-resnet18" in study.big_fig6(published, (bundle((8, 8)), widths))["evidence"]
+
 def test_resnet18_fig2_compares_blind_with_seen_cells_and_counts_censored_runs_as_the_budget():
     from types import SimpleNamespace
 

@@ -202,6 +202,13 @@ def fig6_summary(frame: pd.DataFrame, arch: str, width: int, sigma: float, publi
             "published_spearman": pub_sum["spearman"]}
 
 
+def fig6_spans(indices) -> bool:
+    """Whether a Fig. 6 curve (its NAD indices) spans the sequence, from the first NADs (0-9) to
+    past index 700, as its claims need: a campaign's curve enters the book once it does."""
+    indices = np.asarray(indices)
+    return bool((indices < 10).any() and (indices > 700).any())
+
+
 def sigma_preference(frame: pd.DataFrame, arch: str, width: int, published: pd.DataFrame,
                      sigmas=(3.0, 1.0)) -> evidence.Interval:
     """How much closer the curve at ``sigmas[1]`` is to the published one than at

@@ -660,8 +660,10 @@ class Study:
             frame = bundle.frame(campaigns.CHAPTER, "fig6") if bundle else None
             for arch in ("resnet18", "vgg11") if frame is not None else ():
                 if not bundled.select(frame, arch, widths.get(arch)).empty:
-                    panel, more, evid = self._big_fig6_network(bundle, frame, arch, widths[arch],
-                                                               published[arch], table)
+                    got = self._big_fig6_network(bundle, frame, arch, widths[arch], published[arch], table)
+                    if got is None:
+                        continue
+                    panel, more, evid = got
                     panels[self.network(arch, widths[arch])] = panel
                     rows.update(more)
                     claims.update(evid)
@@ -669,11 +671,15 @@ class Study:
             return None
         return {"panels": panels, "table": pd.DataFrame.from_dict(rows, orient="index"), "evidence": claims}
 
-    def _big_fig6_network(self, bundle, frame, arch: str, w, pub, table) -> tuple[dict, dict, dict]:
+    def _big_fig6_network(self, bundle, frame, arch: str, w, pub, table) -> tuple[dict, dict, dict] | None:
         """One network's Fig. 6 in :meth:`big_fig6`: its panel, its summary rows by (network,
-        sigma), and the keywords of its claims."""
+        sigma), and the keywords of its claims, from the noise levels whose curves span the NAD
+        sequence (None if none does yet)."""
         sigma, fitted = float(self.cfg["sigma"]), float(self.cfg["fig6_sigma"])
-        have = sorted(bundled.select(frame, arch, w)["sigma"].unique())
+        have = [s for s in sorted(bundled.select(frame, arch, w)["sigma"].unique())
+                if bundled.fig6_spans(bundled.fig6_curves(frame, arch, w, s)[0])]
+        if not have:
+            return None
         name, suffix = self.network(arch, w), width_suffix(arch, w)
         panel = {f"{name}, sigma={s:g}": bundled.fig6_curves(frame, arch, w, s) for s in have}
         panel[f"{campaigns.NAMES[arch]}, published"] = (pub.index, pub["test_acc"])
