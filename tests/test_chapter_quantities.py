@@ -172,7 +172,6 @@ def test_big_fig6_names_full_width_claims_so_and_tests_the_fitted_sigma_on_each_
     assert len(big6["table"]) == 4 and study.big_fig6(published) is None
 
 
-
 def test_a_campaign_fig6_curve_enters_the_book_once_it_spans_the_nad_sequence():
     from types import SimpleNamespace
 
@@ -192,6 +191,7 @@ def test_a_campaign_fig6_curve_enters_the_book_once_it_spans_the_nad_sequence():
     assert len(big6["table"]) == 1 and [len(p) for p in big6["panels"].values()] == [2]
     assert study.big_fig6(published, (bundle((6, 0)), widths)) is None
     assert "fig6-sigma-validation-resnet18" in study.big_fig6(published, (bundle((8, 8)), widths))["evidence"]
+
 
 def test_resnet18_fig2_compares_blind_with_seen_cells_and_counts_censored_runs_as_the_budget():
     from types import SimpleNamespace

@@ -192,7 +192,7 @@ def fig6_summary(frame: pd.DataFrame, arch: str, width: int, sigma: float, publi
         d = evidence.t_interval(dist, bounds=(0, 1))
     else:
         a = acc[0]
-        gap = evidence.paired_gap_interval(a, pub["test_acc"].to_numpy(), idx < 10, idx > 700, (-1, 1),
+        gap = evidence.paired_gap_interval(a, pub["test_acc"].to_numpy(), *q.first_and_beyond(idx), (-1, 1),
                                            "NAD indices")
         rho = evidence.correlation_interval(per[0]["spearman"], len(idx), spearman=True, what="NAD indices")
         d = evidence.runs_interval(np.abs(a - pub["test_acc"].to_numpy()), (0, 1), "NAD indices")
@@ -205,8 +205,7 @@ def fig6_summary(frame: pd.DataFrame, arch: str, width: int, sigma: float, publi
 def fig6_spans(indices) -> bool:
     """Whether a Fig. 6 curve (its NAD indices) spans the sequence, from the first NADs (0-9) to
     past index 700, as its claims need: a campaign's curve enters the book once it does."""
-    indices = np.asarray(indices)
-    return bool((indices < 10).any() and (indices > 700).any())
+    return all(bool(end.any()) for end in q.first_and_beyond(indices))
 
 
 def sigma_preference(frame: pd.DataFrame, arch: str, width: int, published: pd.DataFrame,

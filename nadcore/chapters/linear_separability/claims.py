@@ -42,6 +42,7 @@ def width_suffix(arch: str, width) -> str:
     """The end of a big network's claim ids at ``width``: :data:`FULL` at its full width, else none."""
     return FULL if int(width) == spec_width(arch) else ""
 
+
 def _fig3_improves(network: str) -> list[ClaimSpec]:
     """Fig. 3's improvement without pooling, on the cells where the pooled network is at chance
     in the published map (``blind``) and on those where it generalises (``seen``)."""

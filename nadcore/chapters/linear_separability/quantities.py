@@ -94,13 +94,25 @@ def band_means(values, frequencies, low: int = 4, high: int = 8) -> dict:
     return {"low": lo, "high": hi, "gap": lo - hi}
 
 
-def nad_index_summary(indices, acc, eigenvalues, first: int = 10, beyond: int = 700) -> dict:
-    """Fig. 6 in numbers for one seed: mean accuracy on the first ``first`` NADs and on NADs past
-    ``beyond``, and the Spearman rank correlation between the eigenvalue lambda_i and the accuracy
-    on D(u_i) over the trained indices (positive: larger eigenvalue, easier to learn)."""
+FIRST_NADS, BEYOND_NADS = 10, 700
+
+
+def first_and_beyond(indices) -> tuple[np.ndarray, np.ndarray]:
+    """Fig. 6's two ends over NAD indices, as masks: the first NADs (0-9) and the NADs past
+    index 700."""
+    idx = np.asarray(indices, dtype=int)
+    return idx < FIRST_NADS, idx > BEYOND_NADS
+
+
+def nad_index_summary(indices, acc, eigenvalues) -> dict:
+    """Fig. 6 in numbers for one seed: mean accuracy on the first NADs and on NADs past index 700
+    (:func:`first_and_beyond`), and the Spearman rank correlation between the eigenvalue lambda_i
+    and the accuracy on D(u_i) over the trained indices (positive: larger eigenvalue, easier to
+    learn)."""
     idx = np.asarray(indices, dtype=int)
     acc = np.asarray(acc, dtype=float)
-    lo, hi = acc[idx < first], acc[idx > beyond]
+    first, beyond = first_and_beyond(idx)
+    lo, hi = acc[first], acc[beyond]
     return {"first_mean": float(lo.mean()) if lo.size else float("nan"),
             "beyond_mean": float(hi.mean()) if hi.size else float("nan"),
             "first_n": int(lo.size), "beyond_n": int(hi.size),

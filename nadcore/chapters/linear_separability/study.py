@@ -309,13 +309,14 @@ class Study:
         crossing = int(pub.index[(pub["test_acc"] < 0.75).to_numpy()][0])
         near = int(ii[np.abs(ii - crossing).argmin()])
         lenet = self.model == "lenet"
+        first, beyond = q.first_and_beyond(ii)
         return {
             "monotone": dict(interval=fisher_interval(s["spearman"]), **fill,
                              published_spearman=float(q.rank_correlations(sel["test_acc"], sel["eigenvalue"])[0])
                              if lenet else None),
             "first-vs-beyond": dict(values=s["first_mean"] - s["beyond_mean"], **fill,
-                                    published_first_beyond=float(sel["test_acc"][ii < 10].mean()
-                                                                 - sel["test_acc"][ii > 700].mean())),
+                                    published_first_beyond=float(sel["test_acc"][first].mean()
+                                                                 - sel["test_acc"][beyond].mean())),
             "crossing": dict(interval=accuracy_interval(res["test_acc"][:, ii == near].ravel(), self.cfg["n_test"]),
                              crossing=near, published_crossing=float(pub["test_acc"].loc[near]), **fill),
             "matches-published": dict(values=s["vs_published"], **fill),
@@ -676,12 +677,13 @@ class Study:
         sigma), and the keywords of its claims, from the noise levels whose curves span the NAD
         sequence (None if none does yet)."""
         sigma, fitted = float(self.cfg["sigma"]), float(self.cfg["fig6_sigma"])
-        have = [s for s in sorted(bundled.select(frame, arch, w)["sigma"].unique())
-                if bundled.fig6_spans(bundled.fig6_curves(frame, arch, w, s)[0])]
+        curves = {s: bundled.fig6_curves(frame, arch, w, s)
+                  for s in sorted(bundled.select(frame, arch, w)["sigma"].unique())}
+        have = [s for s, (indices, _) in curves.items() if bundled.fig6_spans(indices)]
         if not have:
             return None
         name, suffix = self.network(arch, w), width_suffix(arch, w)
-        panel = {f"{name}, sigma={s:g}": bundled.fig6_curves(frame, arch, w, s) for s in have}
+        panel = {f"{name}, sigma={s:g}": curves[s] for s in have}
         panel[f"{campaigns.NAMES[arch]}, published"] = (pub.index, pub["test_acc"])
         fill = dict(network=name, profile=f"campaign {bundle.name}", steps=1, paper_steps=1,
                     settings=self._bundle_settings(bundle, w, bundled.select(frame, arch, w)))
