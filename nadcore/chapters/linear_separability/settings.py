@@ -16,9 +16,9 @@ which the chapter's model is also trained with the other ``signal`` convention. 
 grid). Fig. 2 trains with ``fig2_sigma`` and ``fig2_train`` (n_train, epochs) and counts the
 iterations until the loss averaged over 20 mini-batches falls below ``fig2_threshold``. Fig. 6:
 ``fig6_indices`` NAD indices of the chapter's model for its secant NADs, trained at the paper's
-``sigma`` (its claims) and at ``fig6_sigma`` (fitted on LeNet's published curve: calibrations),
-and ``fig6_gradient_indices`` for its gradient NADs averaged over chapter 2's
-``gradient_points`` evaluation points (at ``fig6_sigma``); ``fig6_models``: further
+``sigma`` (its claims), and ``fig6_gradient_indices`` trained at ``fig6_sigma`` (fitted on
+LeNet's published curve: calibrations) for the secant NADs and for the gradient NADs averaged
+over chapter 2's ``gradient_points`` evaluation points, index by index; ``fig6_models``: further
 architectures trained on the authors' published NADs (the paper profile; the cpu profile gets
 them from the campaign). ``converged_k`` / ``converged_overlap``: an estimator counts as
 converged when the split-half overlap of its top-k NADs reaches this value. ``chunk``: runs
@@ -62,7 +62,7 @@ PAPER = dict(grid=16, sigma=3.0, epsilon=1.0, signal="paper", outputs=2, n_test=
 # cpu: LeNet and logistic regression get the paper's budget (10,000 samples, 20 epochs, 1,580 SGD
 # steps) and three seeds on every second frequency of the paper's grid (8x8); Figs. 2 and 3 take a
 # few cells (Fig. 3: two where the pooled LeNet is blind in the published map, two where it
-# generalises), Fig. 6 sixteen NAD indices for the secant NADs and eight for the gradient ones.
+# generalises), Fig. 6 sixteen NAD indices at the paper's sigma and eight at the fitted one.
 CPU = dict(chunk=8, workers=2, fig1_models=["logreg", "lenet"], fig1_every=2,
            fig2_models=["lenet"], fig2_cells=[[0, 4], [-4, 0], [4, 4], [12, 12], [-16, 8], [8, -12]],
            fig2_threshold=0.2, fig2_train=dict(n_train=2560, epochs=16),

@@ -267,18 +267,19 @@ class Study:
                 f"gradient, {p} points": self.ch.nads(self.model, "gradient", networks=n["gradient"], points=p)}
 
     def fig6(self, estimates: dict, sigma: float, estimators=("secant", "gradient")) -> dict:
-        """Fig. 6 at noise ``sigma``: the chapter's model on D(u_i) for the secant NADs
-        (``fig6_indices``) and the several-point gradient NADs (``fig6_gradient_indices``), of
-        ``estimators``: ``{estimator: (indices, sweep result, NADResult)}``."""
+        """Fig. 6 at noise ``sigma``: the chapter's model on D(u_i) for the NADs of
+        ``estimators`` (secant; several-point gradient), ``{estimator: (indices, sweep result,
+        NADResult)}``. The secant NADs alone train on ``fig6_indices``; with the gradient NADs,
+        both train on ``fig6_gradient_indices`` (those in ``fig6_indices``), compared index by
+        index."""
         sets = {"secant": estimates["secant"][0], "gradient": estimates[f"gradient, {self.points} points"][0]}
         sets = {e: r for e, r in sets.items() if e in estimators}
         top = min(r.nads.shape[0] for r in sets.values())
-        idx = np.array([i for i in self.cfg["fig6_indices"] if i < top])
-        indices = {"secant": idx,
-                   "gradient": np.array([i for i in self.cfg["fig6_gradient_indices"] if i < top and i in idx])}
+        ii = np.array([i for i in self.cfg["fig6_indices"] if i < top])
+        if "gradient" in sets:
+            ii = np.array([i for i in self.cfg["fig6_gradient_indices"] if i in ii])
         out = {}
         for est, r in sets.items():
-            ii = indices[est]
             tag = f"nad-{est}-{r.meta['networks']}-{r.meta.get('points', 1)}"
             res = sep.directions_sweep(self.model, r.nads[ii].reshape(len(ii), *r.input_shape), ii.tolist(),
                                        self.settings(self.model, sigma=sigma), tag=tag, **self.run)
