@@ -5,8 +5,9 @@ Fourier direction v of the quadrant grid k1, k2 in ``grid_ticks`` (the part of t
 chapter studies; cells with k1 > k2 reuse the runs of their transpose (k2, k1), exact in
 distribution for these networks, see ``grid_sweep(transpose_symmetric=True)``), with ``dv`` (D(v): sigma, epsilon, signal,
 n_train, n_test) and ``dv_train`` (the SGD recipe of the authors' LeNet runs: linear decay, clipping
-0.5); ``chunk`` runs per job. Off-centre cells have max(k1, k2) >= ``off_centre``; an island is an
-off-centre cell with accuracy >= ``island``. NADs (Q1, Q2, Q4, Q5, Q6): exact-gradient NADs from
+0.5); at most ``chunk`` runs per job, in as many jobs as a multiple of ``workers``. Off-centre
+cells have max(k1, k2) >= ``off_centre``; an island is an off-centre cell with accuracy >=
+``island``. NADs (Q1, Q2, Q4, Q5, Q6): exact-gradient NADs from
 ``nad_networks`` networks at one evaluation point.
 Q2 NADs during training: ``dynamics_direction`` [k1, k2] of D(v) (``dv``, ``dv_train``), binary
 CIFAR-10 (``cifar_train``, ``max_train``/``max_test``: None = every image found); the networks'

@@ -98,7 +98,8 @@ class Study:
         """Fig.-1 maps of every variant on the quadrant grid (transposed cells mirrored): the
         :func:`grid_sweep` result per variant."""
         return {label: grid_sweep(spec, self.grid, self.dv_settings(), seeds=self.ch.seeds, chunk=self.cfg["chunk"],
-                                  device=str(self.ch.device), transpose_symmetric=True, **self.run)
+                                  device=str(self.ch.device), transpose_symmetric=True, balance=self.cfg["workers"],
+                                  **self.run)
                 for label, spec in self.cfg["variants"].items()}
 
     def draw_fig1_maps(self, maps: dict):
