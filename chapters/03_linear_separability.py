@@ -423,9 +423,10 @@ print(convergence.round(3).to_string())
 # $\sigma = 3$, as the paper states its experiments. The published Fig. 6 curve of LeNet falls
 # later than what $\sigma = 3$ gives, so runs are repeated with less noise, $\sigma$ =
 # `fig6_sigma` = 1, for the secant and the several-point gradient NADs side by side on the
-# indices `fig6_gradient_indices` (a subset; on the `paper` profile, all of them): we looked for the setting that explains the published curve (sample size, epochs,
-# learning rate, outputs, the data convention, the noise) and only the ratio of margin to noise
-# moved it. That value was fitted to LeNet's published curve, so the claims that compare the
+# indices `fig6_gradient_indices` (a subset; on the `paper` profile, all of them). We looked
+# for the setting that explains the published curve (sample size, epochs, learning rate,
+# outputs, the data convention, the noise), and only the ratio of margin to noise moved it.
+# That value was fitted to LeNet's published curve, so the claims that compare the
 # $\sigma = 1$ runs with that curve are *calibrations* (they say how well the fit went, and do
 # not count as evidence); the paper's claims are tested at $\sigma = 3$. The published curves
 # of ResNet-18 and VGG-11, on which nothing was fitted, then test the fitted $\sigma$.
