@@ -291,7 +291,8 @@ for arch, rows in full_big.items():
 # holds on the reader's machine, this build re-runs two of each network's cells live, at a
 # stated cheaper budget (`spot_train`: a tenth of the SGD steps or less), and checks that each
 # lands on the same side of 0.6 as the bundle's run: one cell the network learns, one it does
-# not.
+# not. Fig. 3's LeNet without pooling (below) is checked on a cell where the pooled LeNet is
+# blind and one where it sees; without pooling it should learn both.
 
 # %% tags=["nbval-check-output", "near-chance"]
 spots = study.spot_checks(bundle, widths)
@@ -350,14 +351,17 @@ if len(fit):
 # no-pooling network costs about six times more per step, so on the `cpu` profile it gets a
 # few cells: two where the pooled LeNet generalises in the published map (one of them an
 # alias island) and two where its pooling blinds it, next to LeNet's Fig. 1 runs on the same
-# cells (the same settings, the same runs).
+# cells (the same settings, the same runs). Its runs at the chapter's settings and seeds are
+# in the campaign bundle, so the `cpu` build takes them from there (the figure's title says
+# so) and re-runs two of its cells live with the spot checks above; any other seed or setting
+# trains them here.
 #
 # "Equalised" alone proves nothing: a network at chance everywhere is perfectly uniform. So
 # the improvement is tested on both kinds of cell, paired per seed, and uniformity only if the
 # network learned at all.
 
 # %%
-fig3 = study.fig3(fig1)
+fig3 = study.fig3(fig1, bundle)
 fig = study.draw_fig3(fig3)
 
 # %% tags=["nbval-check-output", "near-chance"]

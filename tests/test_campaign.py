@@ -77,10 +77,13 @@ def test_tiny_bundle_rows_and_provenance(bundle):
     assert sorted(set(fig6["nad_index"])) == [0, 1, 500, 1000] and set(fig6["sigma"]) == {1.0, 3.0}
     prov = json.loads((out / "provenance.json").read_text())
     s = prov["sessions"][0]
-    assert s["jobs_computed"] == len(prov["jobs"]) == 3 + 2 + 2 + 2 + 1 and s["commit"] and s["torch"] and s["cpu"]
+    assert s["jobs_computed"] == len(prov["jobs"]) == 3 + 2 + 2 + 2 + 1 + 1 and s["commit"] and s["torch"] and s["cpu"]
     assert sorted(j["autocast"] or "none" for j in prov["jobs"].values()).count("bf16") == 1
     assert prov["campaign"] == "tiny" and prov["figures"]["fig1"]["complete"]
-    assert all(j["seconds"] >= 0 and j["date"] and j["session"] == 0 and j["width"] for j in prov["jobs"].values())
+    assert all(j["seconds"] >= 0 and j["date"] and j["session"] == 0 for j in prov["jobs"].values())
+    assert [j["model"] for j in prov["jobs"].values() if not j["width"]] == ["lenet_nopool"]
+    fig3 = pd.read_csv(out / CHAPTER / "fig3.csv")  # LeNet has no width: an empty cell
+    assert fig3["model"].tolist() == ["lenet_nopool"] and fig3["width"].isna().all()
     b = bundles.load("b", out.parent) if out.name == "b" else bundles.Bundle("tiny", out, prov)
     assert "campaign 'tiny'" in b.title() and b.frame(CHAPTER, "fig1") is not None
 
@@ -193,12 +196,12 @@ def test_a_local_dask_cluster_gives_the_same_bundle(bundle, tmp_path):
     args = ["--campaign", "tiny", "--out", str(other), "--cache", str(tmp_path / "c"), "--nice", "0",
             "--dask", "local:2", "--emulated-bf16"]
     assert run_campaign.main(args) == 0
-    for fig in ("fig1", "fig6"):
+    for fig in ("fig1", "fig3", "fig6"):
         a = pd.read_csv(out / CHAPTER / f"{fig}.csv")
         b = pd.read_csv(other / CHAPTER / f"{fig}.csv")
         pd.testing.assert_frame_equal(a, b)
     prov = json.loads((other / "provenance.json").read_text())
-    assert prov["sessions"][0]["executor"] == "Client" and prov["sessions"][0]["jobs_computed"] == 10
+    assert prov["sessions"][0]["executor"] == "Client" and prov["sessions"][0]["jobs_computed"] == 11
     assert dict(os.environ) == environ
 
 

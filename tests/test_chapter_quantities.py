@@ -213,3 +213,34 @@ def test_resnet18_fig2_compares_blind_with_seen_cells_and_counts_censored_runs_a
     assert e["cells_blind"] == "(2, 2), (2, -6)" and e["fig2_threshold"] == 0.1
     assert all(e["preconditions"].values()) and "fig2-blind-fit-slower-resnet18" in {c.id for c in CLAIMS}
     assert study.big_fig2(None, {}).empty
+
+
+def test_fig3_takes_lenet_without_pooling_from_the_bundle_only_at_the_chapters_settings_and_seeds():
+    from types import SimpleNamespace
+
+    from nadcore.book import profiles
+    from nadcore.chapters.linear_separability.study import Study
+
+    def study(seeds, **over):
+        cfg = profiles.resolve("03_linear_separability", "cpu") | over
+        ch = SimpleNamespace(cfg=cfg, seeds=seeds, cache=None, executor=lambda: None, device="cpu", profile="cpu",
+                             paper_cfg=profiles.resolve("03_linear_separability", "paper"))
+        return Study(ch)
+
+    cells = [tuple(c) for c in profiles.resolve("03_linear_separability", "cpu")["fig3_cells"]]
+    rows = pd.DataFrame([dict(model="lenet_nopool", width=np.nan, recipe="authors", precision="fp32", k1=a, k2=b,
+                              seed=s, test_acc=0.9 + 0.01 * s + 0.001 * i, train_acc=1.0)
+                         for s in range(3) for i, (a, b) in enumerate(cells)])
+    bundle = SimpleNamespace(name="cpu", title=lambda: "campaign 'cpu'", frame=lambda chapter, figure: rows)
+    got = study([0, 1, 2]).bundled_runs(bundle, "fig3", "lenet_nopool", cells)
+    assert got["test_acc"].shape == (3, len(cells)) and got["frequencies"] == cells
+    assert got["test_acc"][2, 1] == pytest.approx(0.921) and got["bundle"] is bundle
+    source = study([0, 1, 2]).fig3_source({"lenet_nopool": got})
+    assert source["profile"] == "campaign cpu" and source["settings"]["pooled LeNet"] == "this build"
+    assert study([0, 1, 2]).fig3_source({"lenet_nopool": {"test_acc": got["test_acc"]}}) == {}
+    # another seed, a missing run, another setting, no bundle: the chapter trains them itself
+    assert study([1, 2, 3]).bundled_runs(bundle, "fig3", "lenet_nopool", cells) is None
+    assert study([0, 1, 2]).bundled_runs(bundle, "fig3", "lenet_nopool", cells + [(4, 4)]) is None
+    assert study([0, 1, 2], sigma=2.0).bundled_runs(bundle, "fig3", "lenet_nopool", cells) is None
+    assert study([0, 1, 2], outputs=1).bundled_runs(bundle, "fig3", "lenet_nopool", cells) is None
+    assert study([0, 1, 2]).bundled_runs(None, "fig3", "lenet_nopool", cells) is None

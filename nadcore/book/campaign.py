@@ -111,8 +111,8 @@ def _rows_of(old: pd.DataFrame | None, task: Task, job: Job):
     for label, seed in job.config["runs"]:
         probe = task.rows(Job({"runs": [[label, seed]]}), _PROBE)[0]
         sel = np.ones(len(old), dtype=bool)
-        for k in task.keys:
-            sel &= (old[k] == probe[k]).to_numpy()
+        for k in task.keys:  # a missing value (a network without a width) is NaN in the CSV
+            sel &= (old[k].isna() if pd.isna(probe[k]) else old[k] == probe[k]).to_numpy()
         part = old[sel]
         if len(part) != 1:
             return None

@@ -41,13 +41,14 @@ import pandas as pd
 from nadcore.book import bundles, profiles
 from nadcore.book.campaign import Task
 from nadcore.chapters.linear_separability import bundled, runs as sep
+from nadcore.chapters.linear_separability.settings import CPU as BUILD_CPU
 from nadcore.data import fourier_basis_vector, fourier_grid
 from nadcore.nads.published import load_published_nads, published_fig1_map
 from nadcore.nets import REGISTRY, spec_width, width_name, width_spec
 from nadcore.train.recipe import AUTOCAST
 
 __all__ = ["CAMPAIGNS", "CPU", "PAPER", "TINY", "CHAPTER", "NOT_WIRED", "COLUMNS", "KEYS", "campaign_settings",
-           "plan", "spec_of", "width_table", "coverage", "coverage_lines", "PAPER_FIGURES", "NAMES", "distinct_cells", "row_cells", "stage_cells", "mirror", "DIAGNOSTIC"]
+           "plan", "run_settings", "SPEED_ONLY", "spec_of", "width_table", "coverage", "coverage_lines", "PAPER_FIGURES", "NAMES", "distinct_cells", "row_cells", "stage_cells", "mirror", "DIAGNOSTIC"]
 
 ROWS = "rows:0,2"
 #: the width study's diagnostic cells: per network, a cell the published map has at chance and
@@ -105,6 +106,10 @@ CPU = dict(
         dict(figure="fig1", arch="vgg11", cells=ROWS, seeds=[1, 2]),
         dict(figure="fig1", arch="resnet18", cells=ROWS, seeds=[1, 2]),
         dict(figure="fig1", arch="densenet121", cells="grid", autocast="bf16"),
+        # 8. LeNet without its pooling layers on the cpu build's Fig. 3 cells and seeds: six times
+        #    a pooled LeNet's cost, so the build takes these runs from here (where its settings
+        #    and seeds are the campaign's) and re-runs two of the cells live
+        dict(figure="fig3", arch="lenet_nopool", cells=BUILD_CPU["fig3_cells"], seeds=[0, 1, 2]),
     ],
 )
 
@@ -143,6 +148,7 @@ TINY = dict(
         dict(figure="fig6", arch="resnet18", sigmas=[3.0, 1.0], indices=[0, 1, 500, 1000]),
         dict(figure="fig1", arch="vgg11", cells=[[0, 4]], widths=[2, 4]),
         dict(figure="fig1", arch="vgg11", cells=[[0, 4]], widths=[4], autocast="bf16"),
+        dict(figure="fig3", arch="lenet_nopool", cells=[[0, 4]]),  # a network without a width
     ],
 )
 
@@ -277,6 +283,20 @@ def _fig6_rows(task_fields: dict, eigenvalues):
     return rows
 
 
+#: training options that change only the speed (the same numbers up to float rounding)
+SPEED_ONLY = ("trainer", "channels_last")
+
+
+def run_settings(name: str, figure: str, arch: str, recipe: str = "authors") -> dict:
+    """The D(v) settings, SGD recipe and ``outputs`` that campaign ``name`` trains ``arch`` with
+    for ``figure`` in float32, without its :data:`SPEED_ONLY` options: what a chapter compares
+    its own settings with before it takes the campaign's runs as its own."""
+    camp = campaign_settings(name)
+    cfg = profiles.resolve(CHAPTER, "paper", camp.get("overrides"))
+    s = _train(cfg, camp, figure, recipe, arch)
+    return {k: v for k, v in s.items() if k not in SPEED_ONLY} | {"outputs": int(cfg["outputs"])}
+
+
 def spec_of(arch: str, width) -> str:
     if arch not in REGISTRY:
         raise ValueError(f"unknown architecture {arch!r}; the registry has {', '.join(sorted(REGISTRY))}")
@@ -382,16 +402,20 @@ def coverage(profile: str = "cpu", root=None) -> list[dict]:
         built = set(cfg.get(key) or []) | ({model} if model else set())
         where = {}
         for arch in nets:
-            if arch in built:
-                where[arch] = f"{profile} build"
-                continue
             sources = []
             for name, b in found.items():
                 df = b.frame(chapter, fig) if fig in COLUMNS else None
                 width = spec_width(spec_of(arch, CAMPAIGNS[name]["widths"].get(arch)))
-                part = df[(df["model"] == arch) & (df["width"] == width)] if df is not None else None
-                if part is not None and len(part):
-                    sources.append(f"campaign {name} ({width_name(arch)} {width}, {len(part)} runs)")
+                if df is None:
+                    continue
+                part = df[(df["model"] == arch) & (df["width"].isna() if width is None else df["width"] == width)]
+                if len(part):
+                    sources.append(f"campaign {name} ("
+                                   + (f"{width_name(arch)} {width}, " if width is not None else "")
+                                   + f"{len(part)} runs)")
+            if arch in built:  # the build trains it, or takes the bundle's runs where they match its settings
+                where[arch] = f"{profile} build" + (f" or {' and '.join(sources)}" if sources else "")
+                continue
             where[arch] = " and ".join(sources) or None
         out.append({"figure": fig, "label": label, "chapter": chapter, "networks": where})
     return out

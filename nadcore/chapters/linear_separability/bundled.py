@@ -30,8 +30,9 @@ __all__ = ["BIG", "RUN", "select", "precision_check", "precision_gap", "fig1_map
            "fig6_summary", "sigma_preference"]
 
 def width_label(name: str, arch: str, width) -> str:
-    """``"ResNet-18 at width 16"``: ``name`` at its width (DenseNet-121: its growth rate)."""
-    return f"{name} at {width_name(arch)} {int(width)}"
+    """``"ResNet-18 at width 16"``: ``name`` at its width (DenseNet-121: its growth rate); ``name``
+    alone for a network without a width (None)."""
+    return name if width is None or pd.isna(width) else f"{name} at {width_name(arch)} {int(width)}"
 
 
 #: the columns that identify a run in a bundle, besides its precision

@@ -152,7 +152,7 @@ CLAIMS = [
                 "The committed campaign bundle reproduces on this machine: {network}'s spot cells, re-run "
                 "live at {spot_budget}, fall on the same side of chance as in the bundle.",
                 "share of the spot cells {spot_cells} whose live test accuracy is on the bundle's side of "
-                "{spot_threshold}", ">=", 1.0, ACC) for arch in BIG],
+                "{spot_threshold}", ">=", 1.0, ACC) for arch in (*BIG, "lenet_nopool")],
     *[ClaimSpec(f"precision-bf16-{arch}", "sanity check", "this book's campaign bundle (results/cpu)",
                 "Training {network} in bf16 autocast (the campaign's speed setting) leaves its test "
                 "accuracies where float32 training puts them.",

@@ -215,19 +215,51 @@ class Study:
                     settings={"fig2_threshold": self.cfg["fig2_threshold"], "cells": len(cells)})
 
     # ------------------------------------------------------------------ Fig. 3
-    def fig3(self, fig1: dict) -> dict:
+    def fig3(self, fig1: dict, bundle=None) -> dict:
         """Fig. 3: the no-pooling networks on ``fig3_cells`` beside the pooled ones (Fig. 1's runs
-        where the settings are the same)."""
+        where the settings are the same). A no-pooling network's runs come from the campaign
+        ``bundle`` where it holds all of them at this chapter's settings and seeds
+        (:meth:`bundled_runs`), else they are trained here."""
         cells = [tuple(c) for c in self.cfg["fig3_cells"]]
         out = {}
         for arch in self.cfg["fig3_models"]:
             pooled = self.model if arch == "lenet_nopool" else arch.replace("_nopool", "")
-            out[arch] = sep.fourier_sweep(arch, cells, self.settings(arch), **self.run)
+            out[arch] = (self.bundled_runs(bundle, "fig3", arch, cells)
+                         or sep.fourier_sweep(arch, cells, self.settings(arch), **self.run))
             same = (pooled in fig1 and self.settings(pooled) == self.settings(arch)
                     and set(cells) <= set(fig1[pooled]["frequencies"]))
             out[pooled] = (sep.select_cells(fig1[pooled], cells) if same
                            else sep.fourier_sweep(pooled, cells, self.settings(arch), **self.run))
         return out
+
+    def bundled_runs(self, bundle, figure: str, arch: str, cells) -> dict | None:
+        """``arch``'s runs of ``cells`` at every seed of this chapter from the bundle's
+        ``figure``, shaped as :func:`runs.fourier_sweep` returns them (test and training
+        accuracy, ``frequencies``, the ``bundle`` they came from), where the campaign trained
+        every one of them with this chapter's settings (its speed-only options aside); None
+        otherwise (another seed, profile or setting: the chapter then trains them itself)."""
+        if bundle is None:
+            return None
+        mine = {k: v for k, v in self.settings(arch).items() if k not in campaigns.SPEED_ONLY}
+        if mine | {"outputs": int(self.cfg["outputs"])} != campaigns.run_settings(bundle.name, figure, arch):
+            return None
+        rows = bundled.select(bundle.frame(campaigns.CHAPTER, figure), arch)
+        have = {(int(a), int(b), int(s)): (t, r) for a, b, s, t, r in
+                zip(rows.get("k1", []), rows.get("k2", []), rows.get("seed", []), rows.get("test_acc", []),
+                    rows.get("train_acc", []))}
+        want = [[(int(c[0]), int(c[1]), int(s)) for c in cells] for s in self.ch.seeds]
+        if not all(k in have for ks in want for k in ks):
+            return None
+        return {"test_acc": np.array([[have[k][0] for k in ks] for ks in want], dtype=np.float64),
+                "train_acc": np.array([[have[k][1] for k in ks] for ks in want], dtype=np.float64),
+                "frequencies": [tuple(map(int, c)) for c in cells], "bundle": bundle}
+
+    def fig3_source(self, fig3: dict) -> dict:
+        """A Fig. 3 claim's ``profile``: the campaign whose bundle holds the no-pooling LeNet's
+        runs, where it came from one (the pooled LeNet is this build's)."""
+        b = fig3["lenet_nopool"].get("bundle")
+        return {"profile": f"campaign {b.name}", "settings": {"bundle": b.title(), "pooled LeNet": "this build"}} \
+            if b is not None else {}
 
     def per_seed_fig3(self, fig3: dict) -> pd.DataFrame:
         cells = [tuple(c) for c in self.cfg["fig3_cells"]]
@@ -244,15 +276,16 @@ class Study:
         sel = where == blind
         diff = (fig3["lenet_nopool"]["test_acc"] - fig3[self.model]["test_acc"])[:, sel].mean(1)
         key = "cells_blind" if blind else "cells_seen"
-        return {"values": diff, key: text[key], **self.budget("lenet_nopool"),
+        return {"values": diff, key: text[key], **self.budget("lenet_nopool"), **self.fig3_source(fig3),
                 "preconditions": {f"some Fig. 3 cell is {'blind' if blind else 'seen'}": bool(sel.any())}}
 
     def fig3_uniform(self, fig3: dict) -> dict:
         nopool = self.per_seed_fig3(fig3).loc["lenet_nopool"]
-        return dict(values=nopool["gap"].abs(), **self.budget("lenet_nopool"),
+        source = self.fig3_source(fig3)
+        return dict(values=nopool["gap"].abs(), **self.budget("lenet_nopool"), profile=source.get("profile"),
                     preconditions={"lenet_nopool learned: mean test accuracy >= 0.6 on every seed":
                                    bool((nopool["all cells"] >= 0.6).all())},
-                    settings={"cells": len(self.cfg["fig3_cells"])})
+                    settings={"cells": len(self.cfg["fig3_cells"]), **source.get("settings", {})})
 
     # ------------------------------------------------------------------ Fig. 6
     def fig6_estimates(self) -> dict:
@@ -507,10 +540,12 @@ class Study:
     def spot_checks(self, bundle, widths) -> pd.DataFrame:
         """The spot cells of each campaign network re-run live at ``spot_train`` (cached), beside
         the bundle's runs of the same cells (seed 0)."""
-        frame = bundle.frame(campaigns.CHAPTER, "fig1")
         out = []
         for arch, cells in self.cfg["spot_cells"].items():
-            rows = bundled.select(frame, arch, widths.get(arch), seed=0)
+            figure = "fig3" if arch.endswith("_nopool") else "fig1"
+            rows = bundled.select(bundle.frame(campaigns.CHAPTER, figure), arch, widths.get(arch), seed=0)
+            if rows.empty:
+                continue
             have = {(int(a), int(b)): float(t) for a, b, t in zip(rows["k1"], rows["k2"], rows["test_acc"])}
             cells = [tuple(c) for c in cells if tuple(c) in have]
             if not cells:
@@ -751,7 +786,10 @@ class Study:
         cells = [tuple(c) for c in self.cfg["fig3_cells"]]
         grid = sep.covering_subgrid(self.grid, cells)
         maps = {a: plots.map_on_grid(seed_mean(r["test_acc"]), cells, grid) for a, r in fig3.items()}
-        fig = plots.direction_heatmaps(maps, grid, annotate=True, title=self.title("Fig. 3: without and with pooling"))
+        source = {a: f"campaign {r['bundle'].name}" for a, r in fig3.items() if r.get("bundle") is not None}
+        what = "Fig. 3: without and with pooling" + "".join(f"; {campaigns.NAMES.get(a, a)} from the {w} bundle"
+                                                             for a, w in source.items())
+        fig = plots.direction_heatmaps(maps, grid, annotate=True, title=self.title(what))
         self.ch.figure_data("fig3", q.fourier_table(fig3, self.ch.seeds))
         return fig
 
