@@ -31,6 +31,8 @@ class Bundle:
         if not p.is_file():
             return None
         df = pd.read_csv(p)
+        if "width" in df:  # integer widths, empty for a network without one (LeNet)
+            df["width"] = df["width"].astype("Int64")
         return None if df.empty else df
 
     def machines(self) -> list[str]:
