@@ -7,6 +7,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -268,3 +269,12 @@ def test_the_report_costs_a_figure_not_yet_run_from_the_same_networks_runs(bundl
     fig1, fig6 = table.loc[("fig1", "resnet18?width=4")], table.loc[("fig6", "resnet18?width=4")]
     assert fig1["basis"].startswith("ledger (") and fig6["jobs done"].sum() == 0
     assert (fig6["basis"] == "ledger (same network)").all() and (fig6["hours left"] > 0).all()
+
+
+def test_equal_to_matches_a_missing_key_with_a_missing_one():
+    widths = pd.Series([16, None, 8], dtype="Int64")
+    assert cp.equal_to(widths, 16).tolist() == [True, False, False]
+    assert cp.equal_to(widths, None).tolist() == [False, True, False]
+    assert cp.equal_to(widths, np.nan).tolist() == [False, True, False]
+    assert cp.equal_to(pd.Series([0.0, np.nan]), 0).tolist() == [True, False]
+

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from nadcore.book.campaign import PROVENANCE, results_root
+from nadcore.book.campaign import PROVENANCE, read_rows, results_root
 
 __all__ = ["Bundle", "load"]
 
@@ -27,13 +27,8 @@ class Bundle:
 
     def frame(self, chapter: str, figure: str) -> pd.DataFrame | None:
         """The figure's rows, or None if the bundle has none."""
-        p = self.root / chapter / f"{figure}.csv"
-        if not p.is_file():
-            return None
-        df = pd.read_csv(p)
-        if "width" in df:  # integer widths, empty for a network without one (LeNet)
-            df["width"] = df["width"].astype("Int64")
-        return None if df.empty else df
+        df = read_rows(self.root / chapter / f"{figure}.csv")
+        return None if df is None or df.empty else df
 
     def machines(self) -> list[str]:
         """The machines that computed the bundle's jobs: the GPU, else the CPU model."""

@@ -40,6 +40,7 @@ from nadcore.runtime import (canonical, commit_info, digest, machine_info, resol
                              write_json_atomic)
 
 __all__ = ["Task", "PROVENANCE", "run", "export", "load_provenance", "results_root", "bundle_id", "done_jobs",
+           "read_rows", "equal_to",
            "report"]
 
 PROVENANCE = "provenance.json"
@@ -98,9 +99,28 @@ def bundle_id(task: Task, job: Job) -> str:
     return digest({"figure": task.figure, "arch": task.arch, "config": canonical(job.config)}, 20)
 
 
+def read_rows(path) -> pd.DataFrame | None:
+    """A bundle CSV's rows, the ``width`` column as integers (missing for a network without a
+    width, such as LeNet); None where there is no such file."""
+    p = Path(path)
+    if not p.is_file():
+        return None
+    df = pd.read_csv(p)
+    if "width" in df:
+        df["width"] = df["width"].astype("Int64")
+    return df
+
+
+def equal_to(column: pd.Series, value) -> np.ndarray:
+    """The rows whose ``column`` equals ``value``, a missing value (None, NaN, NA) matching a
+    missing one: how a bundle's rows are picked by a key that some networks lack."""
+    if pd.isna(value):
+        return column.isna().to_numpy()
+    return (column == value).fillna(False).to_numpy(dtype=bool)
+
+
 def _old_rows(out: Path, task: Task) -> pd.DataFrame | None:
-    p = out / task.chapter / f"{task.figure}.csv"
-    return pd.read_csv(p) if p.is_file() else None
+    return read_rows(out / task.chapter / f"{task.figure}.csv")
 
 
 def _rows_of(old: pd.DataFrame | None, task: Task, job: Job):
@@ -111,8 +131,8 @@ def _rows_of(old: pd.DataFrame | None, task: Task, job: Job):
     for label, seed in job.config["runs"]:
         probe = task.rows(Job({"runs": [[label, seed]]}), _PROBE)[0]
         sel = np.ones(len(old), dtype=bool)
-        for k in task.keys:  # a missing value (a network without a width) is NaN in the CSV
-            sel &= (old[k].isna() if pd.isna(probe[k]) else old[k] == probe[k]).to_numpy()
+        for k in task.keys:
+            sel &= equal_to(old[k], probe[k])
         part = old[sel]
         if len(part) != 1:
             return None

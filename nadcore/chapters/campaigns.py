@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 
 from nadcore.book import bundles, profiles
-from nadcore.book.campaign import Task
+from nadcore.book.campaign import Task, equal_to
 from nadcore.chapters.linear_separability import bundled, runs as sep
 from nadcore.chapters.linear_separability.settings import CPU as BUILD_CPU
 from nadcore.data import fourier_basis_vector, fourier_grid
@@ -408,7 +408,7 @@ def coverage(profile: str = "cpu", root=None) -> list[dict]:
                 width = spec_width(spec_of(arch, CAMPAIGNS[name]["widths"].get(arch)))
                 if df is None:
                     continue
-                part = df[(df["model"] == arch) & (df["width"].isna() if width is None else df["width"] == width)]
+                part = df[(df["model"] == arch).to_numpy() & equal_to(df["width"], width)]
                 if len(part):
                     sources.append(f"campaign {name} ("
                                    + (f"{width_name(arch)} {width}, " if width is not None else "")

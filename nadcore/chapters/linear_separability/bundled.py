@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from nadcore.book import evidence
+from nadcore.book.campaign import equal_to
 from nadcore.chapters.linear_separability import quantities as q
 from nadcore.chapters.linear_separability.claims import BIG
 from nadcore.nets import width_name
@@ -32,7 +33,7 @@ __all__ = ["BIG", "RUN", "select", "precision_check", "precision_gap", "fig1_map
 def width_label(name: str, arch: str, width) -> str:
     """``"ResNet-18 at width 16"``: ``name`` at its width (DenseNet-121: its growth rate); ``name``
     alone for a network without a width (None)."""
-    return name if width is None or pd.isna(width) else f"{name} at {width_name(arch)} {int(width)}"
+    return name if pd.isna(width) else f"{name} at {width_name(arch)} {int(width)}"
 
 
 #: the columns that identify a run in a bundle, besides its precision
@@ -49,9 +50,9 @@ def select(frame: pd.DataFrame | None, arch: str, width: int | None = None, reci
         return pd.DataFrame()
     sel = (frame["model"] == arch) & (frame["recipe"] == recipe)
     if width is not None:
-        sel &= frame["width"] == int(width)
+        sel &= equal_to(frame["width"], int(width))
     for k, v in where.items():
-        sel &= frame[k] == v
+        sel &= equal_to(frame[k], v)
     rows = frame[sel]
     if "precision" in rows and rows["precision"].nunique() > 1:
         fp32_first = rows.sort_values("precision", key=lambda p: p.ne("fp32"), kind="stable")
