@@ -278,3 +278,10 @@ def test_equal_to_matches_a_missing_key_with_a_missing_one():
     assert cp.equal_to(widths, np.nan).tolist() == [False, True, False]
     assert cp.equal_to(pd.Series([0.0, np.nan]), 0).tolist() == [True, False]
 
+
+def test_a_spot_check_reads_the_figure_its_network_is_trained_for():
+    assert campaigns.cells_figure("cpu", "resnet18") == "fig1"
+    assert campaigns.cells_figure("cpu", "lenet_nopool") == "fig3"
+    assert campaigns.cells_figure("cpu", "resnet18_nopool") == "fig3"
+    with pytest.raises(ValueError, match="no Fourier cells"):
+        campaigns.cells_figure("cpu", "logreg")

@@ -48,7 +48,7 @@ from nadcore.nets import REGISTRY, spec_width, width_name, width_spec
 from nadcore.train.recipe import AUTOCAST
 
 __all__ = ["CAMPAIGNS", "CPU", "PAPER", "TINY", "CHAPTER", "NOT_WIRED", "COLUMNS", "KEYS", "campaign_settings",
-           "plan", "run_settings", "SPEED_ONLY", "spec_of", "width_table", "coverage", "coverage_lines", "PAPER_FIGURES", "NAMES", "distinct_cells", "row_cells", "stage_cells", "mirror", "DIAGNOSTIC"]
+           "plan", "run_settings", "SPEED_ONLY", "spec_of", "cells_figure", "width_table", "coverage", "coverage_lines", "PAPER_FIGURES", "NAMES", "distinct_cells", "row_cells", "stage_cells", "mirror", "DIAGNOSTIC"]
 
 ROWS = "rows:0,2"
 #: the width study's diagnostic cells: per network, a cell the published map has at chance and
@@ -295,6 +295,16 @@ def run_settings(name: str, figure: str, arch: str, recipe: str = "authors") -> 
     cfg = profiles.resolve(CHAPTER, "paper", camp.get("overrides"))
     s = _train(cfg, camp, figure, recipe, arch)
     return {k: v for k, v in s.items() if k not in SPEED_ONLY} | {"outputs": int(cfg["outputs"])}
+
+
+def cells_figure(name: str, arch: str) -> str:
+    """The figure on Fourier cells (Fig. 1, else Fig. 3) that campaign ``name`` trains ``arch``
+    for: the bundle rows a spot check of ``arch`` re-runs."""
+    figures = {s["figure"] for s in CAMPAIGNS[name]["stages"] if s["arch"] == arch}
+    for figure in ("fig1", "fig3"):
+        if figure in figures:
+            return figure
+    raise ValueError(f"campaign {name!r} trains {arch!r} on no Fourier cells (Fig. 1 or Fig. 3)")
 
 
 def spec_of(arch: str, width) -> str:

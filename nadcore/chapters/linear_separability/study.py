@@ -541,9 +541,10 @@ class Study:
         """The spot cells of each campaign network re-run live at ``spot_train`` (cached), beside
         the bundle's runs of the same cells (seed 0)."""
         out = []
+        figures = {a: campaigns.cells_figure(bundle.name, a) for a in self.cfg["spot_cells"]}
+        frames = {f: bundle.frame(campaigns.CHAPTER, f) for f in set(figures.values())}
         for arch, cells in self.cfg["spot_cells"].items():
-            figure = "fig3" if arch.endswith("_nopool") else "fig1"
-            rows = bundled.select(bundle.frame(campaigns.CHAPTER, figure), arch, widths.get(arch), seed=0)
+            rows = bundled.select(frames[figures[arch]], arch, widths.get(arch), seed=0)
             if rows.empty:
                 continue
             have = {(int(a), int(b)): float(t) for a, b, t in zip(rows["k1"], rows["k2"], rows["test_acc"])}
