@@ -78,7 +78,7 @@ def test_tiny_bundle_rows_and_provenance(bundle):
     assert sorted(set(fig6["nad_index"])) == [0, 1, 500, 1000] and set(fig6["sigma"]) == {1.0, 3.0}
     prov = json.loads((out / "provenance.json").read_text())
     s = prov["sessions"][0]
-    assert s["jobs_computed"] == len(prov["jobs"]) == 3 + 2 + 2 + 2 + 1 + 1 and s["commit"] and s["torch"] and s["cpu"]
+    assert s["jobs_computed"] == len(prov["jobs"]) == 3 + 2 + 2 + 2 + 1 + 1 + 4 and s["commit"] and s["torch"] and s["cpu"]
     assert sorted(j["autocast"] or "none" for j in prov["jobs"].values()).count("bf16") == 1
     assert prov["campaign"] == "tiny" and prov["figures"]["fig1"]["complete"]
     assert all(j["seconds"] >= 0 and j["date"] and j["session"] == 0 for j in prov["jobs"].values())
@@ -87,6 +87,31 @@ def test_tiny_bundle_rows_and_provenance(bundle):
     assert fig3["model"].tolist() == ["lenet_nopool"] and fig3["width"].isna().all()
     b = bundles.load("b", out.parent) if out.name == "b" else bundles.Bundle("tiny", out, prov)
     assert "campaign 'tiny'" in b.title() and b.frame(CHAPTER, "fig1") is not None
+
+
+def test_tiny_fig7_poisons_cifar10_along_the_published_nads(bundle):
+    out, _, _ = bundle
+    fig7 = pd.read_csv(out / campaigns.CIFAR_CHAPTER / "fig7.csv")
+    assert list(fig7.columns) == campaigns.COLUMNS["fig7"] + ["kernel_path"]
+    assert fig7["experiment"].tolist() == ["clean", "poison", "poison", "poison"]  # chapter 4's smoke carriers
+    assert fig7["nad_index"].isna().tolist() == [True, False, False, False]
+    assert fig7["nad_index"].dropna().astype(int).tolist() == [0, 1, 1022]
+    assert set(fig7["model"]) == {"resnet18"} and set(fig7["width"]) == {4} and set(fig7["epochs"]) == {1}
+    assert fig7["carrier_test_acc"].isna().tolist() == [True, False, False, False]
+    assert fig7[["train_acc", "test_acc"]].stack().between(0, 1).all()
+    tasks, settings = campaigns.plan("tiny", figures=["fig7"])
+    (task,) = tasks
+    job = task.jobs[1]
+    assert job.config["runs"] == [[0, 0]] and job.config["experiment"] == "poison" and job.config["index"] == 0
+    assert job.config["nads"]["published"] == "resnet18" and job.config["data"]["n_train"] == 64
+    assert settings[campaigns.CIFAR_CHAPTER]["max_train"] == 64
+
+
+def test_fig7_trains_with_chapter_4s_recipe_in_float32(monkeypatch):
+    for bad in (dict(recipe="follow-up"), dict(autocast="bf16")):
+        monkeypatch.setitem(campaigns.CAMPAIGNS["tiny"], "stages", [dict(figure="fig7", arch="resnet18", **bad)])
+        with pytest.raises(ValueError, match="chapter 4's recipe, in float32"):
+            campaigns.plan("tiny")
 
 
 def test_a_stage_in_bf16_is_its_own_task_and_checks_the_float32_runs(bundle):
@@ -108,6 +133,7 @@ def test_a_stage_in_bf16_is_its_own_task_and_checks_the_float32_runs(bundle):
 def test_resumes_from_the_cache_and_from_the_ledger_alone(bundle, tmp_path):
     out, cache, args = bundle
     before = (out / CHAPTER / "fig1.csv").read_text()
+    poisoned = (out / campaigns.CIFAR_CHAPTER / "fig7.csv").read_text()
     assert run_campaign.main(args) == 0  # same cache: every job is a hit
     prov = json.loads((out / "provenance.json").read_text())
     assert prov["sessions"][-1]["jobs_computed"] == 0
@@ -115,6 +141,7 @@ def test_resumes_from_the_cache_and_from_the_ledger_alone(bundle, tmp_path):
     assert run_campaign.main(fresh) == 0  # no cache: the ledger and the bundle's rows suffice
     prov = json.loads((out / "provenance.json").read_text())
     assert prov["sessions"][-1]["jobs_computed"] == 0 and (out / CHAPTER / "fig1.csv").read_text() == before
+    assert (out / campaigns.CIFAR_CHAPTER / "fig7.csv").read_text() == poisoned
 
 
 def test_budget_stops_before_a_job_that_would_not_fit(tmp_path):
@@ -197,12 +224,12 @@ def test_a_local_dask_cluster_gives_the_same_bundle(bundle, tmp_path):
     args = ["--campaign", "tiny", "--out", str(other), "--cache", str(tmp_path / "c"), "--nice", "0",
             "--dask", "local:2", "--emulated-bf16"]
     assert run_campaign.main(args) == 0
-    for fig in ("fig1", "fig3", "fig6"):
-        a = pd.read_csv(out / CHAPTER / f"{fig}.csv")
-        b = pd.read_csv(other / CHAPTER / f"{fig}.csv")
+    for chapter, fig in ((CHAPTER, "fig1"), (CHAPTER, "fig3"), (CHAPTER, "fig6"), (campaigns.CIFAR_CHAPTER, "fig7")):
+        a = pd.read_csv(out / chapter / f"{fig}.csv")
+        b = pd.read_csv(other / chapter / f"{fig}.csv")
         pd.testing.assert_frame_equal(a, b)
     prov = json.loads((other / "provenance.json").read_text())
-    assert prov["sessions"][0]["executor"] == "Client" and prov["sessions"][0]["jobs_computed"] == 11
+    assert prov["sessions"][0]["executor"] == "Client" and prov["sessions"][0]["jobs_computed"] == 15
     assert dict(os.environ) == environ
 
 

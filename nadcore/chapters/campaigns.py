@@ -39,15 +39,18 @@ import numpy as np
 import pandas as pd
 
 from nadcore.book import bundles, profiles
-from nadcore.book.campaign import Task, equal_to
+from nadcore.book.campaign import Task, equal_to, read_rows
+from nadcore.chapters.cifar10 import runs as cifar10
 from nadcore.chapters.linear_separability import bundled, runs as sep
 from nadcore.chapters.linear_separability.settings import CPU as BUILD_CPU
 from nadcore.data import fourier_basis_vector, fourier_grid
+from nadcore.data.cifar import load_cifar10
+from nadcore.nads import complete_basis
 from nadcore.nads.published import load_published_nads, published_fig1_map
 from nadcore.nets import REGISTRY, spec_width, width_name, width_spec
 from nadcore.train.recipe import AUTOCAST
 
-__all__ = ["CAMPAIGNS", "CPU", "PAPER", "TINY", "CHAPTER", "NOT_WIRED", "COLUMNS", "KEYS", "campaign_settings",
+__all__ = ["CAMPAIGNS", "CPU", "PAPER", "TINY", "CHAPTER", "CIFAR_CHAPTER", "NOT_WIRED", "COLUMNS", "KEYS", "campaign_settings",
            "plan", "run_settings", "SPEED_ONLY", "spec_of", "cells_figure", "width_table", "coverage", "coverage_lines", "PAPER_FIGURES", "NAMES", "distinct_cells", "row_cells", "stage_cells", "mirror", "DIAGNOSTIC"]
 
 ROWS = "rows:0,2"
@@ -110,6 +113,10 @@ CPU = dict(
         #    a pooled LeNet's cost, so the build takes these runs from here (where its settings
         #    and seeds are the campaign's) and re-runs two of the cells live
         dict(figure="fig3", arch="lenet_nopool", cells=BUILD_CPU["fig3_cells"], seeds=[0, 1, 2]),
+        # 9. Fig. 7 with the paper's network: the narrow ResNet-18 on the CIFAR-10 subset poisoned
+        #    along the published ResNet-18 NADs, with chapter 4's cpu carriers, data and recipe
+        #    (those of its LeNet), seed by seed
+        dict(figure="fig7", arch="resnet18", profile="cpu", seeds=[0, 1, 2]),
     ],
 )
 
@@ -149,6 +156,7 @@ TINY = dict(
         dict(figure="fig1", arch="vgg11", cells=[[0, 4]], widths=[2, 4]),
         dict(figure="fig1", arch="vgg11", cells=[[0, 4]], widths=[4], autocast="bf16"),
         dict(figure="fig3", arch="lenet_nopool", cells=[[0, 4]]),  # a network without a width
+        dict(figure="fig7", arch="resnet18", profile="smoke", overrides=dict(max_train=64, max_test=64, epochs=1)),
     ],
 )
 
@@ -156,7 +164,8 @@ CAMPAIGNS = {"cpu": CPU, "paper": PAPER, "tiny": TINY}
 
 #: the chapter whose settings, runs and figure data the campaigns' figures follow
 CHAPTER = "03_linear_separability"
-#: figures of the papers not wired into campaigns yet, and their chapters
+#: figures of the papers whose chapters do not draw a campaign's runs yet, and their chapters
+#: (the coverage does not count a bundle's runs of them)
 NOT_WIRED = {"fig7": "04_cifar10", "fig8": "04_cifar10", "us-fig2": "05_underspecification",
              "us-fig3": "05_underspecification"}
 _RUN = ["model", "width", "recipe", "precision"]
@@ -164,10 +173,14 @@ COLUMNS = {"fig1": _RUN + ["k1", "k2", "seed", "test_acc", "train_acc"],
            "fig2": _RUN + ["k1", "k2", "seed", "iters_to_loss", "test_acc", "train_acc", "budget"],
            "fig3": _RUN + ["k1", "k2", "seed", "test_acc", "train_acc"],
            "fig6": _RUN + ["sigma", "estimator", "nad_index", "seed", "test_acc", "train_acc", "eigenvalue",
-                           "eigenvalue_ratio"]}
+                           "eigenvalue_ratio"],
+           "fig7": _RUN + ["experiment", "nad_index", "seed", "epochs", "train_acc", "test_acc", "carrier_test_acc"]}
 #: the columns that identify a run (a bundle has one row per run)
 KEYS = {"fig1": _RUN + ["k1", "k2", "seed"], "fig2": _RUN + ["k1", "k2", "seed"],
-        "fig3": _RUN + ["k1", "k2", "seed"], "fig6": _RUN + ["sigma", "nad_index", "seed"]}
+        "fig3": _RUN + ["k1", "k2", "seed"], "fig6": _RUN + ["sigma", "nad_index", "seed"],
+        "fig7": _RUN + ["experiment", "nad_index", "seed"]}
+#: the chapter of Fig. 7 (CIFAR-10 poisoned along NADs), whose settings its campaign runs follow
+CIFAR_CHAPTER = "04_cifar10"
 
 
 def campaign_settings(name: str) -> dict:
@@ -283,6 +296,47 @@ def _fig6_rows(task_fields: dict, eigenvalues):
     return rows
 
 
+def _fig7_rows(task_fields: dict, epochs: int):
+    def rows(job, arrays):
+        out = []
+        for j, (label, seed) in enumerate(job.config["runs"]):
+            carrier = arrays["carrier_test_acc"] if "carrier_test_acc" in arrays else None
+            out.append({**task_fields, "experiment": "clean" if label == "clean" else "poison",
+                        "nad_index": float("nan") if label == "clean" else int(label), "seed": int(seed),
+                        "epochs": int(epochs), "train_acc": float(np.asarray(arrays["train_acc"])[j]),
+                        "test_acc": float(np.asarray(arrays["test_acc"])[j]),
+                        "carrier_test_acc": float("nan") if carrier is None else float(np.asarray(carrier)[j])})
+        return out
+    return rows
+
+
+def _fig7_task(stage: dict, n: int, fields: dict, spec: str, seeds: list[int], device: str) -> tuple[Task, dict]:
+    """Fig. 7 for ``spec``: CIFAR-10 clean and poisoned at each of chapter 4's carrier
+    ``indices``, along the authors' published NADs of the full-width network (completed to a
+    basis), with chapter 4's data and recipe on the stage's ``profile`` (and ``overrides``); one
+    job per (seed, carrier), the clean baseline first. Returns the task and chapter 4's settings."""
+    cfg = profiles.resolve(CIFAR_CHAPTER, stage.get("profile", "cpu"), stage.get("overrides"))
+    arch = fields["model"]
+    data_spec = dict(root=None, subset_root=None, download=False, max_train=cfg["max_train"],
+                     max_test=cfg["max_test"])
+    data_key = cifar10.cifar_data_key(load_cifar10(**data_spec))
+    U = complete_basis(load_published_nads(arch).nads)
+    train = {k: cfg[k] for k in ("epochs", "max_lr", "momentum", "weight_decay", "batch_size")}
+    jobs = []
+    for seed in seeds:
+        for label in ["clean", *[int(i) for i in cfg["indices"]]]:
+            (job,) = cifar10.cifar_jobs(spec, ["clean" if label == "clean" else ("poison", label)], seeds=[seed],
+                                        nads=U, data_spec=data_spec, data_key=data_key, train=train, eps=cfg["eps"],
+                                        nads_key={"published": arch}, device=device)
+            job.config["runs"] = [[label, int(seed)]]
+            jobs.append(job)
+    task = Task(figure="fig7", chapter=CIFAR_CHAPTER, arch=arch, spec=spec, width=fields["width"],
+                recipe=fields["recipe"], fn=cifar10.cifar_job, jobs=jobs, rows=_fig7_rows(fields, cfg["epochs"]),
+                columns=COLUMNS["fig7"], keys=KEYS["fig7"], runs=len(jobs), stage=n,
+                meta={"precision": fields["precision"]})
+    return task, cfg
+
+
 #: training options that change only the speed (the same numbers up to float rounding)
 SPEED_ONLY = ("trainer", "channels_last")
 
@@ -332,7 +386,7 @@ def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | 
     cfg = profiles.resolve(CHAPTER, "paper", camp.get("overrides"))
     grid = fourier_grid(32, cfg["grid"])
     dev = device or camp["device"]
-    tasks = []
+    tasks, extra = [], {}
     for n, st in enumerate(camp["stages"]):
         fig, arch = st["figure"], st["arch"]
         if fig not in COLUMNS:
@@ -346,6 +400,13 @@ def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | 
         for width in widths:
             spec = spec_of(arch, width)
             w = spec_width(spec)
+            if fig == "fig7":  # chapter 4's recipe and data, in float32
+                if recipe != "authors" or st.get("autocast"):
+                    raise ValueError(f"stage {n}: Fig. 7 trains with chapter 4's recipe, in float32")
+                task, extra[CIFAR_CHAPTER] = _fig7_task(st, n, {"model": arch, "width": w, "recipe": recipe,
+                                                                "precision": "fp32"}, spec, seeds, dev)
+                tasks.append(task)
+                continue
             train = _train(cfg, camp, fig, recipe, arch, autocast)
             precision = PRECISION[train.get("autocast")]
             fields = {"model": arch, "width": w, "recipe": recipe, "precision": precision}
@@ -373,7 +434,7 @@ def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | 
                               runs=len(cells) * len(seeds), meta={"precision": precision}, **common))
     if not tasks:
         raise ValueError(f"campaign {campaign!r} has no stage for figures={figures} archs={archs} stages={stages}")
-    return tasks, {"campaign": camp, CHAPTER: cfg}
+    return tasks, {"campaign": camp, CHAPTER: cfg, **extra}
 
 
 # --------------------------------------------------------------------------------------------
@@ -414,7 +475,7 @@ def coverage(profile: str = "cpu", root=None) -> list[dict]:
         for arch in nets:
             sources = []
             for name, b in found.items():
-                df = b.frame(chapter, fig) if fig in COLUMNS else None
+                df = b.frame(chapter, fig) if fig in COLUMNS and fig not in NOT_WIRED else None
                 width = spec_width(spec_of(arch, CAMPAIGNS[name]["widths"].get(arch)))
                 if df is None:
                     continue
@@ -450,10 +511,9 @@ def width_table(out) -> "pd.DataFrame":
     """The width study's diagnostic cells in a bundle folder ``out``: per network and cell, the
     test accuracy at each width trained (seed mean, with the number of seeds) and the published
     accuracy of the full network."""
-    p = Path(out) / CHAPTER / "fig1.csv"
-    if not p.is_file():
+    df = read_rows(Path(out) / CHAPTER / "fig1.csv")
+    if df is None:
         return pd.DataFrame()
-    df = pd.read_csv(p)
     rows = []
     for arch, cells in DIAGNOSTIC.items():
         part = bundled.select(df, arch)  # one row per run (float32 where a run has both precisions)
