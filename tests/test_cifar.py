@@ -285,3 +285,59 @@ def test_result_rows_and_seeds_are_independent(tmp_path):
     a1, _ = cifar10.cifar_job(alone[0].config, **alone[0].data)
     np.testing.assert_allclose(a1["epoch_acc"][0], res[0][0]["epoch_acc"][1])
     assert a1["test_acc"][0] == res[0][0]["test_acc"][1]
+
+
+def test_fig7_of_the_papers_network_comes_from_the_campaign_bundle_on_its_settings(tmp_path, monkeypatch):
+    import json
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from nadcore.book import profiles
+    from nadcore.chapters import campaigns
+    from nadcore.chapters.cifar10.claims import CAMPAIGN_CLAIMS
+    from nadcore.chapters.cifar10.study import Study
+
+    ch = SimpleNamespace(cfg=profiles.resolve("04_cifar10", "smoke"), seeds=[0, 1], seed=0, cache=None,
+                         executor=lambda: None, device="cpu", profile="smoke",
+                         paper_cfg=profiles.resolve("04_cifar10", "paper"))
+    study = Study(ch, "lenet")
+    cfg, width = campaigns.fig7_settings("cpu", "resnet18")
+    early = set(cfg["early"])
+    rows = [dict(model="resnet18", width=width, recipe="authors", precision="fp32", experiment="clean",
+                 nad_index=np.nan, seed=s, epochs=cfg["epochs"], train_acc=1.0, test_acc=0.5, carrier_test_acc=np.nan)
+            for s in (0, 1)]
+    rows += [dict(model="resnet18", width=width, recipe="authors", precision="fp32", experiment="poison",
+                  nad_index=i, seed=s, epochs=cfg["epochs"], train_acc=1.0, test_acc=0.2 if i in early else 0.48,
+                  carrier_test_acc=0.9 if i in early else 0.5) for s in (0, 1) for i in cfg["indices"]]
+    (tmp_path / "cpu" / "04_cifar10").mkdir(parents=True)
+    pd.DataFrame(rows).to_csv(tmp_path / "cpu" / "04_cifar10" / "fig7.csv", index=False)
+    (tmp_path / "cpu" / "provenance.json").write_text(json.dumps({"sessions": [], "jobs": {}}))
+    monkeypatch.setenv("NADBOOK_RESULTS", str(tmp_path))
+
+    net, runs, nads = study.campaign("resnet18")
+    assert net.name == "ResNet-18 at width 16" and net.model == "resnet18?width=16"
+    assert (net.early, net.late, net.cfg["epochs"]) == (cfg["early"], cfg["late"], cfg["epochs"])
+    assert nads.meta["source"] == "published" and nads.meta["model"] == "resnet18"
+    fig7 = net.fig7(runs)
+    assert len(fig7) == 2 * (1 + len(cfg["indices"]))
+    hurt, harmless = net.share_lost_early(fig7, nads), net.share_lost_late(fig7, nads)
+    assert hurt["interval"].value == pytest.approx((0.5 - 0.2) / 0.4)
+    assert harmless["interval"].value == pytest.approx((0.5 - 0.48) / 0.4)
+    assert net.carrier_gain(fig7, nads)["interval"].value == pytest.approx(0.7)
+    assert list(net.fig7_evidence(fig7, nads)) == CAMPAIGN_CLAIMS
+    assert hurt["profile"] == "campaign cpu" and hurt["network"] == net.name and hurt["early"] == cfg["early"]
+    settings = hurt["settings"]
+    assert settings["width"] == 16 and settings["seeds"] == 2 and "campaign 'cpu'" in settings["bundle"]
+    assert study.name == "lenet" and study.source == {} and study.cfg is ch.cfg  # the chapter's own study is untouched
+    monkeypatch.setenv("NADBOOK_RESULTS", str(tmp_path / "elsewhere"))
+    with pytest.raises(FileNotFoundError, match="--figures fig7"):
+        study.campaign("resnet18")
+    # a seed enters once it has the clean baseline and every carrier
+    pd.DataFrame(rows[:-1]).to_csv(tmp_path / "cpu" / "04_cifar10" / "fig7.csv", index=False)
+    monkeypatch.setenv("NADBOOK_RESULTS", str(tmp_path))
+    assert set(study.campaign("resnet18")[1]["seed"]) == {0}
+    pd.DataFrame([r for r in rows if r["experiment"] == "poison"]).to_csv(tmp_path / "cpu" / "04_cifar10" / "fig7.csv",
+                                                                          index=False)
+    with pytest.raises(FileNotFoundError, match="no seed with every Fig. 7 run"):
+        study.campaign("resnet18")

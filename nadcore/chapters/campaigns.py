@@ -50,8 +50,10 @@ from nadcore.nads.published import load_published_nads, published_fig1_map
 from nadcore.nets import REGISTRY, spec_width, width_name, width_spec
 from nadcore.train.recipe import AUTOCAST
 
-__all__ = ["CAMPAIGNS", "CPU", "PAPER", "TINY", "CHAPTER", "CIFAR_CHAPTER", "NOT_WIRED", "COLUMNS", "KEYS", "campaign_settings",
-           "plan", "run_settings", "SPEED_ONLY", "spec_of", "cells_figure", "width_table", "coverage", "coverage_lines", "PAPER_FIGURES", "NAMES", "distinct_cells", "row_cells", "stage_cells", "mirror", "DIAGNOSTIC"]
+__all__ = ["CAMPAIGNS", "CPU", "PAPER", "TINY", "CHAPTER", "CIFAR_CHAPTER", "NOT_WIRED", "COLUMNS", "KEYS",
+           "campaign_settings", "plan", "run_settings", "SPEED_ONLY", "spec_of", "cells_figure", "fig7_settings",
+           "width_table", "coverage", "coverage_lines", "PAPER_FIGURES", "NAMES", "distinct_cells", "row_cells",
+           "stage_cells", "mirror", "DIAGNOSTIC"]
 
 ROWS = "rows:0,2"
 #: the width study's diagnostic cells: per network, a cell the published map has at chance and
@@ -166,7 +168,7 @@ CAMPAIGNS = {"cpu": CPU, "paper": PAPER, "tiny": TINY}
 CHAPTER = "03_linear_separability"
 #: figures of the papers whose chapters do not draw a campaign's runs yet, and their chapters
 #: (the coverage does not count a bundle's runs of them)
-NOT_WIRED = {"fig7": "04_cifar10", "fig8": "04_cifar10", "us-fig2": "05_underspecification",
+NOT_WIRED = {"fig8": "04_cifar10", "us-fig2": "05_underspecification",
              "us-fig3": "05_underspecification"}
 _RUN = ["model", "width", "recipe", "precision"]
 COLUMNS = {"fig1": _RUN + ["k1", "k2", "seed", "test_acc", "train_acc"],
@@ -310,12 +312,25 @@ def _fig7_rows(task_fields: dict, epochs: int):
     return rows
 
 
+def fig7_settings(name: str, arch: str) -> tuple[dict, int | None]:
+    """Chapter 4's settings that campaign ``name`` trains ``arch`` with for Fig. 7 (its stage's
+    profile and overrides) and the network's width there."""
+    stage = next((st for st in CAMPAIGNS[name]["stages"] if st["figure"] == "fig7" and st["arch"] == arch), None)
+    if stage is None:
+        raise ValueError(f"campaign {name!r} has no Fig. 7 stage for {arch!r}")
+    return _fig7_cfg(stage), spec_width(spec_of(arch, CAMPAIGNS[name]["widths"].get(arch)))
+
+
+def _fig7_cfg(stage: dict) -> dict:
+    return profiles.resolve(CIFAR_CHAPTER, stage.get("profile", "cpu"), stage.get("overrides"))
+
+
 def _fig7_task(stage: dict, n: int, fields: dict, spec: str, seeds: list[int], device: str) -> tuple[Task, dict]:
     """Fig. 7 for ``spec``: CIFAR-10 clean and poisoned at each of chapter 4's carrier
     ``indices``, along the authors' published NADs of the full-width network (completed to a
     basis), with chapter 4's data and recipe on the stage's ``profile`` (and ``overrides``); one
     job per (seed, carrier), the clean baseline first. Returns the task and chapter 4's settings."""
-    cfg = profiles.resolve(CIFAR_CHAPTER, stage.get("profile", "cpu"), stage.get("overrides"))
+    cfg = _fig7_cfg(stage)
     arch = fields["model"]
     data_spec = dict(root=None, subset_root=None, download=False, max_train=cfg["max_train"],
                      max_test=cfg["max_test"])

@@ -17,32 +17,45 @@ BLOG_FLIP = f"{BLOG_URL}, 'NADs are necessary for generalization'"
 SHARE = ("share of the clean baseline's accuracy above chance (10%) lost with carriers at NADs {which}: "
          "(baseline - poisoned) / (baseline - 0.1)")
 
+def _fig7(suffix: str = "") -> list[ClaimSpec]:
+    """Fig. 7's claims on the chapter's model, or (``suffix`` ``-resnet18``) on the committed
+    campaign's runs of the paper's own network, which the claim names (``{network}``)."""
+    on = "" if not suffix else " ({network}: the paper's network, from the campaign)"
+    return [
+        ClaimSpec(
+            id=f"fig7-early-carriers-hurt{suffix}", kind="paper", source=f"{NAD}, Sec. 4.2, Fig. 7; {BLOG}",
+            statement="With the carrier on the first NADs the test accuracy is very low: the network ignores "
+                      "most generalising features (the blog post: it 'fully overfits')." + on,
+            quantity=SHARE.replace("{which}", "{early}"), op=">=", threshold=0.5, paper_value=1.0,
+            paper_value_source="the blog post: 'when the dataset is poisoned on the first NAD index the network "
+                               "fully overfits', i.e. clean test accuracy at chance, the whole share lost (Fig. 7 "
+                               "itself is a plot without numbers in the text)",
+            tolerance="'ignores most generalising features': more than half of the above-chance accuracy lost "
+                      "(the paper's value 1 minus 0.5)"),
+        ClaimSpec(
+            id=f"fig7-late-carriers-harmless{suffix}", kind="paper", source=f"{NAD}, Sec. 4.2, Fig. 7; {BLOG}",
+            statement="With the carrier at the end of the NAD sequence the network can almost perfectly "
+                      "generalise: it loses almost nothing against the clean baseline." + on,
+            quantity=SHARE.replace("{which}", "{late}"), op="<=", threshold=0.1, paper_value=0.0,
+            paper_value_source="Sec. 4.2: 'the network can almost perfectly generalize' (nothing lost against "
+                               "the clean network; Fig. 7 is a plot without numbers in the text)",
+            tolerance="'almost perfectly': at most a tenth of the above-chance accuracy lost"),
+        ClaimSpec(
+            id=f"fig7-carrier-learned{suffix}", kind="extension", source=f"{NAD}, Sec. 4.2 (the explanation of Fig. 7)",
+            statement="The paper's explanation of Fig. 7, tested directly: a carrier on the first NADs is "
+                      "picked up, so test images carrying it are classified much better than clean ones." + on,
+            quantity="test accuracy with the carrier minus on the clean test set, mean over carriers at NADs "
+                     "{early}", op=">=", threshold=0.2, bounds=(-1.0, 1.0),
+            tolerance="'picked up': 20 points of test accuracy, far beyond the test-set and seed noise"),
+    ]
+
+
+#: the claims on the campaign's runs of the paper's network (chapter 4's ``Study.campaign``)
+CAMPAIGN_CLAIMS = [c.id for c in _fig7("-resnet18")]
+
 CLAIMS = [
-    ClaimSpec(
-        id="fig7-early-carriers-hurt", kind="paper", source=f"{NAD}, Sec. 4.2, Fig. 7; {BLOG}",
-        statement="With the carrier on the first NADs the test accuracy is very low: the network ignores "
-                  "most generalising features (the blog post: it 'fully overfits').",
-        quantity=SHARE.replace("{which}", "{early}"), op=">=", threshold=0.5, paper_value=1.0,
-        paper_value_source="the blog post: 'when the dataset is poisoned on the first NAD index the network "
-                           "fully overfits', i.e. clean test accuracy at chance, the whole share lost (Fig. 7 "
-                           "itself is a plot without numbers in the text)",
-        tolerance="'ignores most generalising features': more than half of the above-chance accuracy lost "
-                  "(the paper's value 1 minus 0.5)"),
-    ClaimSpec(
-        id="fig7-late-carriers-harmless", kind="paper", source=f"{NAD}, Sec. 4.2, Fig. 7; {BLOG}",
-        statement="With the carrier at the end of the NAD sequence the network can almost perfectly "
-                  "generalise: it loses almost nothing against the clean baseline.",
-        quantity=SHARE.replace("{which}", "{late}"), op="<=", threshold=0.1, paper_value=0.0,
-        paper_value_source="Sec. 4.2: 'the network can almost perfectly generalize' (nothing lost against "
-                           "the clean network; Fig. 7 is a plot without numbers in the text)",
-        tolerance="'almost perfectly': at most a tenth of the above-chance accuracy lost"),
-    ClaimSpec(
-        id="fig7-carrier-learned", kind="extension", source=f"{NAD}, Sec. 4.2 (the explanation of Fig. 7)",
-        statement="The paper's explanation of Fig. 7, tested directly: a carrier on the first NADs is "
-                  "picked up, so test images carrying it are classified much better than clean ones.",
-        quantity="test accuracy with the carrier minus on the clean test set, mean over carriers at NADs "
-                 "{early}", op=">=", threshold=0.2, bounds=(-1.0, 1.0),
-        tolerance="'picked up': 20 points of test accuracy, far beyond the test-set and seed noise"),
+    *_fig7(),
+    *_fig7("-resnet18"),
     ClaimSpec(
         id="fig8-flip-hurts-cnn", kind="paper", source=f"{NAD}, Sec. 4.2, Fig. 8; {BLOG_FLIP}",
         statement="A CNN trained on the NAD-flipped representation of CIFAR-10 generalises significantly "

@@ -11,18 +11,25 @@ The jobs are those of :mod:`nadcore.chapters.cifar10.runs`, the data transformat
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 
 import numpy as np
 import pandas as pd
 
+from nadcore.book import bundles
+from nadcore.book.campaign import equal_to
 from nadcore.book.evidence import Interval, accuracy_interval, t_interval
 from nadcore.book.runner import run_jobs
+from nadcore.chapters import campaigns
 from nadcore.chapters.cifar10 import figures as plots
+from nadcore.chapters.cifar10.claims import CAMPAIGN_CLAIMS, CLAIMS
 from nadcore.chapters.cifar10 import runs as cifar10
 from nadcore.data import cifar, poisoning
+from nadcore.chapters.linear_separability import bundled
 from nadcore.nads import complete_basis
+from nadcore.nads.published import load_published_nads
 from nadcore.nets import spec_name
 
 __all__ = ["Study", "PAPER_N_TRAIN"]
@@ -56,6 +63,8 @@ class Study:
         #: the seeds of the fully connected controls (``control_seeds`` of them)
         self.control_seeds = [ch.seed + k for k in range(cfg["control_seeds"])]
         self.spec = self.data_key = self.n_train = self.n_test = None
+        #: what a claim and a figure add when the runs come from a campaign bundle (:meth:`campaign`)
+        self.source, self.tag = {}, ""
 
     # ------------------------------------------------------------------ data and NADs
     def load_data(self, root=None, subset_root=None, download: bool = False):
@@ -155,6 +164,12 @@ class Study:
         return fig
 
     # ------------------------------------------------------------------ the runs
+    def criteria(self) -> str:
+        """The registered criteria of the claims on this study's network (the chapter's model, or
+        the campaign's network with its own carriers), printed before the runs they judge."""
+        ids = CAMPAIGN_CLAIMS if self.source else [c.id for c in CLAIMS if c.id not in CAMPAIGN_CLAIMS]
+        return self.ch.criteria(ids, model=self.name, network=self.name, early=self.early, late=self.late)
+
     def jobs(self, U) -> list:
         """Every network of Figs. 7 and 8 as jobs of the book's runner, without repeats, the
         longer Fig. 8 runs first: each Fig. 8 model on the original and flipped representation
@@ -198,18 +213,19 @@ class Study:
     def fig7_summary(self, fig7: pd.DataFrame) -> str:
         """Fig. 7 as a table: per carrier position, the mean over seeds of the final training
         accuracy, the clean test accuracy and the accuracy on test images with the carrier."""
-        cfg = self.cfg
+        cfg, seeds = self.cfg, sorted(map(int, fig7.seed.unique()))
         summary = fig7.groupby(["carrier"], sort=False)[["train_acc", "test_acc", "carrier_test_acc"]].mean()
         return (f"{self.name}, eps={cfg['eps']}, {self.n_train:,} training images, {cfg['epochs']} epochs, "
-                f"mean over seeds {self.ch.seeds}\n" + summary.to_string(float_format=_f3, na_rep="-"))
+                f"mean over seeds {seeds}\n" + summary.to_string(float_format=_f3, na_rep="-"))
 
     def draw_fig7(self, fig7: pd.DataFrame):
         """Fig. 7: test accuracy against the carrier's NAD index (and the runs as data)."""
         cfg = self.cfg
         fig = plots.poison_accuracy_curve(fig7, title=f"{self.name} on poisoned CIFAR-10 ({self.n_train:,} train "
-                                                      f"images, eps={cfg['eps']}, {len(self.ch.seeds)} seeds)")
-        self.ch.figure_data("fig7", fig7[["experiment", "index", "seed", "train_acc", "test_acc", "carrier_test_acc",
-                                          "l2_change"]].rename(columns={"l2_change": "poison_l2_change"}))
+                                                      f"images, eps={cfg['eps']}, {fig7.seed.nunique()} seeds)")
+        self.ch.figure_data(f"fig7{self.tag}", fig7[["experiment", "index", "seed", "train_acc", "test_acc",
+                                                     "carrier_test_acc", "l2_change"]]
+                            .rename(columns={"l2_change": "poison_l2_change"}))
         return fig
 
     def poisoned(self, fig7: pd.DataFrame):
@@ -238,10 +254,14 @@ class Study:
         return dataclasses.replace(iv, method=f"t-interval over seeds + test-set binomial (n_test={self.n_test})")
 
     def _fig7_claim(self, nad_result) -> dict:
-        """What the Fig. 7 claims share: the budget, the NAD estimate's networks, the settings."""
-        cfg = self.cfg
+        """What the Fig. 7 claims share: the budget, the NAD estimate's networks, the settings
+        (and, for a campaign's runs, the bundle, the width and the seeds)."""
+        cfg, src = self.cfg, self.source
         return dict(**self.budget("epochs"), networks=nad_result.meta["networks"],
-                    settings={"model": self.name, "epochs": cfg["epochs"], "n_train": self.n_train, "eps": cfg["eps"]})
+                    **({"profile": src["profile"], "network": self.name, "early": self.early, "late": self.late}
+                       if src else {}),
+                    settings={"model": self.name, "epochs": cfg["epochs"], "n_train": self.n_train, "eps": cfg["eps"],
+                              **src.get("settings", {})})
 
     def _baseline_ok(self, fig7: pd.DataFrame) -> dict:
         base, _, _ = self.poisoned(fig7)
@@ -266,6 +286,48 @@ class Study:
         _, _, gain = self.poisoned(fig7)
         return dict(interval=accuracy_interval(gain[self.early].mean(axis=1), self.n_test, difference=True),
                     **self._fig7_claim(nad_result))
+
+    # ------------------------------------------------------------------ the paper's network
+    def campaign(self, arch: str = "resnet18"):
+        """Fig. 7 of the paper's own network from the committed bundle of campaign ``campaign``:
+        ``(study, runs, nad_result)``, a Study on the campaign's settings (chapter 4's profile
+        and carriers of its Fig. 7 stage) and network (``arch`` at the campaign's width), the
+        bundle's runs as :meth:`train` gives them, and the NADs they were poisoned along (the
+        authors' published NADs of the full network)."""
+        name = self.cfg["campaign"]
+        b = bundles.load(name)
+        frame = b.frame(campaigns.CIFAR_CHAPTER, "fig7") if b is not None else None
+        cfg, width = campaigns.fig7_settings(name, arch)
+        rows = frame[(frame["model"] == arch).to_numpy() & equal_to(frame["width"], width)] if frame is not None \
+            else pd.DataFrame(columns=["seed", "experiment", "nad_index"])
+        runs = {(int(s), "clean" if e == "clean" else int(i))
+                for s, e, i in zip(rows["seed"], rows.get("experiment", []), rows["nad_index"])}
+        complete = [s for s in {s for s, _ in runs} if all((s, c) in runs for c in ["clean", *cfg["indices"]])]
+        rows = rows[rows["seed"].isin(complete)]
+        if rows.empty:  # a seed enters the figure once it has the clean baseline and every carrier
+            raise FileNotFoundError(f"the bundle of campaign {name!r} (results/{name}) holds no seed with every Fig. 7 "
+                                    f"run of {arch}: run `python scripts/run_campaign.py --campaign {name} "
+                                    f"--figures fig7`")
+        view = copy.copy(self)
+        view.cfg, view.early, view.late = cfg, cfg["early"], cfg["late"]
+        view.model, view.name = campaigns.spec_of(arch, width), bundled.width_label(campaigns.NAMES[arch], arch, width)
+        view.load_data()  # as the campaign loaded it
+        view.tag = f"-{arch}"
+        view.source = {"profile": f"campaign {b.name}",
+                       "settings": {"width": width, "seeds": int(rows["seed"].nunique()), "bundle": b.title()}}
+        runs = pd.DataFrame({"model": view.name, "experiment": rows["experiment"].to_numpy(),
+                             "index": rows["nad_index"].to_numpy(), "epochs": rows["epochs"].to_numpy(),
+                             "seed": rows["seed"].to_numpy(), "train_acc": rows["train_acc"].to_numpy(),
+                             "test_acc": rows["test_acc"].to_numpy(),
+                             "carrier_test_acc": rows["carrier_test_acc"].to_numpy(), "l2_change": np.nan})
+        return view, runs, load_published_nads(arch)
+
+    def fig7_evidence(self, fig7: pd.DataFrame, nad_result) -> dict:
+        """The keywords of the three Fig. 7 claims on this study's network, by claim id (those
+        of the campaign's network end in its tag)."""
+        return {f"fig7-early-carriers-hurt{self.tag}": self.share_lost_early(fig7, nad_result),
+                f"fig7-late-carriers-harmless{self.tag}": self.share_lost_late(fig7, nad_result),
+                f"fig7-carrier-learned{self.tag}": self.carrier_gain(fig7, nad_result)}
 
     # ------------------------------------------------------------------ Fig. 8
     def fig8(self, runs: pd.DataFrame) -> pd.DataFrame:
