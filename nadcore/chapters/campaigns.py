@@ -9,7 +9,8 @@ gradient clipping 0.5), on its ``device``, at its ``widths`` (registry options, 
 overrides (the trainer and speed-only options). Its ``stages`` run in order, job by job; a stage
 is a dict:
 
-* ``figure``: the bundle CSV it writes (``fig1``, ``fig2``, ``fig3``, ``fig6``);
+* ``figure``: the bundle CSV it writes (``fig1``, ``fig2``, ``fig3``, ``fig6`` under chapter 3,
+  ``fig7`` under chapter 4);
 * ``arch``: a registry name; ``widths``: the widths to train it at (default: the campaign's);
 * ``cells`` (Figs. 1-3): a list of ``[k1, k2]``, or ``"rows:0,2"`` (every cell of those rows of
   the 16x16 grid, coarse to fine: every 8th frequency first, then every 4th, then the rest), or
@@ -22,7 +23,11 @@ is a dict:
   (``"fp32"`` or ``"bf16"``), which is part of the run's identity: a cell trained in both is a
   check of the precision (:func:`nadcore.chapters.linear_separability.bundled.precision_check`);
 * ``sigmas`` and ``indices`` (Fig. 6): the noise levels and NAD indices; the NADs are
-  ``fig6_nads`` (``"published"``: the authors' published NADs of the full-width network).
+  ``fig6_nads`` (``"published"``: the authors' published NADs of the full-width network);
+* ``profile`` and ``overrides`` (Fig. 7): chapter 4's profile whose data, carriers, epochs and
+  recipe the runs take (with those settings replaced), on CIFAR-10 poisoned along the authors'
+  published NADs of the full-width network, in float32; one job per seed and carrier, the clean
+  baseline first.
 
 The order is the issue's plan: the width study's diagnostic cells first (they decide whether the
 reduced widths are usable), then the two full rows k1 = 0 and k1 = 2 of Fig. 1 for each network
