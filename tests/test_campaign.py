@@ -142,6 +142,10 @@ def test_resumes_from_the_cache_and_from_the_ledger_alone(bundle, tmp_path):
     prov = json.loads((out / "provenance.json").read_text())
     assert prov["sessions"][-1]["jobs_computed"] == 0 and (out / CHAPTER / "fig1.csv").read_text() == before
     assert (out / campaigns.CIFAR_CHAPTER / "fig7.csv").read_text() == poisoned
+    assert run_campaign.main(args + ["--stages", "0"]) == 0  # one stage: chapter 4's settings stay
+    prov = json.loads((out / "provenance.json").read_text())
+    assert prov["settings"][campaigns.CIFAR_CHAPTER]["max_train"] == 64
+    assert (out / campaigns.CIFAR_CHAPTER / "fig7.csv").read_text() == poisoned
 
 
 def test_budget_stops_before_a_job_that_would_not_fit(tmp_path):

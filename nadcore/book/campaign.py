@@ -187,7 +187,8 @@ def export(tasks: list[Task], cache: Cache, out, prov: dict, settings: dict, thr
             os.replace(tmp, p)
         fstat["runs_done"] = int(len(frame))
         fstat["complete"] = all(t["complete"] for t in fstat["tasks"].values())
-    prov["settings"] = canonical(settings)
+    # per chapter: a run of some stages keeps the settings of the chapters it did not plan
+    prov["settings"] = canonical({**prov.get("settings", {}), **settings})
     prov["updated"] = utc_now()
     out.mkdir(parents=True, exist_ok=True)
     write_json_atomic(out / PROVENANCE, prov)
