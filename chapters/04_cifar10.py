@@ -295,9 +295,9 @@ print(study.fig7_per_seed(fig7).round(3).to_string())
 # $\epsilon$, recipe and epochs as chapter 4's `cpu` profile gives `model` above, poisoned along
 # the authors' published NADs of the full-width ResNet-18 (completed to a basis as above). It
 # commits its runs (`results/cpu/04_cifar10/fig7.csv`), one seed at a time. The same functions
-# summarise, draw and score them; the claims name the width, the seeds and the bundle. With a
-# single seed an interval over seeds is unbounded, and the claims stay inconclusive until the
-# campaign has trained more.
+# summarise, draw and score them; the claims name the width, the seeds and the bundle. A seed
+# enters only once its baseline and every carrier have run, and the intervals are over those
+# seeds.
 
 # %% tags=["nbval-check-output"]
 net, net_runs, net_nads = study.campaign("resnet18")
