@@ -114,6 +114,17 @@ def test_fig7_trains_with_chapter_4s_recipe_in_float32(monkeypatch):
             campaigns.plan("tiny")
 
 
+def test_fig7_settings_take_the_width_the_stage_trains(monkeypatch):
+    stage = dict(campaigns.CAMPAIGNS["tiny"]["stages"][-1])
+    assert stage["figure"] == "fig7"
+    monkeypatch.setitem(campaigns.CAMPAIGNS["tiny"], "stages", [stage | dict(widths=[2])])
+    (task,), _ = campaigns.plan("tiny")
+    assert task.width == 2 and campaigns.fig7_settings("tiny", "resnet18")[1] == 2
+    monkeypatch.setitem(campaigns.CAMPAIGNS["tiny"], "stages", [stage | dict(widths=[2, 4])])
+    with pytest.raises(ValueError, match="the chapter draws one"):
+        campaigns.fig7_settings("tiny", "resnet18")
+
+
 def test_a_stage_in_bf16_is_its_own_task_and_checks_the_float32_runs(bundle):
     tasks, _ = campaigns.plan("tiny")
     vgg = [t for t in tasks if t.arch == "vgg11" and t.width == 4]

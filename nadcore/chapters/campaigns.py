@@ -305,9 +305,8 @@ def _fig6_rows(task_fields: dict, eigenvalues):
 
 def _fig7_rows(task_fields: dict, epochs: int):
     def rows(job, arrays):
-        out = []
+        out, carrier = [], arrays["carrier_test_acc"] if "carrier_test_acc" in arrays else None
         for j, (label, seed) in enumerate(job.config["runs"]):
-            carrier = arrays["carrier_test_acc"] if "carrier_test_acc" in arrays else None
             out.append({**task_fields, "experiment": "clean" if label == "clean" else "poison",
                         "nad_index": float("nan") if label == "clean" else int(label), "seed": int(seed),
                         "epochs": int(epochs), "train_acc": float(np.asarray(arrays["train_acc"])[j]),
@@ -323,7 +322,16 @@ def fig7_settings(name: str, arch: str) -> tuple[dict, int | None]:
     stage = next((st for st in CAMPAIGNS[name]["stages"] if st["figure"] == "fig7" and st["arch"] == arch), None)
     if stage is None:
         raise ValueError(f"campaign {name!r} has no Fig. 7 stage for {arch!r}")
-    return _fig7_cfg(stage), spec_width(spec_of(arch, CAMPAIGNS[name]["widths"].get(arch)))
+    widths = stage_widths(CAMPAIGNS[name], stage)
+    if len(widths) != 1:
+        raise ValueError(f"campaign {name!r} trains {arch!r} for Fig. 7 at widths {widths}: the chapter draws one")
+    return _fig7_cfg(stage), spec_width(spec_of(arch, widths[0]))
+
+
+def stage_widths(camp: dict, stage: dict) -> list:
+    """The widths a campaign's ``stage`` trains its network at: the stage's own ``widths``, else
+    the campaign's width of the network (None: the network has no width)."""
+    return stage.get("widths") or [camp["widths"].get(stage["arch"])]
 
 
 def _fig7_cfg(stage: dict) -> dict:
@@ -416,8 +424,7 @@ def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | 
         recipe = st.get("recipe", "authors")
         seeds = [int(s) for s in st.get("seeds", [0])]
         autocast = None if float32 else st.get("autocast", camp["train"].get("autocast"))
-        widths = st.get("widths") or [camp["widths"].get(arch)]
-        for width in widths:
+        for width in stage_widths(camp, st):
             spec = spec_of(arch, width)
             w = spec_width(spec)
             if fig == "fig7":  # chapter 4's recipe and data, in float32
