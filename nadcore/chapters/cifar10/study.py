@@ -26,8 +26,8 @@ from nadcore.chapters import campaigns
 from nadcore.chapters.cifar10 import figures as plots
 from nadcore.chapters.cifar10.claims import CAMPAIGN_CLAIMS, CLAIMS
 from nadcore.chapters.cifar10 import runs as cifar10
-from nadcore.data import cifar, poisoning
 from nadcore.chapters.linear_separability import bundled
+from nadcore.data import cifar, poisoning
 from nadcore.nads import complete_basis
 from nadcore.nads.published import load_published_nads
 from nadcore.nets import spec_name
