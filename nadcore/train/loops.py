@@ -104,13 +104,23 @@ def evaluate_stacked(forward, params: list, x: torch.Tensor, t: torch.Tensor, ki
     return (acc_sum.numpy() / n).tolist(), (l_sum / n).tolist()
 
 
-def runs_and_generators(models, generators) -> tuple[list, list]:
-    """The runs' models and their batch-order generators as lists, one ``torch.Generator`` each."""
+def training_device(device) -> torch.device:
+    """The device a training loop runs on (``device`` resolved), keeping freed memory on the CPU
+    (:func:`nadcore.kernels.cpu.keep_freed_memory`)."""
+    dev = resolve_device(device)
+    if dev.type == "cpu":
+        keep_freed_memory()
+    return dev
+
+
+def runs_and_generators(models, generators, device) -> tuple[list, list, torch.device]:
+    """The runs' models and their batch-order generators as lists, one ``torch.Generator`` each,
+    and the device they train on (:func:`training_device`)."""
     models, generators = list(models), list(generators)
     if len(generators) != len(models) or not all(isinstance(g, torch.Generator) for g in generators):
         raise ValueError(f"need one torch.Generator per run for the batch order: {len(models)} runs, "
                          f"{len(generators)} generators")
-    return models, generators
+    return models, generators, training_device(device)
 
 
 def stack_inputs(xs, dtype=None) -> torch.Tensor:
@@ -195,10 +205,8 @@ def _train_classifier(model, x_train, y_train, epochs, batch_size, max_lr, momen
                       clip_grad_norm, generator, device, x_test, y_test, loss, eval_batch_size,
                       schedule, channels_last=False, autocast=None) -> TrainResult:
     t0 = time.perf_counter()
-    dev = resolve_device(device)
+    dev = training_device(device)
     amp = autocast_context(autocast, dev)
-    if dev.type == "cpu":
-        keep_freed_memory()
     channels_last = channels_last and channels_last_applies(model, dev)
     model = model.to(dev, memory_format=torch.channels_last) if channels_last else model.to(dev)
     x = as_tensor(x_train, input_dtype(model)).to(dev)
@@ -290,13 +298,10 @@ def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, 
     models, trained one by one; the vectorised path trains in float32 and refuses it.
     """
     t0 = time.perf_counter()
-    models, generators = runs_and_generators(models, generators)
-    M = len(models)
-    if M == 0:
+    models, generators, dev = runs_and_generators(models, generators, device)
+    if not models:
         return []
-    dev = resolve_device(device)
-    if dev.type == "cpu":
-        keep_freed_memory()
+    M = len(models)
     if not all(supports_train_many(m) for m in models):
         if not fallback:
             raise ValueError("train_many cannot vectorise models with buffers or dropout")

@@ -43,8 +43,6 @@ import torch
 import torch.nn as nn
 from torch.func import functional_call, stack_module_state, vmap
 
-from nadcore.kernels.cpu import keep_freed_memory
-from nadcore.runtime import resolve_device
 from nadcore.train.loops import evaluate_stacked, results, runs_and_generators, sgd_epochs, stack_inputs
 from nadcore.train.recipe import (AUTOCAST, TrainResult, autocast_context, input_dtype, num_outputs,
                                   prepare_labels, resolve_loss)
@@ -167,17 +165,14 @@ def train_side_by_side(models: Sequence[nn.Module], xs_train, ys_train, *, epoch
     (None: on for CUDA, off on the CPU) and ``compile``. The trained parameters and buffers are
     copied back into ``models``; returns one :class:`TrainResult` per run."""
     t0 = time.perf_counter()
-    models, generators = runs_and_generators(models, generators)
-    R = len(models)
-    if R == 0:
+    models, generators, dev = runs_and_generators(models, generators, device)
+    if not models:
         return []
-    dev = resolve_device(device)
+    R = len(models)
     autocast_context(autocast, dev)  # a clear error for an unknown value
     if autocast is not None and dev.type != "cuda":
         raise ValueError(f"autocast={autocast!r} is for CUDA; on {dev.type} train in float32 (autocast=None)")
     channels_last = dev.type == "cuda" if channels_last is None else bool(channels_last)
-    if dev.type == "cpu":
-        keep_freed_memory()
 
     names = [n for n, _ in models[0].named_parameters()]
     bnames = [n for n, _ in models[0].named_buffers()]
