@@ -78,7 +78,7 @@ def test_tiny_bundle_rows_and_provenance(bundle):
     assert sorted(set(fig6["nad_index"])) == [0, 1, 500, 1000] and set(fig6["sigma"]) == {1.0, 3.0}
     prov = json.loads((out / "provenance.json").read_text())
     s = prov["sessions"][0]
-    assert s["jobs_computed"] == len(prov["jobs"]) == 3 + 2 + 2 + 2 + 1 + 1 + 4 and s["commit"] and s["torch"] and s["cpu"]
+    assert s["jobs_computed"] == len(prov["jobs"]) == 3 + 2 + 2 + 2 + 1 + 1 + 4 + 4 and s["commit"] and s["torch"] and s["cpu"]
     assert sorted(j["autocast"] or "none" for j in prov["jobs"].values()).count("bf16") == 1
     assert prov["campaign"] == "tiny" and prov["figures"]["fig1"]["complete"]
     assert all(j["seconds"] >= 0 and j["date"] and j["session"] == 0 for j in prov["jobs"].values())
@@ -107,27 +107,42 @@ def test_tiny_fig7_poisons_cifar10_along_the_published_nads(bundle):
     assert settings[campaigns.CIFAR_CHAPTER]["max_train"] == 64
 
 
-def test_fig7_trains_with_chapter_4s_recipe_in_float32(monkeypatch):
+def test_tiny_fig8_trains_on_the_original_and_the_flipped_representation(bundle):
+    out, _, _ = bundle
+    fig8 = pd.read_csv(out / campaigns.CIFAR_CHAPTER / "fig8.csv")
+    assert list(fig8.columns) == campaigns.COLUMNS["fig8"] + ["kernel_path"]
+    assert fig8[["experiment", "seed"]].values.tolist() == [["clean", 0], ["clean", 1], ["flip", 0], ["flip", 1]]
+    assert set(fig8["model"]) == {"vgg11"} and set(fig8["width"]) == {4} and set(fig8["epochs"]) == {1}
+    assert fig8[["train_acc", "test_acc"]].stack().between(0, 1).all()
+    (task,), _ = campaigns.plan("tiny", figures=["fig8"])
+    assert [j.config["experiment"] for j in task.jobs] == ["clean", "flip"] * 2
+    assert task.jobs[1].config["nads"]["published"] == "vgg11" and task.jobs[0].config["nads"] is None
+    assert campaigns.networks("tiny", "fig8") == ["vgg11"]
+    assert campaigns.cifar_settings("tiny", "fig8", "vgg11") == (campaigns._cifar_cfg(campaigns.TINY["stages"][-1]), 4)
+
+
+@pytest.mark.parametrize("figure", ["fig7", "fig8"])
+def test_cifar_figures_train_with_chapter_4s_recipe_in_float32(monkeypatch, figure):
     for bad in (dict(recipe="follow-up"), dict(autocast="bf16")):
-        monkeypatch.setitem(campaigns.CAMPAIGNS["tiny"], "stages", [dict(figure="fig7", arch="resnet18", **bad)])
+        monkeypatch.setitem(campaigns.CAMPAIGNS["tiny"], "stages", [dict(figure=figure, arch="resnet18", **bad)])
         with pytest.raises(ValueError, match="chapter 4's recipe, in float32"):
             campaigns.plan("tiny")
 
 
 def test_fig7_settings_take_the_width_the_stage_trains(monkeypatch):
-    stage = dict(campaigns.CAMPAIGNS["tiny"]["stages"][-1])
+    stage = dict(campaigns.CAMPAIGNS["tiny"]["stages"][-2])
     assert stage["figure"] == "fig7"
     monkeypatch.setitem(campaigns.CAMPAIGNS["tiny"], "stages", [stage | dict(widths=[2])])
     (task,), _ = campaigns.plan("tiny")
-    assert task.width == 2 and campaigns.fig7_settings("tiny", "resnet18")[1] == 2
+    assert task.width == 2 and campaigns.cifar_settings("tiny", "fig7", "resnet18")[1] == 2
     monkeypatch.setitem(campaigns.CAMPAIGNS["tiny"], "stages", [stage | dict(widths=[2, 4])])
     with pytest.raises(ValueError, match="the chapter draws one"):
-        campaigns.fig7_settings("tiny", "resnet18")
+        campaigns.cifar_settings("tiny", "fig7", "resnet18")
 
 
 def test_a_stage_in_bf16_is_its_own_task_and_checks_the_float32_runs(bundle):
     tasks, _ = campaigns.plan("tiny")
-    vgg = [t for t in tasks if t.arch == "vgg11" and t.width == 4]
+    vgg = [t for t in tasks if t.figure == "fig1" and t.arch == "vgg11" and t.width == 4]
     assert [t.meta["precision"] for t in vgg] == ["fp32", "bf16"] and vgg[1].label.endswith("(authors, bf16)")
     assert "autocast" not in vgg[0].jobs[0].config["train"]  # float32 jobs keep their identity
     assert vgg[1].jobs[0].config["train"]["autocast"] == "bf16"
@@ -239,12 +254,13 @@ def test_a_local_dask_cluster_gives_the_same_bundle(bundle, tmp_path):
     args = ["--campaign", "tiny", "--out", str(other), "--cache", str(tmp_path / "c"), "--nice", "0",
             "--dask", "local:2", "--emulated-bf16"]
     assert run_campaign.main(args) == 0
-    for chapter, fig in ((CHAPTER, "fig1"), (CHAPTER, "fig3"), (CHAPTER, "fig6"), (campaigns.CIFAR_CHAPTER, "fig7")):
+    for chapter, fig in ((CHAPTER, "fig1"), (CHAPTER, "fig3"), (CHAPTER, "fig6"), (campaigns.CIFAR_CHAPTER, "fig7"),
+                       (campaigns.CIFAR_CHAPTER, "fig8")):
         a = pd.read_csv(out / chapter / f"{fig}.csv")
         b = pd.read_csv(other / chapter / f"{fig}.csv")
         pd.testing.assert_frame_equal(a, b)
     prov = json.loads((other / "provenance.json").read_text())
-    assert prov["sessions"][0]["executor"] == "Client" and prov["sessions"][0]["jobs_computed"] == 15
+    assert prov["sessions"][0]["executor"] == "Client" and prov["sessions"][0]["jobs_computed"] == 19
     assert dict(os.environ) == environ
 
 

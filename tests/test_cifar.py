@@ -302,7 +302,7 @@ def test_fig7_of_the_papers_network_comes_from_the_campaign_bundle_on_its_settin
                          executor=lambda: None, device="cpu", profile="smoke",
                          paper_cfg=profiles.resolve("04_cifar10", "paper"))
     study = Study(ch, "lenet")
-    cfg, width = campaigns.fig7_settings("cpu", "resnet18")
+    cfg, width = campaigns.cifar_settings("cpu", "fig7", "resnet18")
     early = set(cfg["early"])
     rows = [dict(model="resnet18", width=width, recipe="authors", precision="fp32", experiment="clean",
                  nad_index=np.nan, seed=s, epochs=cfg["epochs"], train_acc=1.0, test_acc=0.5, carrier_test_acc=np.nan)

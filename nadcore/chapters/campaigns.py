@@ -10,7 +10,7 @@ overrides (the trainer and speed-only options). Its ``stages`` run in order, job
 is a dict:
 
 * ``figure``: the bundle CSV it writes (``fig1``, ``fig2``, ``fig3``, ``fig6`` under chapter 3,
-  ``fig7`` under chapter 4);
+  ``fig7`` and ``fig8`` under chapter 4);
 * ``arch``: a registry name; ``widths``: the widths to train it at (default: the campaign's);
 * ``cells`` (Figs. 1-3): a list of ``[k1, k2]``, or ``"rows:0,2"`` (every cell of those rows of
   the 16x16 grid, coarse to fine: every 8th frequency first, then every 4th, then the rest), or
@@ -24,10 +24,11 @@ is a dict:
   check of the precision (:func:`nadcore.chapters.linear_separability.bundled.precision_check`);
 * ``sigmas`` and ``indices`` (Fig. 6): the noise levels and NAD indices; the NADs are
   ``fig6_nads`` (``"published"``: the authors' published NADs of the full-width network);
-* ``profile`` and ``overrides`` (Fig. 7): chapter 4's profile whose data, carriers, epochs and
-  recipe the runs take (with those settings replaced), on CIFAR-10 poisoned along the authors'
-  published NADs of the full-width network, in float32; one job per seed and carrier, the clean
-  baseline first.
+* ``profile`` and ``overrides`` (Figs. 7 and 8): chapter 4's profile whose data, carriers,
+  epochs and recipe the runs take (with those settings replaced), in float32, with the authors'
+  published NADs of the full-width network: Fig. 7 on CIFAR-10 poisoned along them (``epochs``),
+  one job per seed and carrier, the clean baseline first; Fig. 8 on the original and on the
+  NAD-flipped representation (``flip_epochs``), one job per seed and representation.
 
 The order is the issue's plan: the width study's diagnostic cells first (they decide whether the
 reduced widths are usable), then the two full rows k1 = 0 and k1 = 2 of Fig. 1 for each network
@@ -56,7 +57,8 @@ from nadcore.nets import REGISTRY, spec_width, width_name, width_spec
 from nadcore.train.recipe import AUTOCAST
 
 __all__ = ["CAMPAIGNS", "CPU", "PAPER", "TINY", "CHAPTER", "CIFAR_CHAPTER", "NOT_WIRED", "COLUMNS", "KEYS",
-           "campaign_settings", "plan", "run_settings", "SPEED_ONLY", "spec_of", "cells_figure", "fig7_settings",
+           "campaign_settings", "plan", "run_settings", "SPEED_ONLY", "spec_of", "cells_figure", "cifar_settings",
+           "networks", "CIFAR_EPOCHS",
            "width_table", "coverage", "coverage_lines", "PAPER_FIGURES", "NAMES", "distinct_cells", "row_cells",
            "stage_cells", "mirror", "DIAGNOSTIC"]
 
@@ -124,6 +126,12 @@ CPU = dict(
         #    along the published ResNet-18 NADs, with chapter 4's cpu carriers, data and recipe
         #    (those of its LeNet), seed by seed
         dict(figure="fig7", arch="resnet18", profile="cpu", seeds=[0, 1, 2]),
+        # 10. Fig. 8 with the paper's CNNs: the narrow networks on the original and the flipped
+        #     CIFAR-10 subset (flipped with the published NADs of each full network), with chapter
+        #     4's cpu data, recipe and flip_epochs (those of its LeNet), seed by seed
+        dict(figure="fig8", arch="vgg11", profile="cpu", seeds=[0, 1, 2]),
+        dict(figure="fig8", arch="resnet18", profile="cpu", seeds=[0, 1, 2]),
+        dict(figure="fig8", arch="densenet121", profile="cpu", seeds=[0, 1, 2]),
     ],
 )
 
@@ -164,6 +172,8 @@ TINY = dict(
         dict(figure="fig1", arch="vgg11", cells=[[0, 4]], widths=[4], autocast="bf16"),
         dict(figure="fig3", arch="lenet_nopool", cells=[[0, 4]]),  # a network without a width
         dict(figure="fig7", arch="resnet18", profile="smoke", overrides=dict(max_train=64, max_test=64, epochs=1)),
+        dict(figure="fig8", arch="vgg11", profile="smoke", overrides=dict(max_train=64, max_test=64, flip_epochs=1),
+             seeds=[0, 1]),
     ],
 )
 
@@ -173,21 +183,24 @@ CAMPAIGNS = {"cpu": CPU, "paper": PAPER, "tiny": TINY}
 CHAPTER = "03_linear_separability"
 #: figures of the papers whose chapters do not draw a campaign's runs yet, and their chapters
 #: (the coverage does not count a bundle's runs of them)
-NOT_WIRED = {"fig8": "04_cifar10", "us-fig2": "05_underspecification",
-             "us-fig3": "05_underspecification"}
+NOT_WIRED = {"us-fig2": "05_underspecification", "us-fig3": "05_underspecification"}
 _RUN = ["model", "width", "recipe", "precision"]
 COLUMNS = {"fig1": _RUN + ["k1", "k2", "seed", "test_acc", "train_acc"],
            "fig2": _RUN + ["k1", "k2", "seed", "iters_to_loss", "test_acc", "train_acc", "budget"],
            "fig3": _RUN + ["k1", "k2", "seed", "test_acc", "train_acc"],
            "fig6": _RUN + ["sigma", "estimator", "nad_index", "seed", "test_acc", "train_acc", "eigenvalue",
                            "eigenvalue_ratio"],
-           "fig7": _RUN + ["experiment", "nad_index", "seed", "epochs", "train_acc", "test_acc", "carrier_test_acc"]}
+           "fig7": _RUN + ["experiment", "nad_index", "seed", "epochs", "train_acc", "test_acc", "carrier_test_acc"],
+           "fig8": _RUN + ["experiment", "seed", "epochs", "train_acc", "test_acc"]}
 #: the columns that identify a run (a bundle has one row per run)
 KEYS = {"fig1": _RUN + ["k1", "k2", "seed"], "fig2": _RUN + ["k1", "k2", "seed"],
         "fig3": _RUN + ["k1", "k2", "seed"], "fig6": _RUN + ["sigma", "nad_index", "seed"],
-        "fig7": _RUN + ["experiment", "nad_index", "seed"]}
-#: the chapter of Fig. 7 (CIFAR-10 poisoned along NADs), whose settings its campaign runs follow
+        "fig7": _RUN + ["experiment", "nad_index", "seed"], "fig8": _RUN + ["experiment", "seed"]}
+#: the chapter of Figs. 7 and 8 (CIFAR-10 poisoned along NADs, and flipped), whose settings their
+#: campaign runs follow
 CIFAR_CHAPTER = "04_cifar10"
+#: the figures on CIFAR-10, and the setting of chapter 4 that gives their runs' epochs
+CIFAR_EPOCHS = {"fig7": "epochs", "fig8": "flip_epochs"}
 
 
 def campaign_settings(name: str) -> dict:
@@ -303,12 +316,12 @@ def _fig6_rows(task_fields: dict, eigenvalues):
     return rows
 
 
-def _fig7_rows(task_fields: dict, epochs: int):
+def _cifar_rows(task_fields: dict, epochs: int):
     def rows(job, arrays):
         out, carrier = [], arrays["carrier_test_acc"] if "carrier_test_acc" in arrays else None
         for j, (label, seed) in enumerate(job.config["runs"]):
-            out.append({**task_fields, "experiment": "clean" if label == "clean" else "poison",
-                        "nad_index": float("nan") if label == "clean" else int(label), "seed": int(seed),
+            out.append({**task_fields, "experiment": label if label in ("clean", "flip") else "poison",
+                        "nad_index": float("nan") if label in ("clean", "flip") else int(label), "seed": int(seed),
                         "epochs": int(epochs), "train_acc": float(np.asarray(arrays["train_acc"])[j]),
                         "test_acc": float(np.asarray(arrays["test_acc"])[j]),
                         "carrier_test_acc": float("nan") if carrier is None else float(np.asarray(carrier)[j])})
@@ -316,16 +329,21 @@ def _fig7_rows(task_fields: dict, epochs: int):
     return rows
 
 
-def fig7_settings(name: str, arch: str) -> tuple[dict, int | None]:
-    """Chapter 4's settings that campaign ``name`` trains ``arch`` with for Fig. 7 (its stage's
-    profile and overrides) and the network's width there."""
-    stage = next((st for st in CAMPAIGNS[name]["stages"] if st["figure"] == "fig7" and st["arch"] == arch), None)
+def cifar_settings(name: str, figure: str, arch: str) -> tuple[dict, int | None]:
+    """Chapter 4's settings that campaign ``name`` trains ``arch`` with for ``figure`` ("fig7"
+    or "fig8": its stage's profile and overrides) and the network's width there."""
+    stage = next((st for st in CAMPAIGNS[name]["stages"] if st["figure"] == figure and st["arch"] == arch), None)
     if stage is None:
-        raise ValueError(f"campaign {name!r} has no Fig. 7 stage for {arch!r}")
+        raise ValueError(f"campaign {name!r} has no {figure} stage for {arch!r}")
     widths = stage_widths(CAMPAIGNS[name], stage)
     if len(widths) != 1:
-        raise ValueError(f"campaign {name!r} trains {arch!r} for Fig. 7 at widths {widths}: the chapter draws one")
-    return _fig7_cfg(stage), spec_width(spec_of(arch, widths[0]))
+        raise ValueError(f"campaign {name!r} trains {arch!r} for {figure} at widths {widths}: the chapter draws one")
+    return _cifar_cfg(stage), spec_width(spec_of(arch, widths[0]))
+
+
+def networks(name: str, figure: str) -> list[str]:
+    """The networks campaign ``name`` trains for ``figure``, in stage order."""
+    return list(dict.fromkeys(st["arch"] for st in CAMPAIGNS[name]["stages"] if st["figure"] == figure))
 
 
 def stage_widths(camp: dict, stage: dict) -> list:
@@ -334,33 +352,37 @@ def stage_widths(camp: dict, stage: dict) -> list:
     return stage.get("widths") or [camp["widths"].get(stage["arch"])]
 
 
-def _fig7_cfg(stage: dict) -> dict:
+def _cifar_cfg(stage: dict) -> dict:
     return profiles.resolve(CIFAR_CHAPTER, stage.get("profile", "cpu"), stage.get("overrides"))
 
 
-def _fig7_task(stage: dict, n: int, fields: dict, spec: str, seeds: list[int], device: str) -> tuple[Task, dict]:
-    """Fig. 7 for ``spec``: CIFAR-10 clean and poisoned at each of chapter 4's carrier
-    ``indices``, along the authors' published NADs of the full-width network (completed to a
-    basis), with chapter 4's data and recipe on the stage's ``profile`` (and ``overrides``); one
-    job per (seed, carrier), the clean baseline first. Returns the task and chapter 4's settings."""
-    cfg = _fig7_cfg(stage)
+def _cifar_task(stage: dict, n: int, fields: dict, spec: str, seeds: list[int], device: str) -> tuple[Task, dict]:
+    """Fig. 7 or Fig. 8 (the stage's ``figure``) for ``spec``, with the authors' published NADs of
+    the full-width network (completed to a basis) and chapter 4's data and recipe on the stage's
+    ``profile`` (and ``overrides``): Fig. 7 on CIFAR-10 clean and poisoned at each of chapter 4's
+    carrier ``indices``, one job per (seed, carrier), the clean baseline first; Fig. 8 on the
+    original and the flipped representation, one job per (seed, representation). Returns the
+    task and chapter 4's settings."""
+    cfg, figure = _cifar_cfg(stage), stage["figure"]
+    epochs = cfg[CIFAR_EPOCHS[figure]]
     arch = fields["model"]
     data_spec = dict(root=None, subset_root=None, download=False, max_train=cfg["max_train"],
                      max_test=cfg["max_test"])
     data_key = cifar10.cifar_data_key(load_cifar10(**data_spec))
     U = complete_basis(load_published_nads(arch).nads)
-    train = {k: cfg[k] for k in ("epochs", "max_lr", "momentum", "weight_decay", "batch_size")}
+    train = {"epochs": epochs, **{k: cfg[k] for k in ("max_lr", "momentum", "weight_decay", "batch_size")}}
+    labels = ["clean", *[int(i) for i in cfg["indices"]]] if figure == "fig7" else ["clean", "flip"]
     jobs = []
     for seed in seeds:
-        for label in ["clean", *[int(i) for i in cfg["indices"]]]:
-            (job,) = cifar10.cifar_jobs(spec, ["clean" if label == "clean" else ("poison", label)], seeds=[seed],
+        for label in labels:
+            (job,) = cifar10.cifar_jobs(spec, [label if label in ("clean", "flip") else ("poison", label)], seeds=[seed],
                                         nads=U, data_spec=data_spec, data_key=data_key, train=train, eps=cfg["eps"],
                                         nads_key={"published": arch}, device=device)
             job.config["runs"] = [[label, int(seed)]]
             jobs.append(job)
-    task = Task(figure="fig7", chapter=CIFAR_CHAPTER, arch=arch, spec=spec, width=fields["width"],
-                recipe=fields["recipe"], fn=cifar10.cifar_job, jobs=jobs, rows=_fig7_rows(fields, cfg["epochs"]),
-                columns=COLUMNS["fig7"], keys=KEYS["fig7"], runs=len(jobs), stage=n,
+    task = Task(figure=figure, chapter=CIFAR_CHAPTER, arch=arch, spec=spec, width=fields["width"],
+                recipe=fields["recipe"], fn=cifar10.cifar_job, jobs=jobs, rows=_cifar_rows(fields, epochs),
+                columns=COLUMNS[figure], keys=KEYS[figure], runs=len(jobs), stage=n,
                 meta={"precision": fields["precision"]})
     return task, cfg
 
@@ -427,10 +449,10 @@ def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | 
         for width in stage_widths(camp, st):
             spec = spec_of(arch, width)
             w = spec_width(spec)
-            if fig == "fig7":  # chapter 4's recipe and data, in float32
+            if fig in CIFAR_EPOCHS:  # chapter 4's recipe and data, in float32
                 if recipe != "authors" or st.get("autocast"):
-                    raise ValueError(f"stage {n}: Fig. 7 trains with chapter 4's recipe, in float32")
-                task, extra[CIFAR_CHAPTER] = _fig7_task(st, n, {"model": arch, "width": w, "recipe": recipe,
+                    raise ValueError(f"stage {n}: {fig} trains with chapter 4's recipe, in float32")
+                task, extra[CIFAR_CHAPTER] = _cifar_task(st, n, {"model": arch, "width": w, "recipe": recipe,
                                                                 "precision": "fp32"}, spec, seeds, dev)
                 tasks.append(task)
                 continue

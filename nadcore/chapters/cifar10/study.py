@@ -297,7 +297,7 @@ class Study:
         name = self.cfg["campaign"]
         b = bundles.load(name)
         frame = b.frame(campaigns.CIFAR_CHAPTER, "fig7") if b is not None else None
-        cfg, width = campaigns.fig7_settings(name, arch)
+        cfg, width = campaigns.cifar_settings(name, "fig7", arch)
         rows = frame[(frame["model"] == arch).to_numpy() & equal_to(frame["width"], width)] if frame is not None \
             else pd.DataFrame(columns=["seed", "experiment", "nad_index"])
         runs = {(int(s), "clean" if e == "clean" else int(i))
