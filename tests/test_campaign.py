@@ -118,6 +118,9 @@ def test_tiny_fig8_trains_on_the_original_and_the_flipped_representation(bundle)
     assert [j.config["experiment"] for j in task.jobs] == ["clean", "flip"] * 2
     assert task.jobs[1].config["nads"]["published"] == "vgg11" and task.jobs[0].config["nads"] is None
     assert campaigns.networks("tiny", "fig8") == ["vgg11"]
+    prov = json.loads((out / "provenance.json").read_text())  # every job's ledger names its device
+    assert {(j["device"], j["trainer"]) for j in prov["jobs"].values() if j["figure"] in ("fig7", "fig8")} \
+        == {("cpu", "many")}
     assert campaigns.cifar_settings("tiny", "fig8", "vgg11") == (campaigns._cifar_cfg(campaigns.TINY["stages"][-1]), 4)
 
 

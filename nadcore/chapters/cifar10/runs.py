@@ -13,11 +13,11 @@ import time
 import numpy as np
 import torch
 
+from nadcore.book.runner import Job
 from nadcore.data.cifar import load_cifar10_spec, normalise
 from nadcore.data.poisoning import EXPERIMENTS, flip_representation, poison, poison_change
-from nadcore.book.runner import Job
 from nadcore.nets import build_model, spec_key
-from nadcore.runtime import digest, generator
+from nadcore.runtime import digest, generator, resolve_device
 from nadcore.train import evaluate, train_many
 
 __all__ = ["cifar_data_key", "cifar_jobs", "unique_jobs", "cifar_job", "result_rows", "CHANCE",
@@ -96,7 +96,7 @@ def cifar_job(config: dict, nads, data_spec: dict, device="auto"):
     if extra is not None:
         arrays["carrier_test_acc"] = np.array([evaluate(n, extra, data.y_test, device=device)[0] for n in nets])
     meta.update(seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0,
-                threads=torch.get_num_threads())
+                threads=torch.get_num_threads(), device=str(resolve_device(device)), trainer="many")
     return arrays, meta
 
 
