@@ -315,7 +315,8 @@ def test_fig7_of_the_papers_network_comes_from_the_campaign_bundle_on_its_settin
     (tmp_path / "cpu" / "provenance.json").write_text(json.dumps({"sessions": [], "jobs": {}}))
     monkeypatch.setenv("NADBOOK_RESULTS", str(tmp_path))
 
-    net, runs, nads = study.campaign("resnet18")
+    net, runs = study.campaign("fig7")
+    nads = net.published[net.name]
     assert net.name == "ResNet-18 at width 16" and net.model == "resnet18?width=16"
     assert (net.early, net.late, net.cfg["epochs"]) == (cfg["early"], cfg["late"], cfg["epochs"])
     assert nads.meta["source"] == "published" and nads.meta["model"] == "resnet18"
@@ -325,19 +326,61 @@ def test_fig7_of_the_papers_network_comes_from_the_campaign_bundle_on_its_settin
     assert hurt["interval"].value == pytest.approx((0.5 - 0.2) / 0.4)
     assert harmless["interval"].value == pytest.approx((0.5 - 0.48) / 0.4)
     assert net.carrier_gain(fig7, nads)["interval"].value == pytest.approx(0.7)
-    assert list(net.fig7_evidence(fig7, nads)) == CAMPAIGN_CLAIMS
+    assert list(net.fig7_evidence(fig7)) == [i for i in CAMPAIGN_CLAIMS if i.startswith("fig7")]
     assert hurt["profile"] == "campaign cpu" and hurt["network"] == net.name and hurt["early"] == cfg["early"]
     settings = hurt["settings"]
     assert settings["width"] == 16 and settings["seeds"] == 2 and "campaign 'cpu'" in settings["bundle"]
     assert study.name == "lenet" and study.source == {} and study.cfg is ch.cfg  # the chapter's own study is untouched
     monkeypatch.setenv("NADBOOK_RESULTS", str(tmp_path / "elsewhere"))
     with pytest.raises(FileNotFoundError, match="--figures fig7"):
-        study.campaign("resnet18")
+        study.campaign("fig7")
     # a seed enters once it has the clean baseline and every carrier
     pd.DataFrame(rows[:-1]).to_csv(tmp_path / "cpu" / "04_cifar10" / "fig7.csv", index=False)
     monkeypatch.setenv("NADBOOK_RESULTS", str(tmp_path))
-    assert set(study.campaign("resnet18")[1]["seed"]) == {0}
+    assert set(study.campaign("fig7")[1]["seed"]) == {0}
     pd.DataFrame([r for r in rows if r["experiment"] == "poison"]).to_csv(tmp_path / "cpu" / "04_cifar10" / "fig7.csv",
                                                                           index=False)
-    with pytest.raises(FileNotFoundError, match="no seed with every Fig. 7 run"):
-        study.campaign("resnet18")
+    with pytest.raises(FileNotFoundError, match="no seed with every fig7 run of resnet18"):
+        study.campaign("fig7")
+
+
+def test_fig8_of_the_papers_cnns_comes_from_the_campaign_bundle_network_by_network(tmp_path, monkeypatch):
+    import json
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from nadcore.book import profiles
+    from nadcore.chapters import campaigns
+    from nadcore.chapters.cifar10.study import Study
+
+    ch = SimpleNamespace(cfg=profiles.resolve("04_cifar10", "smoke"), seeds=[0, 1], seed=0, cache=None,
+                         executor=lambda: None, device="cpu", profile="smoke",
+                         paper_cfg=profiles.resolve("04_cifar10", "paper"))
+    study = Study(ch, "lenet")
+    assert campaigns.networks("cpu", "fig8") == ["vgg11", "resnet18", "densenet121"]
+    cfg, width = campaigns.cifar_settings("cpu", "fig8", "resnet18")
+    acc = {("resnet18", "clean"): 0.6, ("resnet18", "flip"): 0.4, ("vgg11", "clean"): 0.55, ("vgg11", "flip"): 0.5}
+    rows = [dict(model=m, width=campaigns.cifar_settings("cpu", "fig8", m)[1], recipe="authors", precision="fp32",
+                 experiment=e, seed=s, epochs=cfg["flip_epochs"], train_acc=1.0, test_acc=acc[m, e] + 0.01 * s)
+            for m in ("resnet18", "vgg11") for e in ("clean", "flip") for s in (0, 1, 2)]
+    rows = rows[:-1]  # VGG-11's seed 2 lacks the flipped run: it does not enter; DenseNet-121 has none
+    rows += [dict(r, width=4, test_acc=0.1) for r in rows if r["model"] == "vgg11"]  # another width: left out
+    (tmp_path / "cpu" / "04_cifar10").mkdir(parents=True)
+    pd.DataFrame(rows).to_csv(tmp_path / "cpu" / "04_cifar10" / "fig8.csv", index=False)
+    (tmp_path / "cpu" / "provenance.json").write_text(json.dumps({"sessions": [], "jobs": {}}))
+    monkeypatch.setenv("NADBOOK_RESULTS", str(tmp_path))
+
+    nets, runs = study.campaign("fig8")
+    assert nets.flip_names == ["VGG-11 at width 16", "ResNet-18 at width 16"]
+    assert nets.flip_models == ["vgg11?width=16", "resnet18?width=16"] and nets.cfg["flip_epochs"] == cfg["flip_epochs"]
+    fig8 = nets.fig8(runs)
+    assert fig8.groupby("model").seed.nunique().to_dict() == {"ResNet-18 at width 16": 3, "VGG-11 at width 16": 2}
+    evidence = nets.fig8_evidence(fig8)
+    assert list(evidence) == ["fig8-flip-hurts-cnn-vgg11", "fig8-flip-hurts-cnn-resnet18"]
+    resnet = evidence["fig8-flip-hurts-cnn-resnet18"]
+    assert resnet["interval"].value == pytest.approx(0.2) and resnet["model"] == "ResNet-18 at width 16"
+    assert resnet["profile"] == "campaign cpu" and resnet["settings"]["width"] == 16
+    assert resnet["settings"]["seeds"] == 3 and evidence["fig8-flip-hurts-cnn-vgg11"]["settings"]["seeds"] == 2
+    assert all(resnet["preconditions"].values())
+    assert "seeds VGG-11 at width 16: [0, 1]; ResNet-18 at width 16: [0, 1, 2]" in nets.fig8_summary(fig8)

@@ -64,7 +64,7 @@ class Study:
         self.control_seeds = [ch.seed + k for k in range(cfg["control_seeds"])]
         self.spec = self.data_key = self.n_train = self.n_test = None
         #: what a claim and a figure add when the runs come from a campaign bundle (:meth:`campaign`)
-        self.source, self.tag = {}, ""
+        self.source, self.tag, self.sources = {}, "", {}
 
     # ------------------------------------------------------------------ data and NADs
     def load_data(self, root=None, subset_root=None, download: bool = False):
@@ -165,10 +165,14 @@ class Study:
 
     # ------------------------------------------------------------------ the runs
     def criteria(self) -> str:
-        """The registered criteria of the claims on this study's network (the chapter's model, or
-        the campaign's network with its own carriers), printed before the runs they judge."""
-        ids = CAMPAIGN_CLAIMS if self.source else [c.id for c in CLAIMS if c.id not in CAMPAIGN_CLAIMS]
-        return self.ch.criteria(ids, model=self.name, network=self.name, early=self.early, late=self.late)
+        """The registered criteria of the claims on this study's networks (the chapter's model, or
+        the campaign's networks of its figure), printed before the runs they judge."""
+        if not self.sources:
+            ids = [c.id for c in CLAIMS if c.id not in CAMPAIGN_CLAIMS]
+            return self.ch.criteria(ids, model=self.name, network=self.name, early=self.early, late=self.late)
+        return "\n".join(self.ch.criteria([i for i in CAMPAIGN_CLAIMS if i.startswith(self.figure)
+                                           and i.endswith(self.tags[m])], model=m, network=m, early=self.early,
+                                          late=self.late) for m in self.sources)
 
     def jobs(self, U) -> list:
         """Every network of Figs. 7 and 8 as jobs of the book's runner, without repeats, the
@@ -288,46 +292,69 @@ class Study:
                     **self._fig7_claim(nad_result))
 
     # ------------------------------------------------------------------ the paper's network
-    def campaign(self, arch: str = "resnet18"):
-        """Fig. 7 of the paper's own network from the committed bundle of campaign ``campaign``:
-        ``(study, runs, nad_result)``, a Study on the campaign's settings (chapter 4's profile
-        and carriers of its Fig. 7 stage) and network (``arch`` at the campaign's width), the
-        bundle's runs as :meth:`train` gives them, and the NADs they were poisoned along (the
-        authors' published NADs of the full network)."""
+    def campaign(self, figure: str = "fig7"):
+        """Fig. 7 or Fig. 8 (``figure``) of the paper's own networks from the committed bundle of
+        the chapter's ``campaign``: ``(study, runs)``, a Study on the campaign's settings (chapter
+        4's profile of the figure's stages) whose networks are those the campaign trains for the
+        figure, each at its width (Fig. 7: one network, the study's model; Fig. 8: its
+        ``flip_models``), and the bundle's runs as :meth:`train` gives them. A network's seed
+        enters once it has every run of the figure (Fig. 7: the clean baseline and every carrier;
+        Fig. 8: both representations); a network without one is left out. Per network name the
+        study holds the NADs the runs were poisoned or flipped with (``published``: the authors'
+        published NADs of the full network), its claims' suffix (``tags``) and where its runs
+        come from (``sources``)."""
         name = self.cfg["campaign"]
         b = bundles.load(name)
-        frame = b.frame(campaigns.CIFAR_CHAPTER, "fig7") if b is not None else None
-        cfg, width = campaigns.cifar_settings(name, "fig7", arch)
-        rows = frame[(frame["model"] == arch).to_numpy() & equal_to(frame["width"], width)] if frame is not None \
-            else pd.DataFrame(columns=["seed", "experiment", "nad_index"])
-        runs = {(int(s), "clean" if e == "clean" else int(i))
-                for s, e, i in zip(rows["seed"], rows.get("experiment", []), rows["nad_index"])}
-        complete = [s for s in {s for s, _ in runs} if all((s, c) in runs for c in ["clean", *cfg["indices"]])]
-        rows = rows[rows["seed"].isin(complete)]
-        if rows.empty:  # a seed enters the figure once it has the clean baseline and every carrier
-            raise FileNotFoundError(f"the bundle of campaign {name!r} (results/{name}) holds no seed with every Fig. 7 "
-                                    f"run of {arch}: run `python scripts/run_campaign.py --campaign {name} "
-                                    f"--figures fig7`")
+        frame = b.frame(campaigns.CIFAR_CHAPTER, figure) if b is not None else None
+        archs = campaigns.networks(name, figure)
+        if figure == "fig7" and len(archs) != 1:
+            raise ValueError(f"campaign {name!r} trains {archs} for Fig. 7: the chapter draws one network")
+        settings = {arch: campaigns.cifar_settings(name, figure, arch) for arch in archs}
+        cfg = settings[archs[0]][0]
+        if any(c != cfg for c, _ in settings.values()):
+            raise ValueError(f"campaign {name!r}: every {figure} stage must train with the same chapter 4 settings")
+        labels = ["clean", *cfg["indices"]] if figure == "fig7" else ["clean", "flip"]
         view = copy.copy(self)
         view.cfg, view.early, view.late = cfg, cfg["early"], cfg["late"]
-        view.model, view.name = campaigns.spec_of(arch, width), bundled.width_label(campaigns.NAMES[arch], arch, width)
         view.load_data()  # as the campaign loaded it
-        view.tag = f"-{arch}"
-        view.source = {"profile": f"campaign {b.name}",
-                       "settings": {"width": width, "seeds": int(rows["seed"].nunique()), "bundle": b.title()}}
-        runs = pd.DataFrame({"model": view.name, "experiment": rows["experiment"].to_numpy(),
-                             "index": rows["nad_index"].to_numpy(), "epochs": rows["epochs"].to_numpy(),
-                             "seed": rows["seed"].to_numpy(), "train_acc": rows["train_acc"].to_numpy(),
-                             "test_acc": rows["test_acc"].to_numpy(),
-                             "carrier_test_acc": rows["carrier_test_acc"].to_numpy(), "l2_change": np.nan})
-        return view, runs, load_published_nads(arch)
+        view.figure = figure
+        view.published, view.tags, view.sources, specs, parts = {}, {}, {}, [], []
+        for arch, (_, width) in settings.items():
+            rows = frame[(frame["model"] == arch).to_numpy() & equal_to(frame["width"], width)] \
+                if frame is not None else pd.DataFrame(columns=["seed", "experiment"])
+            index = rows["nad_index"] if "nad_index" in rows else pd.Series(np.nan, index=rows.index)
+            done = {(int(s), e if e in ("clean", "flip") else int(i))
+                    for s, e, i in zip(rows["seed"], rows["experiment"], index)}
+            rows = rows[rows["seed"].isin([s for s in {s for s, _ in done} if all((s, c) in done for c in labels)])]
+            if rows.empty:
+                continue
+            net = bundled.width_label(campaigns.NAMES[arch], arch, width)
+            specs.append(campaigns.spec_of(arch, width))
+            view.published[net], view.tags[net] = load_published_nads(arch), f"-{arch}"
+            view.sources[net] = {"profile": f"campaign {b.name}", "network": net,
+                                 "settings": {"width": width, "seeds": int(rows["seed"].nunique()), "bundle": b.title()}}
+            parts.append(pd.DataFrame({
+                "model": net, "experiment": rows["experiment"].to_numpy(), "index": index[rows.index].to_numpy(),
+                "epochs": rows["epochs"].to_numpy(), "seed": rows["seed"].to_numpy(),
+                "train_acc": rows["train_acc"].to_numpy(), "test_acc": rows["test_acc"].to_numpy(),
+                "carrier_test_acc": rows["carrier_test_acc"].to_numpy() if "carrier_test_acc" in rows else np.nan,
+                "l2_change": np.nan}))
+        if not parts:
+            raise FileNotFoundError(f"the bundle of campaign {name!r} (results/{name}) holds no seed with every "
+                                    f"{figure} run of {', '.join(archs)}: run `python scripts/run_campaign.py "
+                                    f"--campaign {name} --figures {figure}`")
+        view.flip_models, view.flip_names = specs, list(view.sources)
+        view.model, view.name = specs[0], view.flip_names[0]
+        view.tag, view.source = view.tags[view.name], view.sources[view.name]
+        return view, pd.concat(parts, ignore_index=True)
 
-    def fig7_evidence(self, fig7: pd.DataFrame, nad_result) -> dict:
-        """The keywords of the three Fig. 7 claims on this study's network, by claim id (those
-        of the campaign's network end in its tag)."""
-        return {f"fig7-early-carriers-hurt{self.tag}": self.share_lost_early(fig7, nad_result),
-                f"fig7-late-carriers-harmless{self.tag}": self.share_lost_late(fig7, nad_result),
-                f"fig7-carrier-learned{self.tag}": self.carrier_gain(fig7, nad_result)}
+    def fig7_evidence(self, fig7: pd.DataFrame) -> dict:
+        """The keywords of the three Fig. 7 claims on the campaign's network, by claim id (ending
+        in its tag)."""
+        nads = self.published[self.name]
+        return {f"fig7-early-carriers-hurt{self.tag}": self.share_lost_early(fig7, nads),
+                f"fig7-late-carriers-harmless{self.tag}": self.share_lost_late(fig7, nads),
+                f"fig7-carrier-learned{self.tag}": self.carrier_gain(fig7, nads)}
 
     # ------------------------------------------------------------------ Fig. 8
     def fig8(self, runs: pd.DataFrame) -> pd.DataFrame:
@@ -341,14 +368,17 @@ class Study:
         """Fig. 8 as a table: per model and representation, mean and lowest final training and
         test accuracy over the seeds."""
         summary = fig8.groupby(["model", "representation"], sort=False)[["train_acc", "test_acc"]].agg(["mean", "min"])
-        return (f"{self.n_train:,} training images, {self.cfg['flip_epochs']} epochs, seeds {self.ch.seeds} "
-                f"(controls: {self.control_seeds})\n" + summary.to_string(float_format=_f3))
+        seeds = (f"seeds {self.ch.seeds} (controls: {self.control_seeds})" if not self.sources else "seeds " +
+                 "; ".join(f"{m}: {sorted(map(int, fig8[fig8.model == m].seed.unique()))}" for m in self.flip_names))
+        return (f"{self.n_train:,} training images, {self.cfg['flip_epochs']} epochs, {seeds}\n"
+                + summary.to_string(float_format=_f3))
 
     def draw_fig8(self, fig8: pd.DataFrame):
         """Fig. 8: test accuracy on both representations per model (and the runs as data)."""
         fig = plots.flip_accuracies(
-            fig8, title=f"CIFAR-10: original vs NAD-flipped representation, {self.cfg['flip_epochs']} epochs")
-        self.ch.figure_data("fig8", fig8[["model", "representation", "seed", "train_acc", "test_acc"]])
+            fig8, title=f"CIFAR-10: original vs NAD-flipped representation, {self.cfg['flip_epochs']} epochs"
+                        + (f" ({next(iter(self.sources.values()))['profile']})" if self.sources else ""))
+        self.ch.figure_data("fig8-campaign" if self.sources else "fig8", fig8[["model", "representation", "seed", "train_acc", "test_acc"]])
         return fig
 
     def flip_loss(self, fig8: pd.DataFrame, model: str) -> pd.Series:
@@ -362,24 +392,34 @@ class Study:
 
     def _fig8_claim(self, fig8: pd.DataFrame, model: str, nad_result) -> dict:
         """What the Fig. 8 claims share: the interval of :meth:`flip_loss`, the budget, the
-        NAD estimate's networks, the settings."""
-        cfg = self.cfg
+        NAD estimate's networks, the settings (and, for a campaign's network, the bundle, the
+        width and the seeds)."""
+        cfg, src = self.cfg, self.sources.get(model, {})
         return dict(interval=accuracy_interval(self.flip_loss(fig8, model), self.n_test, difference=True),
                     **self.budget("flip_epochs"), networks=nad_result.meta["networks"],
-                    settings={"model": model, "epochs": cfg["flip_epochs"], "n_train": self.n_train, "fit": cfg["fit"]})
+                    **({"profile": src["profile"], "network": model} if src else {}),
+                    settings={"model": model, "epochs": cfg["flip_epochs"], "n_train": self.n_train, "fit": cfg["fit"],
+                              **src.get("settings", {})})
 
     def _above_chance(self, fig8: pd.DataFrame, model: str) -> dict:
         original = fig8[(fig8.model == model) & (fig8.representation == "original")]
         return {"original above chance (mean test accuracy >= 0.2)": bool(original.test_acc.mean() >= 0.2)}
 
-    def flip_loss_cnn(self, fig8: pd.DataFrame, nad_result) -> dict:
-        """Claim fig8-flip-hurts-cnn: the chapter model's :meth:`flip_loss`, if it learned and
-        every network of the pair fitted its training set (``fit``)."""
-        name, fit = self.name, self.cfg["fit"]
+    def flip_loss_cnn(self, fig8: pd.DataFrame, nad_result, name: str | None = None) -> dict:
+        """Claim fig8-flip-hurts-cnn: the :meth:`flip_loss` of CNN ``name`` (default: the
+        chapter's model), if it learned and every network of the pair fitted its training set
+        (``fit``)."""
+        name, fit = name or self.name, self.cfg["fit"]
         fits = bool(fig8[fig8.model == name].train_acc.min() >= fit)
         return dict(model=name, **self._fig8_claim(fig8, name, nad_result),
                     preconditions={**self._above_chance(fig8, name), f"both {name} networks fit their training sets "
                                    f"(final train accuracy >= {fit} for every seed)": fits})
+
+    def fig8_evidence(self, fig8: pd.DataFrame) -> dict:
+        """The keywords of the Fig. 8 claim on each of the campaign's networks, by claim id (ending
+        in the network's tag)."""
+        return {f"fig8-flip-hurts-cnn{self.tags[m]}": self.flip_loss_cnn(fig8, self.published[m], m)
+                for m in self.flip_names}
 
     def flip_loss_mlp(self, fig8: pd.DataFrame, nad_result) -> dict:
         """Claim fig8-flip-mlp-unaffected: the MLP control's :meth:`flip_loss`, if it learned."""
