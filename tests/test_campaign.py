@@ -78,7 +78,8 @@ def test_tiny_bundle_rows_and_provenance(bundle):
     assert sorted(set(fig6["nad_index"])) == [0, 1, 500, 1000] and set(fig6["sigma"]) == {1.0, 3.0}
     prov = json.loads((out / "provenance.json").read_text())
     s = prov["sessions"][0]
-    assert s["jobs_computed"] == len(prov["jobs"]) == 3 + 2 + 2 + 2 + 1 + 1 + 4 + 4 and s["commit"] and s["torch"] and s["cpu"]
+    assert s["jobs_computed"] == len(prov["jobs"]) == 3 + 2 + 2 + 2 + 1 + 1 + 4 + 4
+    assert s["commit"] and s["torch"] and s["cpu"]
     assert sorted(j["autocast"] or "none" for j in prov["jobs"].values()).count("bf16") == 1
     assert prov["campaign"] == "tiny" and prov["figures"]["fig1"]["complete"]
     assert all(j["seconds"] >= 0 and j["date"] and j["session"] == 0 for j in prov["jobs"].values())

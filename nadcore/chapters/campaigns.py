@@ -378,7 +378,8 @@ def _cifar_task(stage: dict, n: int, fields: dict, spec: str, seeds: list[int], 
     jobs = []
     for seed in seeds:
         for label in labels:
-            (job,) = cifar10.cifar_jobs(spec, [label if label in ("clean", "flip") else ("poison", label)], seeds=[seed],
+            experiment = label if label in ("clean", "flip") else ("poison", label)
+            (job,) = cifar10.cifar_jobs(spec, [experiment], seeds=[seed],
                                         nads=U, data_spec=data_spec, data_key=data_key, train=train, eps=cfg["eps"],
                                         nads_key={"published": arch}, device=device)
             job.config["runs"] = [[label, int(seed)]]

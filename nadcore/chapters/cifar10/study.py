@@ -331,8 +331,9 @@ class Study:
             net = bundled.width_label(campaigns.NAMES[arch], arch, width)
             specs.append(campaigns.spec_of(arch, width))
             view.published[net], view.tags[net] = load_published_nads(arch), f"-{arch}"
+            seeds = int(rows["seed"].nunique())
             view.sources[net] = {"profile": f"campaign {b.name}", "network": net,
-                                 "settings": {"width": width, "seeds": int(rows["seed"].nunique()), "bundle": b.title()}}
+                                 "settings": {"width": width, "seeds": seeds, "bundle": b.title()}}
             parts.append(pd.DataFrame({
                 "model": net, "experiment": rows["experiment"].to_numpy(), "index": index[rows.index].to_numpy(),
                 "epochs": rows["epochs"].to_numpy(), "seed": rows["seed"].to_numpy(),
@@ -378,7 +379,8 @@ class Study:
         fig = plots.flip_accuracies(
             fig8, title=f"CIFAR-10: original vs NAD-flipped representation, {self.cfg['flip_epochs']} epochs"
                         + (f" ({next(iter(self.sources.values()))['profile']})" if self.sources else ""))
-        self.ch.figure_data("fig8-campaign" if self.sources else "fig8", fig8[["model", "representation", "seed", "train_acc", "test_acc"]])
+        self.ch.figure_data("fig8-campaign" if self.sources else "fig8",
+                            fig8[["model", "representation", "seed", "train_acc", "test_acc"]])
         return fig
 
     def flip_loss(self, fig8: pd.DataFrame, model: str) -> pd.Series:
