@@ -1,6 +1,6 @@
 """Run a campaign: the paper's big networks, off-build, resumably, into a committed bundle.
 
-    python scripts/run_campaign.py --campaign cpu [--budget 3600] [--workers 2] [--nice 19]
+    python scripts/run_campaign.py --campaign cpu [--budget 3600] [--workers 2] [--nice 19] [--background]
     python scripts/run_campaign.py --campaign paper --budget 540          # on a lent GPU
     python scripts/run_campaign.py --campaign cpu --dask tcp://scheduler:8786   # on a cluster
     python scripts/run_campaign.py --campaign cpu --dry-run              # the plan and its state
@@ -85,6 +85,9 @@ def main(argv=None) -> int:
     ap.add_argument("--workers", type=int, default=1, help="one-thread worker processes (default 1: in-process)")
     ap.add_argument("--nice", type=int, default=None,
                     help="lower this process's priority by N (default: 19 on the CPU, 0 on a GPU)")
+    ap.add_argument("--background", action="store_true",
+                    help="yield the CPU to other sessions too (Linux autogroups): a session of its own at the "
+                         "same nice; ^C no longer reaches it, stop it with kill")
     ap.add_argument("--dask", default=None, help="a Dask scheduler address, or local:N for a local cluster")
     ap.add_argument("--slurm", default=None, help="a folder for submitit's Slurm logs (jobs go to Slurm)")
     ap.add_argument("--slurm-partition", default=None)
@@ -168,7 +171,7 @@ def main(argv=None) -> int:
         return 0
     nice = a.nice if a.nice is not None else (19 if device == "cpu" else 0)
     if nice:
-        os.nice(nice)
+        print(f"priority: {cp.lower_priority(nice, session=a.background)}")
     executor, window, close = _executor(a)
     # a kill (a time limit's SIGTERM) ends the session as ^C does: the ledger records it
     on_term = signal.signal(signal.SIGTERM, lambda *_: sys.exit("killed by SIGTERM"))

@@ -353,3 +353,21 @@ def test_a_spot_check_reads_the_figure_its_network_is_trained_for():
     assert campaigns.cells_figure("cpu", "resnet18_nopool") == "fig3"
     with pytest.raises(ValueError, match="no Fourier cells"):
         campaigns.cells_figure("cpu", "logreg")
+
+
+def test_a_background_campaign_yields_to_other_sessions():
+    """``--background``: a session of its own whose autogroup (where Linux has them) has the
+    campaign's nice, so that a build started from another terminal gets the CPU first."""
+    import subprocess
+    import sys
+
+    code = ("from pathlib import Path; from nadcore.book.campaign import lower_priority; "
+            "print(lower_priority(5, session=True)); import os; print(os.getsid(0) == os.getpid()); "
+            "g = Path('/proc/self/autogroup'); print(g.read_text().split()[-1] if g.exists() else 'none')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO,
+                         env={**os.environ, "PYTHONPATH": str(REPO)}).stdout.split("\n")
+    assert out[1] == "True"  # its own session
+    if Path("/proc/self/autogroup").exists():
+        assert out[0] == "nice 5, its own session, autogroup nice 5" and out[2] == "5"
+    else:
+        assert out[0] == "nice 5, its own session (no autogroups here)" and out[2] == "none"

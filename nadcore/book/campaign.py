@@ -40,7 +40,7 @@ from nadcore.runtime import (canonical, commit_info, digest, machine_info, resol
                              write_json_atomic)
 
 __all__ = ["Task", "PROVENANCE", "run", "export", "load_provenance", "results_root", "bundle_id", "done_jobs",
-           "read_rows", "equal_to",
+           "read_rows", "equal_to", "lower_priority",
            "report"]
 
 PROVENANCE = "provenance.json"
@@ -311,6 +311,27 @@ def run(tasks: list[Task], settings: dict, *, cache: Cache, out, device: str = "
     if stopped:
         log(f"stopped: {stopped}")
     return prov
+
+
+def lower_priority(nice: int, session: bool = False) -> str:
+    """Lower this process's priority (and its future workers') by ``nice``. Where Linux groups
+    processes into autogroups, one per session, the scheduler shares the CPU between the groups
+    before nice values count, so ``nice`` alone does not yield to a build or a test run started
+    from another terminal: with ``session``, the process also starts a session of its own (it
+    then no longer gets a terminal's ^C: stop it with ``kill``) and gives that session's
+    autogroup the same nice. Returns what it did, for the log."""
+    os.nice(nice)
+    if not session:
+        return f"nice {nice}"
+    try:
+        os.setsid()
+    except OSError as e:  # already a process group leader (started by an interactive shell)
+        return f"nice {nice}; no session of its own ({e}): start it with `setsid` or from a script"
+    group = Path("/proc/self/autogroup")
+    if not group.exists():
+        return f"nice {nice}, its own session (no autogroups here)"
+    group.write_text(str(nice))
+    return f"nice {nice}, its own session, autogroup nice {nice}"
 
 
 def _first_done(futures):
