@@ -345,12 +345,13 @@ print("test accuracy on the original minus on the flipped representation, per se
 # ### The paper's CNNs
 #
 # The paper flips CIFAR-10 for ResNet-18, VGG-11, DenseNet-121 and LeNet. The three big networks
-# are trained by the cpu campaign, off the build (its Fig. 8 stages), at the campaign's widths, on
-# the same images, recipe and `flip_epochs` as chapter 4's `cpu` profile gives `model` above. Each
-# is flipped with the authors' published NADs of the full network: the narrow network's own NADs
-# are not published, and chapter 2's width study measures how far a narrow network's NADs agree
-# with the full one's. The same functions summarise, draw and score the runs; a network's seed
-# enters once both its representations have run, and a network without one is left out.
+# are trained by the cpu campaign, off the build, at the widths of its Fig. 8 stages (each claim
+# names its network's), on the same images, recipe and `flip_epochs` as chapter 4's `cpu` profile
+# gives `model` above. Each is flipped with the authors' published NADs of the full network: the
+# narrow network's own NADs are not published, and chapter 2's width study measures how far a
+# narrow network's NADs agree with the full one's. The same functions summarise, draw and score
+# the runs; a network's seed enters once both its representations have run, and a network
+# without one is left out.
 
 # %% tags=["nbval-check-output"]
 nets, nets_runs = study.campaign("fig8")
