@@ -284,10 +284,10 @@ def test_coverage_names_every_bundle_that_has_a_network(tmp_path):
     assert "paper" not in fig1["networks"]["resnet18"]
     # Figs. 7 and 8 count the runs at the width of the network's stage, not at another width
     fig8 = pd.DataFrame([dict(model="vgg11", width=w, recipe="authors", precision="fp32", experiment=e, seed=0,
-                              epochs=50, train_acc=1.0, test_acc=0.5) for w in (8, 16) for e in ("clean", "flip")])
+                              epochs=50, train_acc=1.0, test_acc=0.5) for w in (16, 32) for e in ("clean", "flip")])
     fig8.iloc[:3].to_csv(tmp_path / "cpu" / campaigns.CIFAR_CHAPTER / "fig8.csv", index=False)
     vgg = next(c for c in campaigns.coverage("cpu", tmp_path) if c["figure"] == "fig8")["networks"]["vgg11"]
-    assert vgg == "campaign cpu (width 16, 1 runs)"
+    assert vgg == "campaign cpu (width 32, 1 runs)"
 
 
 def test_paper_campaign_jobs_fit_a_lease_command_and_the_trainer_can_be_replaced():

@@ -372,10 +372,10 @@ def test_fig8_of_the_papers_cnns_comes_from_the_campaign_bundle_network_by_netwo
     monkeypatch.setenv("NADBOOK_RESULTS", str(tmp_path))
 
     nets, runs = study.campaign("fig8")
-    assert nets.flip_names == ["VGG-11 at width 16", "ResNet-18 at width 16"]
-    assert nets.flip_models == ["vgg11?width=16", "resnet18?width=16"] and nets.cfg["flip_epochs"] == cfg["flip_epochs"]
+    assert nets.flip_names == ["VGG-11 at width 32", "ResNet-18 at width 16"]
+    assert nets.flip_models == ["vgg11?width=32", "resnet18?width=16"] and nets.cfg["flip_epochs"] == cfg["flip_epochs"]
     fig8 = nets.fig8(runs)
-    assert fig8.groupby("model").seed.nunique().to_dict() == {"ResNet-18 at width 16": 3, "VGG-11 at width 16": 2}
+    assert fig8.groupby("model").seed.nunique().to_dict() == {"ResNet-18 at width 16": 3, "VGG-11 at width 32": 2}
     evidence = nets.fig8_evidence(fig8)
     assert list(evidence) == ["fig8-flip-hurts-cnn-vgg11", "fig8-flip-hurts-cnn-resnet18"]
     resnet = evidence["fig8-flip-hurts-cnn-resnet18"]
@@ -383,4 +383,4 @@ def test_fig8_of_the_papers_cnns_comes_from_the_campaign_bundle_network_by_netwo
     assert resnet["profile"] == "campaign cpu" and resnet["settings"]["width"] == 16
     assert resnet["settings"]["seeds"] == 3 and evidence["fig8-flip-hurts-cnn-vgg11"]["settings"]["seeds"] == 2
     assert all(resnet["preconditions"].values())
-    assert "seeds VGG-11 at width 16: [0, 1]; ResNet-18 at width 16: [0, 1, 2]" in nets.fig8_summary(fig8)
+    assert "seeds VGG-11 at width 32: [0, 1]; ResNet-18 at width 16: [0, 1, 2]" in nets.fig8_summary(fig8)
