@@ -139,6 +139,8 @@ def test_fig7_settings_take_the_width_the_stage_trains(monkeypatch):
     monkeypatch.setitem(campaigns.CAMPAIGNS["tiny"], "stages", [stage | dict(widths=[2])])
     (task,), _ = campaigns.plan("tiny")
     assert task.width == 2 and campaigns.cifar_settings("tiny", "fig7", "resnet18")[1] == 2
+    assert campaigns.figure_width("tiny", "fig7", "resnet18") == 2  # the stage's width, not the campaign's 4
+    assert campaigns.figure_width("tiny", "fig1", "resnet18") == 4
     monkeypatch.setitem(campaigns.CAMPAIGNS["tiny"], "stages", [stage | dict(widths=[2, 4])])
     with pytest.raises(ValueError, match="the chapter draws one"):
         campaigns.cifar_settings("tiny", "fig7", "resnet18")

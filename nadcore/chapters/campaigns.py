@@ -59,7 +59,7 @@ from nadcore.train.recipe import AUTOCAST
 __all__ = ["CAMPAIGNS", "CPU", "PAPER", "TINY", "CHAPTER", "CIFAR_CHAPTER", "NOT_WIRED", "COLUMNS", "KEYS",
            "campaign_settings", "plan", "run_settings", "SPEED_ONLY", "spec_of", "cells_figure", "cifar_settings",
            "networks", "CIFAR_EPOCHS",
-           "width_table", "coverage", "coverage_lines", "PAPER_FIGURES", "NAMES", "distinct_cells", "row_cells",
+           "width_table", "figure_width", "coverage", "coverage_lines", "PAPER_FIGURES", "NAMES", "distinct_cells", "row_cells",
            "stage_cells", "mirror", "DIAGNOSTIC"]
 
 ROWS = "rows:0,2"
@@ -324,13 +324,20 @@ def _cifar_rows(task_fields: dict, epochs: int):
     def rows(job, arrays):
         out, carrier = [], arrays["carrier_test_acc"] if "carrier_test_acc" in arrays else None
         for j, (label, seed) in enumerate(job.config["runs"]):
-            out.append({**task_fields, "experiment": label if label in ("clean", "flip") else "poison",
-                        "nad_index": float("nan") if label in ("clean", "flip") else int(label), "seed": int(seed),
+            experiment, index = _experiment(label)
+            out.append({**task_fields, "experiment": experiment,
+                        "nad_index": float("nan") if index is None else index, "seed": int(seed),
                         "epochs": int(epochs), "train_acc": float(np.asarray(arrays["train_acc"])[j]),
                         "test_acc": float(np.asarray(arrays["test_acc"])[j]),
                         "carrier_test_acc": float("nan") if carrier is None else float(np.asarray(carrier)[j])})
         return out
     return rows
+
+
+def _experiment(label) -> tuple[str, int | None]:
+    """A Fig. 7 or Fig. 8 run's label as its experiment and carrier index: "clean" and "flip"
+    have no carrier, a NAD index is the poisoning at that index."""
+    return (label, None) if label in ("clean", "flip") else ("poison", int(label))
 
 
 def cifar_settings(name: str, figure: str, arch: str) -> tuple[dict, int | None]:
@@ -348,6 +355,14 @@ def cifar_settings(name: str, figure: str, arch: str) -> tuple[dict, int | None]
 def networks(name: str, figure: str) -> list[str]:
     """The networks campaign ``name`` trains for ``figure``, in stage order."""
     return list(dict.fromkeys(st["arch"] for st in CAMPAIGNS[name]["stages"] if st["figure"] == figure))
+
+
+def figure_width(name: str, figure: str, arch: str) -> int | None:
+    """The width at which campaign ``name``'s ``figure`` results of ``arch`` count: for Figs. 7
+    and 8 its stage's (the chapter draws one), else the campaign's width of the network."""
+    if figure in CIFAR_EPOCHS and arch in networks(name, figure):
+        return cifar_settings(name, figure, arch)[1]
+    return spec_width(spec_of(arch, CAMPAIGNS[name]["widths"].get(arch)))
 
 
 def stage_widths(camp: dict, stage: dict) -> list:
@@ -379,8 +394,8 @@ def _cifar_task(stage: dict, n: int, fields: dict, spec: str, seeds: list[int], 
     jobs = []
     for seed in seeds:
         for label in labels:
-            experiment = label if label in ("clean", "flip") else ("poison", label)
-            (job,) = cifar10.cifar_jobs(spec, [experiment], seeds=[seed],
+            experiment, index = _experiment(label)
+            (job,) = cifar10.cifar_jobs(spec, [experiment if index is None else (experiment, index)], seeds=[seed],
                                         nads=U, data_spec=data_spec, data_key=data_key, train=train, eps=cfg["eps"],
                                         nads_key={"published": arch}, device=device)
             job.config["runs"] = [[label, int(seed)]]
@@ -530,10 +545,9 @@ def coverage(profile: str = "cpu", root=None) -> list[dict]:
             sources = []
             for name, b in found.items():
                 df = b.frame(chapter, fig) if fig in COLUMNS and fig not in NOT_WIRED else None
-                width = cifar_settings(name, fig, arch)[1] if arch in networks(name, fig) and fig in CIFAR_EPOCHS \
-                    else spec_width(spec_of(arch, CAMPAIGNS[name]["widths"].get(arch)))
                 if df is None:
                     continue
+                width = figure_width(name, fig, arch)
                 part = df[(df["model"] == arch).to_numpy() & equal_to(df["width"], width)]
                 if len(part):
                     sources.append(f"campaign {name} ("

@@ -64,7 +64,19 @@ class Study:
         self.control_seeds = [ch.seed + k for k in range(cfg["control_seeds"])]
         self.spec = self.data_key = self.n_train = self.n_test = None
         #: what a claim and a figure add when the runs come from a campaign bundle (:meth:`campaign`)
-        self.source, self.tag, self.sources = {}, "", {}
+        self.tags, self.sources = {}, {}
+
+    @property
+    def tag(self) -> str:
+        """What the chapter's network adds to a claim's name: its ``tags`` entry ("" for a
+        network the chapter trains)."""
+        return self.tags.get(self.name, "")
+
+    @property
+    def source(self) -> dict:
+        """Where the chapter's network's runs come from: its ``sources`` entry (empty for a
+        network the chapter trains)."""
+        return self.sources.get(self.name, {})
 
     # ------------------------------------------------------------------ data and NADs
     def load_data(self, root=None, subset_root=None, download: bool = False):
@@ -346,7 +358,6 @@ class Study:
                                     f"--campaign {name} --figures {figure}`")
         view.flip_models, view.flip_names = specs, list(view.sources)
         view.model, view.name = specs[0], view.flip_names[0]
-        view.tag, view.source = view.tags[view.name], view.sources[view.name]
         return view, pd.concat(parts, ignore_index=True)
 
     def fig7_evidence(self, fig7: pd.DataFrame) -> dict:
