@@ -78,7 +78,7 @@ def test_tiny_bundle_rows_and_provenance(bundle):
     assert sorted(set(fig6["nad_index"])) == [0, 1, 500, 1000] and set(fig6["sigma"]) == {1.0, 3.0}
     prov = json.loads((out / "provenance.json").read_text())
     s = prov["sessions"][0]
-    assert s["jobs_computed"] == len(prov["jobs"]) == 3 + 2 + 2 + 2 + 1 + 1 + 4 + 4
+    assert s["jobs_computed"] == len(prov["jobs"]) == 3 + 2 + 2 + 2 + 1 + 1 + 4 + 4 + 4 + 2
     assert s["commit"] and s["torch"] and s["cpu"]
     assert sorted(j["autocast"] or "none" for j in prov["jobs"].values()).count("bf16") == 1
     assert prov["campaign"] == "tiny" and prov["figures"]["fig1"]["complete"]
@@ -88,6 +88,27 @@ def test_tiny_bundle_rows_and_provenance(bundle):
     assert fig3["model"].tolist() == ["lenet_nopool"] and fig3["width"].isna().all()
     b = bundles.load("b", out.parent) if out.name == "b" else bundles.Bundle("tiny", out, prov)
     assert "campaign 'tiny'" in b.title() and b.frame(CHAPTER, "fig1") is not None
+
+
+def test_tiny_follow_up_runs_train_chapter_5s_experiments_on_the_published_nads(bundle):
+    out, _, _ = bundle
+    fig2 = pd.read_csv(out / campaigns.US_CHAPTER / "us-fig2.csv")
+    assert list(fig2.columns) == campaigns.COLUMNS["us-fig2"] + ["kernel_path"]
+    assert list(zip(fig2["v1_index"], fig2["v2_index"])) == [(0, 0), (0, 1000), (1000, 0), (1000, 1000)]
+    assert set(fig2["recipe"]) == {"follow-up"} and set(fig2["width"]) == {4} and fig2["angle"].notna().all()
+    fig3 = pd.read_csv(out / campaigns.US_CHAPTER / "us-fig3.csv")
+    assert fig3["nad_index"].tolist() == [0, 1000] and set(fig3["sigma"]) == {3.0}
+    assert ((fig3[["acc_all", "acc_cifar", "acc_dv", "train_acc"]] >= 0) & (fig3[["acc_all"]].to_numpy() <= 1)).all().all()
+    prov = json.loads((out / "provenance.json").read_text())
+    jobs = [j for j in prov["jobs"].values() if j["figure"] == "us-fig2"]
+    assert [j["labels"] for j in jobs] == [[[0, 0]], [[0, 1000]], [[1000, 0]], [[1000, 1000]]]
+    assert {(j["device"], j["trainer"]) for j in prov["jobs"].values() if j["figure"].startswith("us-")} \
+        == {("cpu", "many")}
+    # the stage's network must take the published NADs in chapter 5's settings
+    with pytest.raises(ValueError, match="nad_source"):
+        campaigns._underspec_task(dict(campaigns.TINY["stages"][-1], overrides={"nad_source": {"default": "gradient"}}),
+                                  0, {"model": "resnet18", "width": 4, "recipe": "follow-up", "precision": "fp32"},
+                                  "resnet18?width=4", [0], "cpu")
 
 
 def test_tiny_fig7_poisons_cifar10_along_the_published_nads(bundle):
@@ -122,7 +143,7 @@ def test_tiny_fig8_trains_on_the_original_and_the_flipped_representation(bundle)
     prov = json.loads((out / "provenance.json").read_text())  # every job's ledger names its device
     assert {(j["device"], j["trainer"]) for j in prov["jobs"].values() if j["figure"] in ("fig7", "fig8")} \
         == {("cpu", "many")}
-    assert campaigns.cifar_settings("tiny", "fig8", "vgg11") == (campaigns._cifar_cfg(campaigns.TINY["stages"][-1]), 4)
+    assert campaigns.profile_settings("tiny", "fig8", "vgg11") == (campaigns._profile_cfg(campaigns.TINY["stages"][-3]), 4)
 
 
 @pytest.mark.parametrize("figure", ["fig7", "fig8"])
@@ -134,16 +155,16 @@ def test_cifar_figures_train_with_chapter_4s_recipe_in_float32(monkeypatch, figu
 
 
 def test_fig7_settings_take_the_width_the_stage_trains(monkeypatch):
-    stage = dict(campaigns.CAMPAIGNS["tiny"]["stages"][-2])
+    stage = next(dict(s) for s in campaigns.CAMPAIGNS["tiny"]["stages"] if s["figure"] == "fig7")
     assert stage["figure"] == "fig7"
     monkeypatch.setitem(campaigns.CAMPAIGNS["tiny"], "stages", [stage | dict(widths=[2])])
     (task,), _ = campaigns.plan("tiny")
-    assert task.width == 2 and campaigns.cifar_settings("tiny", "fig7", "resnet18")[1] == 2
+    assert task.width == 2 and campaigns.profile_settings("tiny", "fig7", "resnet18")[1] == 2
     assert campaigns.figure_width("tiny", "fig7", "resnet18") == 2  # the stage's width, not the campaign's 4
     assert campaigns.figure_width("tiny", "fig1", "resnet18") == 4
     monkeypatch.setitem(campaigns.CAMPAIGNS["tiny"], "stages", [stage | dict(widths=[2, 4])])
     with pytest.raises(ValueError, match="the chapter draws one"):
-        campaigns.cifar_settings("tiny", "fig7", "resnet18")
+        campaigns.profile_settings("tiny", "fig7", "resnet18")
 
 
 def test_a_stage_in_bf16_is_its_own_task_and_checks_the_float32_runs(bundle):
@@ -266,7 +287,7 @@ def test_a_local_dask_cluster_gives_the_same_bundle(bundle, tmp_path):
         b = pd.read_csv(other / chapter / f"{fig}.csv")
         pd.testing.assert_frame_equal(a, b)
     prov = json.loads((other / "provenance.json").read_text())
-    assert prov["sessions"][0]["executor"] == "Client" and prov["sessions"][0]["jobs_computed"] == 19
+    assert prov["sessions"][0]["executor"] == "Client" and prov["sessions"][0]["jobs_computed"] == 25
     assert dict(os.environ) == environ
 
 

@@ -244,7 +244,7 @@ def _fake_jobs(tmp_path, experiments, model="logreg", seeds=(0, 1), nads=None, e
         q = _orthonormal_rows(32, 32, seed=8).astype(np.float64)
         nads = np.kron(q, q)
     return cifar10.cifar_jobs(model, experiments, seeds=list(seeds), nads=nads, data_spec=spec,
-                                data_key=cifar10.cifar_data_key(data),
+                                data_key=cifar.cifar_data_key(data),
                                 train=dict(epochs=epochs, max_lr=0.01, batch_size=2), device="cpu")
 
 
@@ -302,7 +302,7 @@ def test_fig7_of_the_papers_network_comes_from_the_campaign_bundle_on_its_settin
                          executor=lambda: None, device="cpu", profile="smoke",
                          paper_cfg=profiles.resolve("04_cifar10", "paper"))
     study = Study(ch, "lenet")
-    cfg, width = campaigns.cifar_settings("cpu", "fig7", "resnet18")
+    cfg, width = campaigns.profile_settings("cpu", "fig7", "resnet18")
     early = set(cfg["early"])
     rows = [dict(model="resnet18", width=width, recipe="authors", precision="fp32", experiment="clean",
                  nad_index=np.nan, seed=s, epochs=cfg["epochs"], train_acc=1.0, test_acc=0.5, carrier_test_acc=np.nan)
@@ -359,9 +359,9 @@ def test_fig8_of_the_papers_cnns_comes_from_the_campaign_bundle_network_by_netwo
                          paper_cfg=profiles.resolve("04_cifar10", "paper"))
     study = Study(ch, "lenet")
     assert campaigns.networks("cpu", "fig8") == ["vgg11", "resnet18", "densenet121"]
-    cfg, width = campaigns.cifar_settings("cpu", "fig8", "resnet18")
+    cfg, width = campaigns.profile_settings("cpu", "fig8", "resnet18")
     acc = {("resnet18", "clean"): 0.6, ("resnet18", "flip"): 0.4, ("vgg11", "clean"): 0.55, ("vgg11", "flip"): 0.5}
-    rows = [dict(model=m, width=campaigns.cifar_settings("cpu", "fig8", m)[1], recipe="authors", precision="fp32",
+    rows = [dict(model=m, width=campaigns.profile_settings("cpu", "fig8", m)[1], recipe="authors", precision="fp32",
                  experiment=e, seed=s, epochs=cfg["flip_epochs"], train_acc=1.0, test_acc=acc[m, e] + 0.01 * s)
             for m in ("resnet18", "vgg11") for e in ("clean", "flip") for s in (0, 1, 2)]
     rows = rows[:-1]  # VGG-11's seed 2 lacks the flipped run: it does not enter; DenseNet-121 has none

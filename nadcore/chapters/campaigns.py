@@ -49,15 +49,17 @@ from nadcore.book.campaign import Task, equal_to, read_rows
 from nadcore.chapters.cifar10 import runs as cifar10
 from nadcore.chapters.linear_separability import bundled, runs as sep
 from nadcore.chapters.linear_separability.settings import CPU as BUILD_CPU
+from nadcore.chapters.underspecification import runs as ux
 from nadcore.data import fourier_basis_vector, fourier_grid
-from nadcore.data.cifar import load_cifar10
+from nadcore.data.cifar import cifar_data_key, load_cifar10
 from nadcore.nads import complete_basis
 from nadcore.nads.published import load_published_nads, published_fig1_map
 from nadcore.nets import REGISTRY, spec_width, width_name, width_spec
 from nadcore.train.recipe import AUTOCAST
 
-__all__ = ["CAMPAIGNS", "CPU", "PAPER", "TINY", "CHAPTER", "CIFAR_CHAPTER", "NOT_WIRED", "COLUMNS", "KEYS",
-           "campaign_settings", "plan", "run_settings", "SPEED_ONLY", "spec_of", "cells_figure", "cifar_settings",
+__all__ = ["CAMPAIGNS", "CPU", "PAPER", "TINY", "CHAPTER", "CIFAR_CHAPTER", "US_CHAPTER", "PROFILE_FIGURES",
+           "COLUMNS", "KEYS",
+           "campaign_settings", "plan", "run_settings", "SPEED_ONLY", "spec_of", "cells_figure", "profile_settings",
            "networks", "CIFAR_EPOCHS",
            "width_table", "figure_width", "coverage", "coverage_lines", "PAPER_FIGURES", "NAMES", "distinct_cells", "row_cells",
            "stage_cells", "mirror", "DIAGNOSTIC"]
@@ -136,6 +138,10 @@ CPU = dict(
         dict(figure="fig8", arch="vgg11", profile="cpu", seeds=[0, 1, 2], widths=[32]),
         dict(figure="fig8", arch="resnet18", profile="cpu", seeds=[0, 1, 2]),
         dict(figure="fig8", arch="densenet121", profile="cpu", seeds=[0, 1, 2]),
+        # 11. the follow-up's ResNet-18 (its Figs. 2 and 3): the narrow network on chapter 5's cpu
+        #     grid of NAD pairs and NAD indices, data and seeds, with the published NADs
+        dict(figure="us-fig2", arch="resnet18", profile="cpu", seeds=[0, 1, 2]),
+        dict(figure="us-fig3", arch="resnet18", profile="cpu", seeds=[0, 1, 2]),
     ],
 )
 
@@ -178,6 +184,10 @@ TINY = dict(
         dict(figure="fig7", arch="resnet18", profile="smoke", overrides=dict(max_train=64, max_test=64, epochs=1)),
         dict(figure="fig8", arch="vgg11", profile="smoke", overrides=dict(max_train=64, max_test=64, flip_epochs=1),
              seeds=[0, 1]),
+        dict(figure="us-fig2", arch="resnet18", profile="smoke",
+             overrides=dict(n_test=64, resolution=5, concat_train={"resnet18": dict(n_train=64, epochs=1, max_lr=0.1)})),
+        dict(figure="us-fig3", arch="resnet18", profile="smoke",
+             overrides=dict(max_train=64, max_test=64, cifar_train={"resnet18": dict(epochs=1, max_lr=0.1)})),
     ],
 )
 
@@ -185,9 +195,6 @@ CAMPAIGNS = {"cpu": CPU, "paper": PAPER, "tiny": TINY}
 
 #: the chapter whose settings, runs and figure data the campaigns' figures follow
 CHAPTER = "03_linear_separability"
-#: figures of the papers whose chapters do not draw a campaign's runs yet, and their chapters
-#: (the coverage does not count a bundle's runs of them)
-NOT_WIRED = {"us-fig2": "05_underspecification", "us-fig3": "05_underspecification"}
 _RUN = ["model", "width", "recipe", "precision"]
 COLUMNS = {"fig1": _RUN + ["k1", "k2", "seed", "test_acc", "train_acc"],
            "fig2": _RUN + ["k1", "k2", "seed", "iters_to_loss", "test_acc", "train_acc", "budget"],
@@ -195,16 +202,23 @@ COLUMNS = {"fig1": _RUN + ["k1", "k2", "seed", "test_acc", "train_acc"],
            "fig6": _RUN + ["sigma", "estimator", "nad_index", "seed", "test_acc", "train_acc", "eigenvalue",
                            "eigenvalue_ratio"],
            "fig7": _RUN + ["experiment", "nad_index", "seed", "epochs", "train_acc", "test_acc", "carrier_test_acc"],
-           "fig8": _RUN + ["experiment", "seed", "epochs", "train_acc", "test_acc"]}
+           "fig8": _RUN + ["experiment", "seed", "epochs", "train_acc", "test_acc"],
+           "us-fig2": _RUN + ["v1_index", "v2_index", "seed", *ux.CONCAT_KEYS],
+           "us-fig3": _RUN + ["sigma", "nad_index", "seed", *ux.CIFAR_KEYS]}
 #: the columns that identify a run (a bundle has one row per run)
 KEYS = {"fig1": _RUN + ["k1", "k2", "seed"], "fig2": _RUN + ["k1", "k2", "seed"],
         "fig3": _RUN + ["k1", "k2", "seed"], "fig6": _RUN + ["sigma", "nad_index", "seed"],
-        "fig7": _RUN + ["experiment", "nad_index", "seed"], "fig8": _RUN + ["experiment", "seed"]}
+        "fig7": _RUN + ["experiment", "nad_index", "seed"], "fig8": _RUN + ["experiment", "seed"],
+        "us-fig2": _RUN + ["v1_index", "v2_index", "seed"], "us-fig3": _RUN + ["nad_index", "seed"]}
 #: the chapter of Figs. 7 and 8 (CIFAR-10 poisoned along NADs, and flipped), whose settings their
 #: campaign runs follow
 CIFAR_CHAPTER = "04_cifar10"
 #: the figures on CIFAR-10, and the setting of chapter 4 that gives their runs' epochs
 CIFAR_EPOCHS = {"fig7": "epochs", "fig8": "flip_epochs"}
+#: the chapter of the follow-up's Figs. 2 and 3 (D(v1) (+) D(v2), binary CIFAR-10 (+) D(v))
+US_CHAPTER = "05_underspecification"
+#: the figures whose stages train with a chapter's own settings (a ``profile`` of it), and that chapter
+PROFILE_FIGURES = {"fig7": CIFAR_CHAPTER, "fig8": CIFAR_CHAPTER, "us-fig2": US_CHAPTER, "us-fig3": US_CHAPTER}
 
 
 def campaign_settings(name: str) -> dict:
@@ -340,16 +354,16 @@ def _experiment(label) -> tuple[str, int | None]:
     return (label, None) if label in ("clean", "flip") else ("poison", int(label))
 
 
-def cifar_settings(name: str, figure: str, arch: str) -> tuple[dict, int | None]:
-    """Chapter 4's settings that campaign ``name`` trains ``arch`` with for ``figure`` ("fig7"
-    or "fig8": its stage's profile and overrides) and the network's width there."""
+def profile_settings(name: str, figure: str, arch: str) -> tuple[dict, int | None]:
+    """The settings of its chapter that campaign ``name`` trains ``arch`` with for ``figure`` (one
+    of :data:`PROFILE_FIGURES`: its stage's profile and overrides) and the network's width there."""
     stage = next((st for st in CAMPAIGNS[name]["stages"] if st["figure"] == figure and st["arch"] == arch), None)
     if stage is None:
         raise ValueError(f"campaign {name!r} has no {figure} stage for {arch!r}")
     widths = stage_widths(CAMPAIGNS[name], stage)
     if len(widths) != 1:
         raise ValueError(f"campaign {name!r} trains {arch!r} for {figure} at widths {widths}: the chapter draws one")
-    return _cifar_cfg(stage), spec_width(spec_of(arch, widths[0]))
+    return _profile_cfg(stage), spec_width(spec_of(arch, widths[0]))
 
 
 def networks(name: str, figure: str) -> list[str]:
@@ -358,10 +372,11 @@ def networks(name: str, figure: str) -> list[str]:
 
 
 def figure_width(name: str, figure: str, arch: str) -> int | None:
-    """The width at which campaign ``name``'s ``figure`` results of ``arch`` count: for Figs. 7
-    and 8 its stage's (the chapter draws one), else the campaign's width of the network."""
-    if figure in CIFAR_EPOCHS and arch in networks(name, figure):
-        return cifar_settings(name, figure, arch)[1]
+    """The width at which campaign ``name``'s ``figure`` results of ``arch`` count: for the
+    :data:`PROFILE_FIGURES` its stage's (the chapter draws one), else the campaign's width of the
+    network."""
+    if figure in PROFILE_FIGURES and arch in networks(name, figure):
+        return profile_settings(name, figure, arch)[1]
     return spec_width(spec_of(arch, CAMPAIGNS[name]["widths"].get(arch)))
 
 
@@ -371,8 +386,8 @@ def stage_widths(camp: dict, stage: dict) -> list:
     return stage.get("widths") or [camp["widths"].get(stage["arch"])]
 
 
-def _cifar_cfg(stage: dict) -> dict:
-    return profiles.resolve(CIFAR_CHAPTER, stage.get("profile", "cpu"), stage.get("overrides"))
+def _profile_cfg(stage: dict) -> dict:
+    return profiles.resolve(PROFILE_FIGURES[stage["figure"]], stage.get("profile", "cpu"), stage.get("overrides"))
 
 
 def _cifar_task(stage: dict, n: int, fields: dict, spec: str, seeds: list[int], device: str) -> tuple[Task, dict]:
@@ -382,12 +397,12 @@ def _cifar_task(stage: dict, n: int, fields: dict, spec: str, seeds: list[int], 
     carrier ``indices``, one job per (seed, carrier), the clean baseline first; Fig. 8 on the
     original and the flipped representation, one job per (seed, representation). Returns the
     task and chapter 4's settings."""
-    cfg, figure = _cifar_cfg(stage), stage["figure"]
+    cfg, figure = _profile_cfg(stage), stage["figure"]
     epochs = cfg[CIFAR_EPOCHS[figure]]
     arch = fields["model"]
     data_spec = dict(root=None, subset_root=None, download=False, max_train=cfg["max_train"],
                      max_test=cfg["max_test"])
-    data_key = cifar10.cifar_data_key(load_cifar10(**data_spec))
+    data_key = cifar_data_key(load_cifar10(**data_spec))
     U = complete_basis(load_published_nads(arch).nads)
     train = {"epochs": epochs, **{k: cfg[k] for k in ("max_lr", "momentum", "weight_decay", "batch_size")}}
     labels = ["clean", *[int(i) for i in cfg["indices"]]] if figure == "fig7" else ["clean", "flip"]
@@ -404,6 +419,48 @@ def _cifar_task(stage: dict, n: int, fields: dict, spec: str, seeds: list[int], 
                 recipe=fields["recipe"], fn=cifar10.cifar_job, jobs=jobs, rows=_cifar_rows(fields, epochs),
                 columns=COLUMNS[figure], keys=KEYS[figure], runs=len(jobs), stage=n,
                 meta={"precision": fields["precision"]})
+    return task, cfg
+
+
+def _underspec_task(stage: dict, n: int, fields: dict, spec: str, seeds: list[int], device: str) -> tuple[Task, dict]:
+    """The follow-up's Fig. 2 or Fig. 3 (the stage's ``figure``, "us-fig2" or "us-fig3") for
+    ``spec``, with chapter 5's settings on the stage's ``profile`` (and ``overrides``) for the
+    network, whose NADs must be the authors' published ones (``nad_source``; completed to a
+    basis): D(v1) (+) D(v2) on the chapter's grid of NAD pairs, or binary CIFAR-10 (+) D(v) at its
+    NAD indices, one job per run. Returns the task and chapter 5's settings."""
+    cfg, figure, arch = _profile_cfg(stage), stage["figure"], fields["model"]
+    if ux.per_model(cfg, "nad_source", arch) != "published":
+        raise ValueError(f"stage {n}: the campaign trains {figure} on the published NADs; chapter 5's "
+                         f"nad_source of {arch!r} is {ux.per_model(cfg, 'nad_source', arch)!r}")
+    U = complete_basis(load_published_nads(arch).nads).astype(np.float32)
+    if figure == "us-fig2":
+        train = dict(ux.per_model(cfg, "concat_train", arch))
+        idx = cfg["concat_indices"]
+        jobs, _ = ux.concat_jobs(spec, U, idx, idx, seeds=seeds, n_train=train.pop("n_train"), n_test=cfg["n_test"],
+                                 train=train, device=device, chunk=1,
+                                 **{k: cfg[k] for k in ("eps1", "eps2", "sigma", "extent", "resolution")})
+        keys, fn = ux.CONCAT_KEYS, ux.concat_job
+    else:
+        data_spec = dict(root=None, subset_root=None, max_train=cfg["max_train"], max_test=cfg["max_test"])
+        sigma = float(ux.per_model(cfg, "cifar_sigma", arch))
+        jobs, _ = ux.cifar_dv_jobs(spec, U, cfg["cifar_indices"], seeds=seeds, data_spec=data_spec,
+                                   data_key=cifar_data_key(load_cifar10(**data_spec)), sigma=sigma,
+                                   train=ux.per_model(cfg, "cifar_train", arch), eps=cfg["cifar_eps"], device=device,
+                                   chunk=1)
+        keys, fn, fields = ux.CIFAR_KEYS, ux.cifar_dv_job, {**fields, "sigma": sigma}
+
+    for job in jobs:  # a run's label: its pair of NAD indices (Fig. 2) or its NAD index (Fig. 3)
+        job.config["runs"] = [[p, job.config["seed"]] for p in job.config.get("pairs", job.config.get("indices"))]
+
+    def rows(job, arrays):
+        return [{**fields, **(dict(v1_index=int(p[0]), v2_index=int(p[1])) if figure == "us-fig2"
+                              else dict(nad_index=int(p))),
+                 "seed": int(seed), **{k: float(np.asarray(arrays[k])[j]) for k in keys}}
+                for j, (p, seed) in enumerate(job.config["runs"])]
+
+    task = Task(figure=figure, chapter=US_CHAPTER, arch=arch, spec=spec, width=fields["width"],
+                recipe=fields["recipe"], fn=fn, jobs=jobs, rows=rows, columns=COLUMNS[figure], keys=KEYS[figure],
+                runs=len(jobs), stage=n, meta={"precision": fields["precision"]})
     return task, cfg
 
 
@@ -476,6 +533,13 @@ def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | 
                                                                 "precision": "fp32"}, spec, seeds, dev)
                 tasks.append(task)
                 continue
+            if fig in PROFILE_FIGURES:  # chapter 5's settings: the follow-up's recipe, in float32
+                if "recipe" in st or st.get("autocast"):
+                    raise ValueError(f"stage {n}: {fig} trains with chapter 5's settings, in float32")
+                task, extra[US_CHAPTER] = _underspec_task(st, n, {"model": arch, "width": w, "recipe": "follow-up",
+                                                                  "precision": "fp32"}, spec, seeds, dev)
+                tasks.append(task)
+                continue
             train = _train(cfg, camp, fig, recipe, arch, autocast)
             precision = PRECISION[train.get("autocast")]
             fields = {"model": arch, "width": w, "recipe": recipe, "precision": precision}
@@ -544,7 +608,7 @@ def coverage(profile: str = "cpu", root=None) -> list[dict]:
         for arch in nets:
             sources = []
             for name, b in found.items():
-                df = b.frame(chapter, fig) if fig in COLUMNS and fig not in NOT_WIRED else None
+                df = b.frame(chapter, fig) if fig in COLUMNS else None
                 if df is None:
                     continue
                 width = figure_width(name, fig, arch)

@@ -27,7 +27,7 @@ from nadcore.runtime import file_sha256
 __all__ = [
     "CIFAR10_CLASSES", "CIFAR10_MEAN", "CIFAR10_STD", "SUBSET_FILE", "SUBSET_SHA256",
     "CIFAR10NotFoundError", "CIFAR10ChecksumError", "CIFAR10Data",
-    "load_cifar10", "load_cifar10_spec", "find_subset", "default_subset_dirs", "normalise",
+    "load_cifar10", "load_cifar10_spec", "cifar_data_key", "find_subset", "default_subset_dirs", "normalise",
     "binarise_labels", "as_numpy", "like",
 ]
 
@@ -286,6 +286,13 @@ def binarise_labels(y, dtype=np.float32):
 @functools.lru_cache(maxsize=2)
 def _load_cached(root, subset_root, download, max_train, max_test) -> CIFAR10Data:
     return load_cifar10(root, subset_root, download=download, max_train=max_train, max_test=max_test)
+
+
+def cifar_data_key(data: CIFAR10Data) -> dict:
+    """What identifies a :class:`CIFAR10Data` in a cache key: its name, source, checksum (the
+    subset's; None for the full set) and the counts used (no machine paths)."""
+    d = data.description
+    return {k: d.get(k) for k in ("name", "source", "sha256", "n_train", "n_test")}
 
 
 def load_cifar10_spec(spec: dict) -> CIFAR10Data:

@@ -20,18 +20,11 @@ from nadcore.nets import build_model, spec_key
 from nadcore.runtime import digest, generator, resolve_device
 from nadcore.train import evaluate, train_many
 
-__all__ = ["cifar_data_key", "cifar_jobs", "unique_jobs", "cifar_job", "result_rows", "CHANCE",
+__all__ = ["cifar_jobs", "unique_jobs", "cifar_job", "result_rows", "CHANCE",
            "share_lost", "share_test_variance", "reading"]
 
 #: chance accuracy on CIFAR-10's ten classes
 CHANCE = 0.1
-
-
-def cifar_data_key(data) -> dict:
-    """What identifies a :class:`nadcore.data.cifar.CIFAR10Data` in a cache key: its name, source,
-    checksum (the subset's; None for the full set) and the counts used (no machine paths)."""
-    d = data.description
-    return {k: d.get(k) for k in ("name", "source", "sha256", "n_train", "n_test")}
 
 
 def cifar_jobs(model, experiments, *, seeds, nads: np.ndarray, data_spec: dict, data_key: dict,
@@ -39,7 +32,7 @@ def cifar_jobs(model, experiments, *, seeds, nads: np.ndarray, data_spec: dict, 
     """One :class:`nadcore.book.runner.Job` per experiment: ``"clean"``, ``("poison", i)`` or
     ``"flip"``, each training ``model`` once per seed. ``nads``: the full (D, D) NAD basis (rows),
     identified in the cache key by its digest (plus ``nads_key``, e.g. where it comes from);
-    ``data_key``: what identifies the data (:func:`cifar_data_key`); ``data_spec``: how the worker loads
+    ``data_key``: what identifies the data (:func:`nadcore.data.cifar.cifar_data_key`); ``data_spec``: how the worker loads
     the images (:func:`nadcore.data.cifar.load_cifar10_spec`); ``train``: epochs, max_lr, momentum,
     weight_decay, batch_size."""
     basis = {"digest": digest(np.asarray(nads)), **(nads_key or {})}

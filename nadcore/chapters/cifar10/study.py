@@ -86,7 +86,7 @@ class Study:
         self.spec = dict(root=root, subset_root=subset_root, download=download,
                          max_train=self.cfg["max_train"], max_test=self.cfg["max_test"])
         data = cifar.load_cifar10(**self.spec)
-        self.data_key = cifar10.cifar_data_key(data)
+        self.data_key = cifar.cifar_data_key(data)
         self.n_train, self.n_test = data.description["n_train"], data.description["n_test"]
         return data
 
@@ -321,7 +321,7 @@ class Study:
         archs = campaigns.networks(name, figure)
         if figure == "fig7" and len(archs) != 1:
             raise ValueError(f"campaign {name!r} trains {archs} for Fig. 7: the chapter draws one network")
-        settings = {arch: campaigns.cifar_settings(name, figure, arch) for arch in archs}
+        settings = {arch: campaigns.profile_settings(name, figure, arch) for arch in archs}
         cfg = settings[archs[0]][0]
         if any(c != cfg for c, _ in settings.values()):
             raise ValueError(f"campaign {name!r}: every {figure} stage must train with the same chapter 4 settings")

@@ -42,10 +42,10 @@ from nadcore.nets import build_model, spec_key
 from nadcore.runtime import digest, generator, resolve_device
 from nadcore.train import train_many
 
-__all__ = ["channel_ablation_accuracy", "plane_points", "decision_cross_section", "boundary_points",
+__all__ = ["per_model", "channel_ablation_accuracy", "plane_points", "decision_cross_section", "boundary_points",
            "boundary_angle", "phase_transition_index", "MAX_MARGIN_ANGLE", "CIFAR_ALIASES", "cifar_spec",
-           "ConcatGridResult", "concat_grid_experiment", "concat_job", "CifarDVResult",
-           "cifar_dv_experiment", "cifar_dv_job", "CONCAT_KEYS", "CIFAR_KEYS"]
+           "ConcatGridResult", "concat_grid_experiment", "concat_jobs", "concat_job", "CifarDVResult",
+           "cifar_dv_experiment", "cifar_dv_jobs", "cifar_dv_job", "CONCAT_KEYS", "CIFAR_KEYS"]
 
 #: Per-run quantities of the two experiments (arrays of shape (seeds, ...) in their results).
 CONCAT_KEYS = ("acc_both", "acc_first", "acc_second", "train_acc", "angle")
@@ -54,6 +54,12 @@ CIFAR_KEYS = ("acc_all", "acc_cifar", "acc_dv", "train_acc")
 _TAG_CONCAT, _TAG_CIFAR = 51, 52
 _TRAIN_DEFAULTS = dict(batch_size=128, momentum=0.9, weight_decay=0.0, clip_grad_norm=None,
                        schedule="triangular")
+
+
+def per_model(cfg: dict, setting: str, model: str):
+    """A per-model setting of chapter 5's settings ``cfg``: the model's entry, else the "default" one."""
+    per = cfg[setting]
+    return per[model] if model in per else per["default"]
 
 
 def _train_kwargs(train: dict) -> dict:
@@ -67,10 +73,11 @@ def _train(models, xs, ys, gens, train: dict, device):
     return train_many(models, xs, ys, generators=gens, device=device, **_train_kwargs(train))
 
 
-def _timing(t0: float, c0: float) -> dict:
+def _timing(t0: float, c0: float, device) -> dict:
     """A job's meta: wall ``seconds`` and ``cpu_seconds`` of its process (the cost on an idle
-    machine, for a one-thread worker, whatever else shares the CPU)."""
-    return {"seconds": round(time.perf_counter() - t0, 3), "cpu_seconds": round(time.process_time() - c0, 3)}
+    machine, for a one-thread worker, whatever else shares the CPU), its device and trainer."""
+    return {"seconds": round(time.perf_counter() - t0, 3), "cpu_seconds": round(time.process_time() - c0, 3),
+            "device": str(resolve_device(device)), "trainer": "many"}
 
 
 def _chunks(items, chunk):
@@ -242,6 +249,22 @@ class ConcatGridResult:
     b: np.ndarray
     settings: dict = field(default_factory=dict)
 
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, model: str, settings: dict | None = None) -> "ConcatGridResult":
+        """The result whose :meth:`frame` is ``frame`` (every seed with every pair of its grid),
+        without cross-sections (a campaign bundle keeps only their ``angle``)."""
+        seeds = sorted(int(x) for x in frame["seed"].unique())
+        i1s, i2s = (sorted(int(x) for x in frame[c].unique()) for c in ("v1_index", "v2_index"))
+        grid = frame.set_index(["seed", "v1_index", "v2_index"]).sort_index()
+        full = pd.MultiIndex.from_product([seeds, i1s, i2s])
+        if len(grid) != len(full) or not grid.index.equals(full):
+            raise ValueError("the runs must cover every pair of the NAD grid for every seed, once")
+        shape = (len(seeds), len(i1s), len(i2s))
+        arr = {k: grid[k].to_numpy(dtype=np.float64).reshape(shape) for k in CONCAT_KEYS}
+        return cls(model=model, indices1=i1s, indices2=i2s, seeds=seeds, **arr,
+                   sections=np.zeros((*shape, 0, 0), np.float32), a=np.zeros(0), b=np.zeros(0),
+                   settings=dict(settings or {}))
+
     def section(self, i1: int, i2: int, seed_index: int = 0) -> dict:
         """The cross-section of the pair of NAD indices ``(i1, i2)`` for one seed."""
         r, c = self.indices1.index(i1), self.indices2.index(i2)
@@ -311,7 +334,24 @@ def concat_job(config: dict, nads, device="auto"):
             out[k].append(v)
     arrays = {k: np.asarray(v) for k, v in out.items()}
     arrays["a"], arrays["b"] = sec["a"], sec["b"]
-    return arrays, _timing(t0, c0)
+    return arrays, _timing(t0, c0, device)
+
+
+def concat_jobs(model, nads, indices1, indices2, *, seeds, n_train: int, n_test: int, train: dict,
+                eps1: float, eps2: float, sigma: float, extent: float, resolution: int, device="auto",
+                chunk: int = 8) -> tuple[list[Job], dict]:
+    """The jobs of :func:`concat_grid_experiment` (per seed, ``chunk`` NAD pairs of the grid
+    ``indices1 x indices2`` at a time, row-major) and the settings they share."""
+    nads = np.asarray(nads, dtype=np.float32)
+    settings = dict(n_train=int(n_train), n_test=int(n_test), eps1=float(eps1), eps2=float(eps2),
+                    sigma=float(sigma), extent=float(extent), resolution=int(resolution),
+                    train=_train_kwargs(train))
+    pairs = [(int(i1), int(i2)) for i1 in indices1 for i2 in indices2]
+    jobs = [Job({**spec_key(model), "seed": int(s), "settings": settings, "pairs": [list(p) for p in part],
+                 "nads": digest(nads[sorted({i for p in part for i in p})])},
+                {"nads": nads, "device": str(device)})
+            for s in seeds for part in _chunks(pairs, chunk)]
+    return jobs, settings
 
 
 def concat_grid_experiment(model, nads, indices1, indices2=None, *, seeds, n_train: int, n_test: int,
@@ -329,15 +369,9 @@ def concat_grid_experiment(model, nads, indices1, indices2=None, *, seeds, n_tra
     """
     indices1 = [int(i) for i in indices1]
     indices2 = [int(i) for i in (indices1 if indices2 is None else indices2)]
-    nads = np.asarray(nads, dtype=np.float32)
-    settings = dict(n_train=int(n_train), n_test=int(n_test), eps1=float(eps1), eps2=float(eps2),
-                    sigma=float(sigma), extent=float(extent), resolution=int(resolution),
-                    train=_train_kwargs(train))
-    pairs = [(i1, i2) for i1 in indices1 for i2 in indices2]
-    jobs = [Job({**spec_key(model), "seed": int(s), "settings": settings, "pairs": [list(p) for p in part],
-                 "nads": digest(nads[sorted({i for p in part for i in p})])},
-                {"nads": nads, "device": str(device)})
-            for s in seeds for part in _chunks(pairs, chunk)]
+    jobs, settings = concat_jobs(model, nads, indices1, indices2, seeds=seeds, n_train=n_train, n_test=n_test,
+                                 train=train, eps1=eps1, eps2=eps2, sigma=sigma, extent=extent,
+                                 resolution=resolution, device=device, chunk=chunk)
     res = run_jobs(jobs, concat_job, executor=executor, cache=cache, progress=progress)
     S, n1, n2 = len(seeds), len(indices1), len(indices2)
     cat = lambda k: np.concatenate([a[k] for a, _ in res]).reshape(S, n1, n2, *res[0][0][k].shape[1:])  # noqa: E731
@@ -364,6 +398,18 @@ class CifarDVResult:
     acc_dv: np.ndarray
     train_acc: np.ndarray
     settings: dict = field(default_factory=dict)
+
+    @classmethod
+    def from_frame(cls, frame: pd.DataFrame, model: str, settings: dict | None = None) -> "CifarDVResult":
+        """The result whose :meth:`frame` is ``frame`` (every seed at every NAD index)."""
+        seeds = sorted(int(x) for x in frame["seed"].unique())
+        indices = sorted(int(x) for x in frame["nad_index"].unique())
+        grid = frame.set_index(["seed", "nad_index"]).sort_index()
+        full = pd.MultiIndex.from_product([seeds, indices])
+        if len(grid) != len(full) or not grid.index.equals(full):
+            raise ValueError("the runs must cover every NAD index for every seed, once")
+        arr = {k: grid[k].to_numpy(dtype=np.float64).reshape(len(seeds), len(indices)) for k in CIFAR_KEYS}
+        return cls(model=model, indices=indices, seeds=seeds, **arr, settings=dict(settings or {}))
 
     def values(self, key: str, index: int) -> np.ndarray:
         """``key`` (e.g. ``"acc_dv"``) at NAD index ``index``, one value per seed."""
@@ -410,7 +456,21 @@ def cifar_dv_job(config: dict, nads, data_spec: dict, device="auto"):
         for k, v in (("acc_all", acc["all"]), ("acc_cifar", acc["cifar"]), ("acc_dv", acc["dv"]),
                      ("train_acc", r.train_acc)):
             out[k].append(v)
-    return {k: np.asarray(v) for k, v in out.items()}, _timing(t0, c0)
+    return {k: np.asarray(v) for k, v in out.items()}, _timing(t0, c0, device)
+
+
+def cifar_dv_jobs(model, nads, indices, *, seeds, data_spec: dict, data_key: dict, sigma: float, train: dict,
+                  eps: float, device="auto", chunk: int = 4) -> tuple[list[Job], dict]:
+    """The jobs of :func:`cifar_dv_experiment` (per seed, ``chunk`` NAD indices at a time) and
+    the settings they share."""
+    nads = np.asarray(nads, dtype=np.float32)
+    indices = [int(i) for i in indices]
+    settings = dict(sigma=float(sigma), eps=float(eps), data=dict(data_key), train=_train_kwargs(train))
+    jobs = [Job({**spec_key(model), "seed": int(s), "settings": settings, "indices": part,
+                 "nads": digest(nads[part])},
+                {"nads": nads, "data_spec": dict(data_spec), "device": str(device)})
+            for s in seeds for part in _chunks(indices, chunk)]
+    return jobs, settings
 
 
 def cifar_dv_experiment(model, nads, indices, *, seeds, data_spec: dict, data_key: dict, sigma: float,
@@ -424,12 +484,8 @@ def cifar_dv_experiment(model, nads, indices, *, seeds, data_spec: dict, data_ke
     checksum, sizes); ``train``, ``chunk``, ``cache`` as in :func:`concat_grid_experiment`.
     """
     indices = [int(i) for i in indices]
-    nads = np.asarray(nads, dtype=np.float32)
-    settings = dict(sigma=float(sigma), eps=float(eps), data=dict(data_key), train=_train_kwargs(train))
-    jobs = [Job({**spec_key(model), "seed": int(s), "settings": settings, "indices": part,
-                 "nads": digest(nads[part])},
-                {"nads": nads, "data_spec": dict(data_spec), "device": str(device)})
-            for s in seeds for part in _chunks(indices, chunk)]
+    jobs, settings = cifar_dv_jobs(model, nads, indices, seeds=seeds, data_spec=data_spec, data_key=data_key,
+                                   sigma=sigma, train=train, eps=eps, device=device, chunk=chunk)
     res = run_jobs(jobs, cifar_dv_job, executor=executor, cache=cache, progress=progress)
     S = len(seeds)
     cat = lambda k: np.concatenate([a[k] for a, _ in res]).reshape(S, len(indices))  # noqa: E731

@@ -11,7 +11,9 @@ resolution^2 grid over [-extent, extent]^2. Experiment 2, binary CIFAR-10 (+) D(
 found). NADs: ``nad_source[model]`` (or "default"): "auto", "secant", "published" or "gradient"
 (see Chapter.nads), with ``gradient_networks`` networks for gradient NADs. ``seeds``:
 independent runs (each: its own initialisation, data and batch order); ``*_chunk``: runs trained
-together by train_many; ``workers``: processes (1 = in-process).
+together by train_many; ``workers``: processes (1 = in-process). ``campaign``: the committed
+campaign whose runs of the follow-up's ResNet-18 (at the campaign's width, on the settings of its
+stages) the chapter draws and scores beside its own.
 """
 _CONCAT = dict(n_train=10000, epochs=50, max_lr=0.2, momentum=0.9, weight_decay=0.0,
                clip_grad_norm=0.5, schedule="triangular")
@@ -29,12 +31,15 @@ PAPER = dict(concat_models=["mlp", "lenet", "resnet18"],
              cifar_train={"mlp": dict(_CIFAR, epochs=60), "default": _CIFAR},
              max_train=None, max_test=None, gradient_networks=10000, seeds=3, concat_chunk=8,
              cifar_chunk=2, workers=1,
-             nad_source={"lenet": "secant", "resnet18": "published", "default": "gradient"})
+             nad_source={"lenet": "secant", "resnet18": "published", "default": "gradient"}, campaign="cpu")
 # cpu: 3 x 3 NAD grid (early / middle / late), a fifth of the samples and epochs of the paper for
 # D(v1) (+) D(v2); four NAD indices on the CIFAR-10 subset (all 5,170 images), LeNet 30 epochs
-# (20 left one seed's LeNet short of fitting the subset at u_1000), the MLP 10 (it fits in fewer)
+# (20 left one seed's LeNet short of fitting the subset at u_1000), the MLP 10 (it fits in fewer).
+# ResNet-18 (trained off the build by the cpu campaign) gets LeNet's samples and epochs with its own
+# learning rate and weight decay from the appendix
 CPU = dict(concat_models=["mlp", "lenet"], concat_indices=[0, 30, 1000], n_test=1000,
            concat_train={"mlp": dict(_CONCAT, n_train=4000, epochs=10),
+                         "resnet18": dict(_CONCAT, n_train=2000, epochs=10, max_lr=0.1, weight_decay=1e-5),
                          "default": dict(_CONCAT, n_train=2000, epochs=10)},
            section_pairs=[[0, 0], [0, 1000], [1000, 0], [1000, 1000]], resolution=41,
            cifar_models=["mlp", "lenet"], cifar_indices=[0, 10, 100, 1000],
