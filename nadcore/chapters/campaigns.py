@@ -10,7 +10,8 @@ overrides (the trainer and speed-only options). Its ``stages`` run in order, job
 is a dict:
 
 * ``figure``: the bundle CSV it writes (``fig1``, ``fig2``, ``fig3``, ``fig6`` under chapter 3,
-  ``fig7`` and ``fig8`` under chapter 4);
+  ``fig7`` and ``fig8`` under chapter 4, the follow-up's ``us-fig2`` and ``us-fig3`` under
+  chapter 5);
 * ``arch``: a registry name; ``widths``: the widths to train it at (default: the campaign's);
 * ``cells`` (Figs. 1-3): a list of ``[k1, k2]``, or ``"rows:0,2"`` (every cell of those rows of
   the 16x16 grid, coarse to fine: every 8th frequency first, then every 4th, then the rest), or
@@ -28,7 +29,11 @@ is a dict:
   epochs and recipe the runs take (with those settings replaced), in float32, with the authors'
   published NADs of the full-width network: Fig. 7 on CIFAR-10 poisoned along them (``epochs``),
   one job per seed and carrier, the clean baseline first; Fig. 8 on the original and on the
-  NAD-flipped representation (``flip_epochs``), one job per seed and representation.
+  NAD-flipped representation (``flip_epochs``), one job per seed and representation;
+* ``profile`` and ``overrides`` (the follow-up's Figs. 2 and 3): chapter 5's profile whose grid
+  of NAD pairs, NAD indices, data and per-network recipe the runs take, with the published NADs
+  of the full-width network (chapter 5's ``nad_source`` of the network must say so), in float32,
+  one job per seed and NAD pair (or NAD index); their rows' ``recipe`` is ``follow-up``.
 
 The order is the issue's plan: the width study's diagnostic cells first (they decide whether the
 reduced widths are usable), then the two full rows k1 = 0 and k1 = 2 of Fig. 1 for each network
