@@ -64,7 +64,7 @@ from nadcore.train.recipe import AUTOCAST
 
 __all__ = ["CAMPAIGNS", "CPU", "PAPER", "TINY", "CHAPTER", "CIFAR_CHAPTER", "US_CHAPTER", "PROFILE_FIGURES",
            "COLUMNS", "KEYS",
-           "campaign_settings", "plan", "run_settings", "SPEED_ONLY", "spec_of", "cells_figure", "profile_settings",
+           "campaign_settings", "plan", "run_settings", "committed_runs", "SPEED_ONLY", "spec_of", "cells_figure", "profile_settings",
            "networks", "CIFAR_EPOCHS",
            "width_table", "figure_width", "coverage", "coverage_lines", "PAPER_FIGURES", "NAMES", "distinct_cells", "row_cells",
            "stage_cells", "mirror", "DIAGNOSTIC"]
@@ -369,6 +369,61 @@ def profile_settings(name: str, figure: str, arch: str) -> tuple[dict, int | Non
     if len(widths) != 1:
         raise ValueError(f"campaign {name!r} trains {arch!r} for {figure} at widths {widths}: the chapter draws one")
     return _profile_cfg(stage), spec_width(spec_of(arch, widths[0]))
+
+
+def _figure_runs(figure: str, cfg: dict) -> list:
+    """The labels of the runs one seed of ``figure`` has, on its chapter's settings ``cfg``."""
+    if figure == "fig7":
+        return ["clean", *[int(i) for i in cfg["indices"]]]
+    if figure == "fig8":
+        return ["clean", "flip"]
+    if figure == "us-fig2":
+        return [(int(a), int(b)) for a in cfg["concat_indices"] for b in cfg["concat_indices"]]
+    return [int(i) for i in cfg["cifar_indices"]]
+
+
+def _row_runs(figure: str, rows: pd.DataFrame) -> list:
+    """The label of each bundle row's run, as :func:`_figure_runs` gives them."""
+    if figure in CIFAR_EPOCHS:
+        index = rows["nad_index"] if "nad_index" in rows else pd.Series(np.nan, index=rows.index)
+        return [e if e in ("clean", "flip") else int(i) for e, i in zip(rows["experiment"], index)]
+    if figure == "us-fig2":
+        return [(int(a), int(b)) for a, b in zip(rows["v1_index"], rows["v2_index"])]
+    return [int(i) for i in rows["nad_index"]]
+
+
+def committed_runs(name: str, figure: str) -> tuple[dict, dict]:
+    """The committed runs of campaign ``name`` for ``figure`` (one of :data:`PROFILE_FIGURES`):
+    ``(cfg, {arch: (rows, source)})``. ``cfg``: the chapter's settings that every stage of the
+    figure trains with; per network that has one, ``rows``: its bundle rows at the width of its
+    stage, of the seeds that have every run of the figure (and only those runs), and ``source``:
+    where they come from, for a claim (``profile``, ``network`` with its width, ``settings``: the
+    width, the number of seeds, the bundle). Raises FileNotFoundError where no network has a seed
+    with every run, saying which command makes them."""
+    b = bundles.load(name)
+    frame = b.frame(PROFILE_FIGURES[figure], figure) if b is not None else None
+    archs = networks(name, figure)
+    settings = {arch: profile_settings(name, figure, arch) for arch in archs}
+    cfgs = [c for c, _ in settings.values()]
+    if any(c != cfgs[0] for c in cfgs):
+        raise ValueError(f"campaign {name!r}: every {figure} stage must train with the same chapter settings")
+    found = {}
+    for arch, (cfg, width) in settings.items():
+        rows = frame[(frame["model"] == arch).to_numpy() & equal_to(frame["width"], width)] \
+            if frame is not None else pd.DataFrame(columns=COLUMNS[figure])
+        want = _figure_runs(figure, cfg)
+        rows = rows[np.array([r in want for r in _row_runs(figure, rows)], dtype=bool)]
+        complete = [s for s, n in rows.groupby("seed").size().items() if n == len(want)]
+        rows = rows[rows["seed"].isin(complete)]
+        if not rows.empty:
+            network = bundled.width_label(NAMES[arch], arch, width)
+            found[arch] = (rows, {"profile": f"campaign {b.name}", "network": network,
+                                  "settings": {"width": width, "seeds": len(complete), "bundle": b.title()}})
+    if not found:
+        raise FileNotFoundError(f"the bundle of campaign {name!r} (results/{name}) holds no seed with every "
+                                f"{figure} run of {', '.join(archs) or 'any network'}: run `python "
+                                f"scripts/run_campaign.py --campaign {name} --figures {figure}`")
+    return cfgs[0], found
 
 
 def networks(name: str, figure: str) -> list[str]:

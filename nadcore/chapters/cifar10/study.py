@@ -18,15 +18,12 @@ import math
 import numpy as np
 import pandas as pd
 
-from nadcore.book import bundles
-from nadcore.book.campaign import equal_to
 from nadcore.book.evidence import Interval, accuracy_interval, t_interval
 from nadcore.book.runner import run_jobs
 from nadcore.chapters import campaigns
 from nadcore.chapters.cifar10 import figures as plots
 from nadcore.chapters.cifar10.claims import CAMPAIGN_CLAIMS, CLAIMS
 from nadcore.chapters.cifar10 import runs as cifar10
-from nadcore.chapters.linear_separability import bundled
 from nadcore.data import cifar, poisoning
 from nadcore.nads import complete_basis
 from nadcore.nads.published import load_published_nads
@@ -316,46 +313,26 @@ class Study:
         published NADs of the full network), its claims' suffix (``tags``) and where its runs
         come from (``sources``)."""
         name = self.cfg["campaign"]
-        b = bundles.load(name)
-        frame = b.frame(campaigns.CIFAR_CHAPTER, figure) if b is not None else None
         archs = campaigns.networks(name, figure)
         if figure == "fig7" and len(archs) != 1:
             raise ValueError(f"campaign {name!r} trains {archs} for Fig. 7: the chapter draws one network")
-        settings = {arch: campaigns.profile_settings(name, figure, arch) for arch in archs}
-        cfg = settings[archs[0]][0]
-        if any(c != cfg for c, _ in settings.values()):
-            raise ValueError(f"campaign {name!r}: every {figure} stage must train with the same chapter 4 settings")
-        labels = ["clean", *cfg["indices"]] if figure == "fig7" else ["clean", "flip"]
+        cfg, found = campaigns.committed_runs(name, figure)
         view = copy.copy(self)
         view.cfg, view.early, view.late = cfg, cfg["early"], cfg["late"]
         view.load_data()  # as the campaign loaded it
         view.figure = figure
         view.published, view.tags, view.sources, specs, parts = {}, {}, {}, [], []
-        for arch, (_, width) in settings.items():
-            rows = frame[(frame["model"] == arch).to_numpy() & equal_to(frame["width"], width)] \
-                if frame is not None else pd.DataFrame(columns=["seed", "experiment"])
-            index = rows["nad_index"] if "nad_index" in rows else pd.Series(np.nan, index=rows.index)
-            done = {(int(s), e if e in ("clean", "flip") else int(i))
-                    for s, e, i in zip(rows["seed"], rows["experiment"], index)}
-            rows = rows[rows["seed"].isin([s for s in {s for s, _ in done} if all((s, c) in done for c in labels)])]
-            if rows.empty:
-                continue
-            net = bundled.width_label(campaigns.NAMES[arch], arch, width)
-            specs.append(campaigns.spec_of(arch, width))
-            view.published[net], view.tags[net] = load_published_nads(arch), f"-{arch}"
-            seeds = int(rows["seed"].nunique())
-            view.sources[net] = {"profile": f"campaign {b.name}", "network": net,
-                                 "settings": {"width": width, "seeds": seeds, "bundle": b.title()}}
+        for arch, (rows, source) in found.items():
+            net = source["network"]
+            specs.append(campaigns.spec_of(arch, source["settings"]["width"]))
+            view.published[net], view.tags[net], view.sources[net] = load_published_nads(arch), f"-{arch}", source
             parts.append(pd.DataFrame({
-                "model": net, "experiment": rows["experiment"].to_numpy(), "index": index[rows.index].to_numpy(),
+                "model": net, "experiment": rows["experiment"].to_numpy(),
+                "index": rows["nad_index"].to_numpy() if "nad_index" in rows else np.nan,
                 "epochs": rows["epochs"].to_numpy(), "seed": rows["seed"].to_numpy(),
                 "train_acc": rows["train_acc"].to_numpy(), "test_acc": rows["test_acc"].to_numpy(),
                 "carrier_test_acc": rows["carrier_test_acc"].to_numpy() if "carrier_test_acc" in rows else np.nan,
                 "l2_change": np.nan}))
-        if not parts:
-            raise FileNotFoundError(f"the bundle of campaign {name!r} (results/{name}) holds no seed with every "
-                                    f"{figure} run of {', '.join(archs)}: run `python scripts/run_campaign.py "
-                                    f"--campaign {name} --figures {figure}`")
         view.flip_models, view.flip_names = specs, list(view.sources)
         view.model, view.name = specs[0], view.flip_names[0]
         return view, pd.concat(parts, ignore_index=True)
