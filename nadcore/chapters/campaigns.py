@@ -139,7 +139,8 @@ CPU = dict(
         #     width 16: at the campaign's width 8 it fits neither representation in 50 epochs
         #     (final train accuracy 0.92-0.93 original, 0.72-0.76 flipped; jobs 217-222), which
         #     the paper's comparison at equal fit needs; at width 16 it fits the original
-        #     (0.993-0.997) but not yet the flipped one (0.859-0.870; jobs 229-234), so width 32
+        #     (0.993-0.997) but not yet the flipped one (0.859-0.870; jobs 229-234); at width 32
+        #     both (0.999-1.000 and 0.989-0.996; jobs 235-240)
         dict(figure="fig8", arch="vgg11", profile="cpu", seeds=[0, 1, 2], widths=[32]),
         dict(figure="fig8", arch="resnet18", profile="cpu", seeds=[0, 1, 2]),
         dict(figure="fig8", arch="densenet121", profile="cpu", seeds=[0, 1, 2]),
