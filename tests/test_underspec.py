@@ -355,3 +355,63 @@ def test_spread_and_fitted():
     assert r.fitted([(9, 0)], threshold=0.5)
     c = ux.CifarDVResult("m", [0, 9], [0, 1], acc[:, 0], acc[:, 0], acc[:, 0], train[:, 1])
     assert not c.fitted() and c.fitted([9]) and c.fitted(threshold=0.5)
+
+
+def test_campaign_view_reads_the_bundle_and_scores_the_resnet_claims(tmp_path, monkeypatch):
+    import json
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    from nadcore.chapters import campaigns
+    from nadcore.chapters.underspecification.study import Study
+
+    published, shown = SimpleNamespace(nads=np.eye(1024, dtype=np.float32)[:8], meta={"networks": 1000}), []
+    ch = SimpleNamespace(name="05_underspecification", cfg=profiles.resolve("05_underspecification", "smoke"),
+                         paper_cfg=profiles.resolve("05_underspecification", "paper"), seeds=[0, 1], params={},
+                         figure_data=lambda name, frame: shown.append((name, len(frame))),
+                         nads=lambda spec, source, networks=None: (published, f"{source} NADs of {spec}"))
+    study = Study(ch)
+    cfg, width = campaigns.profile_settings("cpu", "us-fig2", "resnet18")
+    assert width == 16 and cfg["concat_indices"] == [0, 30, 1000] != ch.cfg["concat_indices"]
+    idx, rng = cfg["concat_indices"], np.random.default_rng(0)
+    rows = [dict(model="resnet18", width=w, recipe="follow-up", precision="fp32", v1_index=a, v2_index=b, seed=s,
+                 acc_both=0.9, acc_first=0.95 if a == 0 else 0.5, acc_second=0.97 if b == 0 else 0.5,
+                 train_acc=1.0, angle=rng.uniform(0, 90)) for w in (16, 8) for s in (0, 1, 2) for a in idx for b in idx]
+    rows = [r for r in rows if not (r["seed"] == 2 and r["v1_index"] == 30)]  # seed 2 lacks pairs: it stays out
+    fig3 = [dict(model="resnet18", width=16, recipe="follow-up", precision="fp32", sigma=3.0, nad_index=i, seed=s,
+                 acc_all=0.8, acc_cifar=0.5 if i == 0 else 0.8, acc_dv=0.99 if i == 0 else 0.5, train_acc=1.0)
+            for s in (0, 1, 2) for i in campaigns.profile_settings("cpu", "us-fig3", "resnet18")[0]["cifar_indices"]]
+    (tmp_path / "cpu" / campaigns.US_CHAPTER).mkdir(parents=True)
+    pd.DataFrame(rows).to_csv(tmp_path / "cpu" / campaigns.US_CHAPTER / "us-fig2.csv", index=False)
+    pd.DataFrame(fig3).to_csv(tmp_path / "cpu" / campaigns.US_CHAPTER / "us-fig3.csv", index=False)
+    (tmp_path / "cpu" / "provenance.json").write_text(json.dumps({"sessions": [], "jobs": {}}))
+    monkeypatch.setenv("NADBOOK_RESULTS", str(tmp_path))
+
+    net, runs = study.campaign("us-fig2")
+    r = runs["resnet18"]
+    assert list(runs) == ["resnet18"] and r.model == "ResNet-18 at width 16" and r.seeds == [0, 1]
+    assert shown == [("us-fig2-campaign", 2 * 9)] and "ResNet-18 at width 16, seeds [0, 1]" in net.fig2_summary(runs)
+    assert (net.early, net.late) == (0, 1000) and (study.early, study.late) == (0, ch.cfg["concat_indices"][-1])
+    assert net.claim_ids() == [f"us-fig2-resnet18-{c}" for c in ("ch1-early", "ch1-late", "switch", "max-margin",
+                                                                  "tilt-range", "late-poorer")]
+    evidence_ = net.fig2_evidence(runs)
+    assert list(evidence_) == net.claim_ids()
+    switch = evidence_["us-fig2-resnet18-switch"]
+    assert switch["interval"].value == pytest.approx(0.97) and switch["profile"] == "campaign cpu"
+    assert switch["settings"]["width"] == 16 and switch["settings"]["seeds"] == 2
+    assert switch["steps"] == net.concat_budget("resnet18")["steps"] < switch["paper_steps"]
+    assert switch["networks"] == 1000 and all(switch["preconditions"].values())
+    assert evidence_["us-fig2-resnet18-ch1-late"]["interval"].value == pytest.approx(0.5)
+
+    net3, cifar_runs = study.campaign("us-fig3")
+    assert cifar_runs["resnet18"].seeds == [0, 1, 2] and net3.claim_ids()[0] == "us-fig3-resnet18-dv-early"
+    ev3 = net3.fig3_evidence(cifar_runs)
+    assert ev3["us-fig3-resnet18-dv-early"]["interval"].value == pytest.approx(0.99)
+    assert ev3["us-fig3-resnet18-cifar-late"]["interval"].value == pytest.approx(0.0)
+    assert ev3["us-fig3-resnet18-dv-late"]["settings"]["seeds"] == 3
+
+    for fig in ("us-fig2", "us-fig3"):
+        (tmp_path / "cpu" / campaigns.US_CHAPTER / f"{fig}.csv").unlink()
+        with pytest.raises(FileNotFoundError, match=f"run_campaign.py --campaign cpu --figures {fig}"):
+            study.campaign(fig)

@@ -11,18 +11,21 @@ runs are those of :mod:`nadcore.chapters.underspecification.runs` (cached jobs).
 """
 from __future__ import annotations
 
+import copy
+
 import numpy as np
 import pandas as pd
 
 from nadcore.book.claims import specs
 from nadcore.book.evidence import accuracy_interval, seed_summary
+from nadcore.chapters import campaigns
 from nadcore.chapters.linear_separability.runs import steps_per_run
 from nadcore.chapters.underspecification import runs as ux
 from nadcore.data import cifar
 from nadcore.data.directions import low_frequency_fraction
 from nadcore.nads import complete_basis
 
-__all__ = ["Study", "FIT", "per_model"]
+__all__ = ["Study", "FIT"]
 
 #: training accuracy (over the last epoch) of a network that "fitted its training set"
 FIT = 0.95
@@ -32,36 +35,64 @@ FIG2_COLUMNS = {"acc_both": "both", "acc_first": "ch1 only", "acc_second": "ch2 
 FIG3_COLUMNS = {"acc_all": "all", "acc_cifar": "CIFAR only", "acc_dv": "D(v) only", "train_acc": "train"}
 
 
-def per_model(cfg: dict, setting: str, model: str):
-    """A per-model setting of ``cfg`` (a dict with a "default")."""
-    return cfg[setting].get(model, cfg[setting]["default"])
-
-
 class Study:
     """Chapter 5 on the settings of ``ch`` (a :class:`nadcore.book.Chapter` whose parameters
     name ``data_root`` and ``subset_root``)."""
 
     def __init__(self, ch):
-        self.ch, self.cfg, self.paper = ch, ch.cfg, ch.paper_cfg
-        cfg = ch.cfg
+        self.ch, self.paper = ch, ch.paper_cfg
+        self._use(ch.cfg)
+        #: spec -> random networks behind its NADs (a claim's mc_fraction), filled by nad_bases
+        self.networks = {}
+        #: a campaign's view (:meth:`campaign`): its figure, and per network where its runs come from
+        self.figure, self.sources = None, {}
+
+    def _use(self, cfg: dict):
+        """Take the settings ``cfg``: the NAD indices the claims call early and late, the specs."""
+        self.cfg = cfg
         self.early, self.late = cfg["concat_indices"][0], cfg["concat_indices"][-1]
         self.first, self.last = cfg["cifar_indices"][0], cfg["cifar_indices"][-1]
         #: the values of the claims' placeholders {early}, {late}, {first} and {last}
         self.fill = dict(early=self.early, late=self.late, first=self.first, last=self.last)
         #: the model spec of each CIFAR-10 (+) D(v) network ("mlp": the appendix's wider MLP)
         self.cifar_specs = {m: ux.cifar_spec(m) for m in cfg["cifar_models"]}
-        #: spec -> random networks behind its NADs (a claim's mc_fraction), filled by nad_bases
-        self.networks = {}
 
     # ------------------------------------------------------------------ settings
     def setting(self, name: str, model: str, paper: bool = False):
         """The per-model setting ``name`` of ``model`` on this profile, or on the paper's."""
-        return per_model(self.paper if paper else self.cfg, name, model)
+        return ux.per_model(self.paper if paper else self.cfg, name, model)
 
     def claim_ids(self) -> list[str]:
-        """The registered claims about the models this run trains."""
-        models = set(self.cfg["concat_models"]) | set(self.cfg["cifar_models"])
-        return [i for i in specs(self.ch.name) if any(f"-{m}-" in i or i.endswith(f"-{m}") for m in models)]
+        """The registered claims about the models this run trains (a campaign's view: about its
+        networks, on its figure)."""
+        models = self.sources or set(self.cfg["concat_models"]) | set(self.cfg["cifar_models"])
+        return [i for i in specs(self.ch.name) if any(f"-{m}-" in i or i.endswith(f"-{m}") for m in models)
+                and (self.figure is None or i.startswith(f"{self.figure}-"))]
+
+    # ------------------------------------------------------------------ a campaign's runs
+    def campaign(self, figure: str):
+        """The follow-up's ``figure`` ("us-fig2" or "us-fig3") for the networks that the committed
+        campaign ``campaign`` trains for it, read from its bundle: ``(view, runs)``. ``view`` is
+        this study on the settings of the campaign's stages (chapter 5's profile there), whose
+        claims name the bundle, the width and the seeds; ``runs`` maps a network to its result, as
+        :meth:`fig2` and :meth:`fig3` give them (Fig. 2 without cross-sections: the bundle keeps
+        their tilt). A seed enters once it has every run of the figure (every NAD pair of the
+        grid, or every NAD index); a network without one is left out. The runs are the page's
+        figure data ``<figure>-campaign``."""
+        cfg, found = campaigns.committed_runs(self.cfg["campaign"], figure)
+        view, runs = copy.copy(self), {}
+        view.figure, view.sources, view.networks = figure, {}, dict(self.networks)
+        view._use(cfg)
+        for arch, (rows, source) in found.items():
+            view.nad_basis(arch)  # the networks behind its NADs
+            view.sources[arch] = source
+            if figure == "us-fig2":
+                runs[arch] = ux.ConcatGridResult.from_frame(rows, source["network"], {"n_test": cfg["n_test"]})
+            else:
+                data = cifar.load_cifar10(max_train=cfg["max_train"], max_test=cfg["max_test"])
+                runs[arch] = ux.CifarDVResult.from_frame(rows, source["network"], {"data": cifar.cifar_data_key(data)})
+        self.ch.figure_data(f"{figure}-campaign", self.runs_frame(runs))
+        return view, runs
 
     def registered(self, claim: str) -> bool:
         """Whether ``claim`` is one of the chapter's registered claims."""
@@ -137,6 +168,17 @@ class Study:
         (Fig. 2) or NAD index (Fig. 3)."""
         return pd.concat([r.frame().assign(model=m) for m, r in runs.items()], ignore_index=True)
 
+    def label(self, m: str) -> str:
+        """What a table or figure calls model ``m``: a campaign's network with its width."""
+        return self.sources.get(m, {}).get("network", m)
+
+    def fig2_summary(self, concat: dict) -> str:
+        """Per network of ``concat``: its seeds, then its :meth:`fig2_table`."""
+        frame = self.runs_frame(concat)
+        return "\n\n".join(f"{self.label(m)}, seeds {r.seeds}: test accuracy (%) with both channels / channel 1 "
+                           f"only / channel 2 only, train accuracy (%)\n{self.fig2_table(frame, m).to_string(index=False)}"
+                           for m, r in concat.items())
+
     @staticmethod
     def fig2_table(frame: pd.DataFrame, m: str) -> pd.DataFrame:
         """Model ``m``'s three test accuracies and training accuracy in percent and the tilt of its
@@ -156,12 +198,27 @@ class Study:
         """The CNNs of Fig. 2 whose claims are registered."""
         return [m for m in concat if m != "mlp" and self.registered(f"us-fig2-{m}-switch")]
 
+    def fig2_evidence(self, concat: dict) -> dict:
+        """``claim id -> ch.claim's keywords`` of every registered claim of Sec. 3 on the networks
+        of ``concat`` (the MLP's, then each CNN's)."""
+        out = {}
+        if "mlp" in concat:
+            r = concat["mlp"]
+            out |= {"us-fig2-mlp-perfect": self.mlp_perfect(r), "us-fig2-mlp-uniform": self.mlp_uniform(r),
+                    "us-fig2-mlp-tilt": self.mlp_tilt(r)}
+        for m in self.fig2_cnns(concat):
+            r = concat[m]
+            out |= {f"us-fig2-{m}-{c}": f(m, r) for c, f in (
+                ("ch1-early", self.ch1_early), ("ch1-late", self.ch1_late), ("switch", self.switch),
+                ("max-margin", self.max_margin), ("tilt-range", self.tilt_range), ("late-poorer", self.late_poorer))}
+        return out
+
     def _acc_interval(self, values) -> dict:
         """An accuracy's interval over the seeds, with the binomial noise of the n_test test samples."""
         return dict(interval=accuracy_interval(values, self.cfg["n_test"]))
 
     def _fig2_common(self, m: str) -> dict:
-        return dict(networks=self.networks[m], **self.concat_budget(m), **self.fill)
+        return dict(networks=self.networks[m], **self.concat_budget(m), **self.fill, **self.sources.get(m, {}))
 
     def _fitted_at(self, m: str, r, cells) -> dict:
         """The precondition that model ``m`` fitted its training sets at the NAD pairs ``cells``."""
@@ -268,6 +325,14 @@ class Study:
                 executor=ch.executor())
         return out
 
+    def fig3_summary(self, runs: dict, transitions: dict) -> str:
+        """Per network of ``runs``: its seeds, its :meth:`fig3_table` and its phase transition
+        (``transitions``, :meth:`phase_transitions`)."""
+        frame = self.runs_frame(runs)
+        return "\n\n".join(f"{self.label(m)}, seeds {r.seeds}: test accuracy (%) with all channels / CIFAR only / "
+                           f"D(v) only, train accuracy (%)\n{self.fig3_table(frame, m).to_string(index=False)}\n"
+                           + self.transition_text(transitions[m]) for m, r in runs.items())
+
     @staticmethod
     def fig3_table(frame: pd.DataFrame, m: str) -> pd.DataFrame:
         """Model ``m``'s three test accuracies and training accuracy in percent per NAD index: mean
@@ -290,8 +355,8 @@ class Study:
 
     # ------------------------------------------------------------------ Fig. 3 evidence
     def _fig3_common(self, m: str, r) -> dict:
-        return dict(networks=self.networks[self.cifar_specs[m]],
-                    **self.cifar_budget(m, r.settings["data"]["n_train"]), **self.fill)
+        return dict(networks=self.networks[self.cifar_specs.get(m, m)],
+                    **self.cifar_budget(m, r.settings["data"]["n_train"]), **self.fill, **self.sources.get(m, {}))
 
     @staticmethod
     def _fig3_interval(r, values, difference: bool = False) -> dict:
@@ -301,6 +366,19 @@ class Study:
     @staticmethod
     def _fig3_fitted(m: str, r, i: int) -> dict:
         return {"preconditions": {f"{m} fitted its training sets at u_{i}": r.fitted([i], FIT)}}
+
+    def fig3_evidence(self, runs: dict) -> dict:
+        """``claim id -> ch.claim's keywords`` of every registered claim of Sec. 4 on the networks
+        of ``runs``."""
+        out = {}
+        for m, r in runs.items():
+            if m == "mlp":
+                out["us-fig3-mlp-simplicity"] = self.mlp_simplicity(r)
+            elif self.registered(f"us-fig3-{m}-dv-early"):
+                out |= {f"us-fig3-{m}-{c}": f(m, r) for c, f in (
+                    ("dv-early", self.dv_early), ("cifar-early", self.cifar_early), ("dv-late", self.dv_late),
+                    ("cifar-late", self.cifar_late))}
+        return out
 
     def mlp_simplicity(self, r) -> dict:
         """The MLP's smallest D(v)-only accuracy over the NAD indices."""
