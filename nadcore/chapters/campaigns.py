@@ -63,10 +63,9 @@ from nadcore.nets import REGISTRY, spec_width, width_name, width_spec
 from nadcore.train.recipe import AUTOCAST
 
 __all__ = ["CAMPAIGNS", "CPU", "PAPER", "TINY", "CHAPTER", "CIFAR_CHAPTER", "US_CHAPTER", "PROFILE_FIGURES",
-           "COLUMNS", "KEYS",
-           "campaign_settings", "plan", "run_settings", "committed_runs", "SPEED_ONLY", "spec_of", "cells_figure", "profile_settings",
-           "networks", "CIFAR_EPOCHS",
-           "width_table", "figure_width", "coverage", "coverage_lines", "PAPER_FIGURES", "NAMES", "distinct_cells", "row_cells",
+           "COLUMNS", "KEYS", "campaign_settings", "plan", "run_settings", "committed_runs", "SPEED_ONLY",
+           "spec_of", "cells_figure", "profile_settings", "networks", "CIFAR_EPOCHS", "width_table",
+           "figure_width", "coverage", "coverage_lines", "PAPER_FIGURES", "NAMES", "distinct_cells", "row_cells",
            "stage_cells", "mirror", "DIAGNOSTIC"]
 
 ROWS = "rows:0,2"
@@ -191,7 +190,8 @@ TINY = dict(
         dict(figure="fig8", arch="vgg11", profile="smoke", overrides=dict(max_train=64, max_test=64, flip_epochs=1),
              seeds=[0, 1]),
         dict(figure="us-fig2", arch="resnet18", profile="smoke",
-             overrides=dict(n_test=64, resolution=5, concat_train={"resnet18": dict(n_train=64, epochs=1, max_lr=0.1)})),
+             overrides=dict(n_test=64, resolution=5,
+                            concat_train={"resnet18": dict(n_train=64, epochs=1, max_lr=0.1)})),
         dict(figure="us-fig3", arch="resnet18", profile="smoke",
              overrides=dict(max_train=64, max_test=64, cifar_train={"resnet18": dict(epochs=1, max_lr=0.1)})),
     ],

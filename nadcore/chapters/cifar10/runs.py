@@ -32,9 +32,9 @@ def cifar_jobs(model, experiments, *, seeds, nads: np.ndarray, data_spec: dict, 
     """One :class:`nadcore.book.runner.Job` per experiment: ``"clean"``, ``("poison", i)`` or
     ``"flip"``, each training ``model`` once per seed. ``nads``: the full (D, D) NAD basis (rows),
     identified in the cache key by its digest (plus ``nads_key``, e.g. where it comes from);
-    ``data_key``: what identifies the data (:func:`nadcore.data.cifar.cifar_data_key`); ``data_spec``: how the worker loads
-    the images (:func:`nadcore.data.cifar.load_cifar10_spec`); ``train``: epochs, max_lr, momentum,
-    weight_decay, batch_size."""
+    ``data_key``: what identifies the data (:func:`nadcore.data.cifar.cifar_data_key`);
+    ``data_spec``: how the worker loads the images (:func:`nadcore.data.cifar.load_cifar10_spec`);
+    ``train``: epochs, max_lr, momentum, weight_decay, batch_size."""
     basis = {"digest": digest(np.asarray(nads)), **(nads_key or {})}
     jobs = []
     for e in experiments:

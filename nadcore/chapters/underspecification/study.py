@@ -175,9 +175,9 @@ class Study:
     def fig2_summary(self, concat: dict) -> str:
         """Per network of ``concat``: its seeds, then its :meth:`fig2_table`."""
         frame = self.runs_frame(concat)
-        return "\n\n".join(f"{self.label(m)}, seeds {r.seeds}: test accuracy (%) with both channels / channel 1 "
-                           f"only / channel 2 only, train accuracy (%)\n{self.fig2_table(frame, m).to_string(index=False)}"
-                           for m, r in concat.items())
+        what = "test accuracy (%) with both channels / channel 1 only / channel 2 only, train accuracy (%)"
+        return "\n\n".join(f"{self.label(m)}, seeds {r.seeds}: {what}\n"
+                           + self.fig2_table(frame, m).to_string(index=False) for m, r in concat.items())
 
     @staticmethod
     def fig2_table(frame: pd.DataFrame, m: str) -> pd.DataFrame:
@@ -329,9 +329,9 @@ class Study:
         """Per network of ``runs``: its seeds, its :meth:`fig3_table` and its phase transition
         (``transitions``, :meth:`phase_transitions`)."""
         frame = self.runs_frame(runs)
-        return "\n\n".join(f"{self.label(m)}, seeds {r.seeds}: test accuracy (%) with all channels / CIFAR only / "
-                           f"D(v) only, train accuracy (%)\n{self.fig3_table(frame, m).to_string(index=False)}\n"
-                           + self.transition_text(transitions[m]) for m, r in runs.items())
+        what = "test accuracy (%) with all channels / CIFAR only / D(v) only, train accuracy (%)"
+        return "\n\n".join(f"{self.label(m)}, seeds {r.seeds}: {what}\n" + self.fig3_table(frame, m).to_string(index=False)
+                           + "\n" + self.transition_text(transitions[m]) for m, r in runs.items())
 
     @staticmethod
     def fig3_table(frame: pd.DataFrame, m: str) -> pd.DataFrame:
