@@ -466,10 +466,9 @@ def _cifar_task(stage: dict, n: int, fields: dict, spec: str, seeds: list[int], 
     data_key = cifar_data_key(load_cifar10(**data_spec))
     U = complete_basis(load_published_nads(arch).nads)
     train = {"epochs": epochs, **{k: cfg[k] for k in ("max_lr", "momentum", "weight_decay", "batch_size")}}
-    labels = ["clean", *[int(i) for i in cfg["indices"]]] if figure == "fig7" else ["clean", "flip"]
     jobs = []
     for seed in seeds:
-        for label in labels:
+        for label in _figure_runs(figure, cfg):
             experiment, index = _experiment(label)
             (job,) = cifar10.cifar_jobs(spec, [experiment if index is None else (experiment, index)], seeds=[seed],
                                         nads=U, data_spec=data_spec, data_key=data_key, train=train, eps=cfg["eps"],

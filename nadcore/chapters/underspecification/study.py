@@ -312,10 +312,10 @@ class Study:
         """Fig. 3: ``model -> CifarDVResult`` of every binary CIFAR-10 (+) D(v) network at every NAD
         index (:func:`runs.cifar_dv_experiment`); worker processes load the images ``data`` was
         loaded from, and the cache key names them."""
-        ch, cfg, desc, p = self.ch, self.cfg, data.description, self.ch.params
+        ch, cfg, p = self.ch, self.cfg, self.ch.params
         data_spec = dict(root=p.get("data_root"), subset_root=p.get("subset_root"), max_train=cfg["max_train"],
                          max_test=cfg["max_test"])
-        data_key = dict(name=desc["name"], sha256=desc.get("sha256"), n_train=desc["n_train"], n_test=desc["n_test"])
+        data_key = cifar.cifar_data_key(data)
         out = {}
         for m, spec in self.cifar_specs.items():
             out[m] = ux.cifar_dv_experiment(
