@@ -290,12 +290,13 @@ for claim, kw in study.fig3_evidence(cifar_runs).items():
 # %% [markdown]
 # ## The follow-up's ResNet-18
 #
-# The follow-up runs both experiments on ResNet-18 too. Even at width 16 a ResNet-18 takes tens of
-# seconds per pair of NADs on two cores, and minutes per CIFAR-10 run, too much for this build's
-# grid. The cpu campaign trains it off the build (`scripts/run_campaign.py --campaign cpu`, its
-# stages for the follow-up's Figs. 2 and 3) at width 16, on the `cpu` profile's grid of NAD pairs,
-# NAD indices, data and seeds, with LeNet's samples and epochs and ResNet-18's own learning rate
-# and weight decay from the appendix. Its NADs are the authors' published ones of the full-width
+# The follow-up runs both experiments on ResNet-18 too. Even at width 16 a ResNet-18 takes about
+# 40 s per pair of NADs and about 5 minutes per CIFAR-10 run on one core of the 2-core EPYC (the
+# campaign's ledger, `results/cpu/provenance.json`), too much for this build's grid. The cpu
+# campaign trains it off the build (`scripts/run_campaign.py --campaign cpu`, its stages for the
+# follow-up's Figs. 2 and 3) at width 16, on the `cpu` profile's grid of NAD pairs, NAD indices,
+# data and seeds, with LeNet's samples and epochs and ResNet-18's own learning rate and weight
+# decay from the appendix. Its NADs are the authors' published ones of the full-width
 # ResNet-18 (completed to a basis). The campaign commits its runs
 # (`results/cpu/05_underspecification/`), and the functions above tabulate, draw and score them.
 # The claims name the width, the seeds and the bundle; a seed enters once it has every run of its
