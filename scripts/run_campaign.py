@@ -172,6 +172,8 @@ def main(argv=None) -> int:
     nice = a.nice if a.nice is not None else (19 if device == "cpu" else 0)
     if nice:
         print(f"priority: {cp.lower_priority(nice, session=a.background)}")
+    elif a.background:
+        print("priority: unchanged (nice 0): --background yields only with a nice above 0 (--nice N)")
     executor, window, close = _executor(a)
     # a kill (a time limit's SIGTERM) ends the session as ^C does: the ledger records it
     on_term = signal.signal(signal.SIGTERM, lambda *_: sys.exit("killed by SIGTERM"))

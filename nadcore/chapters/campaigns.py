@@ -354,10 +354,20 @@ def _cifar_rows(task_fields: dict, epochs: int):
     return rows
 
 
+#: the Fig. 7 and Fig. 8 runs without a carrier, labelled by their experiment; every other run is
+#: a poisoning, labelled by its carrier's NAD index
+_NO_CARRIER = ("clean", "flip")
+
+
 def _experiment(label) -> tuple[str, int | None]:
-    """A Fig. 7 or Fig. 8 run's label as its experiment and carrier index: "clean" and "flip"
-    have no carrier, a NAD index is the poisoning at that index."""
-    return (label, None) if label in ("clean", "flip") else ("poison", int(label))
+    """A Fig. 7 or Fig. 8 run's label as its experiment and carrier index (the inverse of
+    :func:`_label`)."""
+    return (label, None) if label in _NO_CARRIER else ("poison", int(label))
+
+
+def _label(experiment: str, index) -> str | int:
+    """A Fig. 7 or Fig. 8 run's label from its experiment and carrier index."""
+    return experiment if experiment in _NO_CARRIER else int(index)
 
 
 def profile_settings(name: str, figure: str, arch: str) -> tuple[dict, int | None]:
@@ -387,7 +397,7 @@ def _row_runs(figure: str, rows: pd.DataFrame) -> list:
     """The label of each bundle row's run, as :func:`_figure_runs` gives them."""
     if figure in CIFAR_EPOCHS:
         index = rows["nad_index"] if "nad_index" in rows else pd.Series(np.nan, index=rows.index)
-        return [e if e in ("clean", "flip") else int(i) for e, i in zip(rows["experiment"], index)]
+        return [_label(e, i) for e, i in zip(rows["experiment"], index)]
     if figure == "us-fig2":
         return [(int(a), int(b)) for a, b in zip(rows["v1_index"], rows["v2_index"])]
     return [int(i) for i in rows["nad_index"]]

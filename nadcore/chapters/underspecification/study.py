@@ -84,7 +84,7 @@ class Study:
         view.figure, view.sources, view.networks = figure, {}, dict(self.networks)
         view._use(cfg)
         for arch, (rows, source) in found.items():
-            view.nad_basis(arch)  # the networks behind its NADs
+            view.nad_estimate(arch)  # the networks behind its NADs
             view.sources[arch] = source
             if figure == "us-fig2":
                 runs[arch] = ux.ConcatGridResult.from_frame(rows, source["network"], {"n_test": cfg["n_test"]})
@@ -99,13 +99,19 @@ class Study:
         return claim in specs(self.ch.name)
 
     # ------------------------------------------------------------------ NADs
-    def nad_basis(self, spec: str):
-        """The full NAD basis of ``spec`` (rows, completed with the orthogonal complement) and where
-        its NADs come from (``nad_source`` setting, ``Chapter.nads``)."""
+    def nad_estimate(self, spec: str):
+        """The NADs of ``spec`` as ``Chapter.nads`` gives them (from its ``nad_source`` setting) and
+        where they come from; records how many networks they rest on."""
         source = self.setting("nad_source", spec)
         r, where = self.ch.nads(spec, source=source,
                                 networks=self.cfg["gradient_networks"] if source == "gradient" else None)
         self.networks[spec] = r.meta["networks"]
+        return r, where
+
+    def nad_basis(self, spec: str):
+        """The full NAD basis of ``spec`` (rows, completed with the orthogonal complement) and where
+        its NADs come from (:meth:`nad_estimate`)."""
+        r, where = self.nad_estimate(spec)
         return complete_basis(r.nads).astype(np.float32), where
 
     def nad_bases(self) -> dict:
