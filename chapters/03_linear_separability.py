@@ -476,9 +476,10 @@ ch.claim("fig6-secant-vs-gradient",
 #
 # ### The big networks along their NADs
 #
-# The campaigns train ResNet-18 and VGG-11 on the authors' published NADs of the full
+# The campaigns train the paper's big networks on the authors' published NADs of the full
 # networks, at both noise levels: the CPU campaign at its reduced widths, the GPU campaign at
-# full width. Their published curves were not used to choose anything, so they test the
+# full width. A network enters the table below once its curve reaches from the first NADs to
+# past index 700. Their published curves were not used to choose anything, so they test the
 # fitted $\sigma$ as well as the paper's claims.
 
 # %%

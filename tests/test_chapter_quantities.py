@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from nadcore.book.claim_rows import headline, limits
+from nadcore.chapters import campaigns
 from nadcore.chapters.linear_separability import bundled
 from nadcore.chapters.nads import quantities as nq
 from nadcore.data import fourier_basis_vector, fourier_grid
@@ -191,6 +192,28 @@ def test_a_campaign_fig6_curve_enters_the_book_once_it_spans_the_nad_sequence():
     assert len(big6["table"]) == 1 and [len(p) for p in big6["panels"].values()] == [2]
     assert study.big_fig6(published, (bundle((6, 0)), widths)) is None
     assert "fig6-sigma-validation-resnet18" in study.big_fig6(published, (bundle((8, 8)), widths))["evidence"]
+
+
+def test_densenet121_fig6_enters_with_the_first_cpu_stage_at_the_papers_sigma():
+    """The cpu campaign's first DenseNet-121 Fig. 6 stage (every other index, sigma 3) spans the
+    NAD sequence: its paper claims enter the book, the sigma validation waits for sigma 1."""
+    from types import SimpleNamespace
+
+    from nadcore.chapters.linear_separability.claims import CLAIMS
+
+    study = _study()
+    published = study.published_fig6()
+    stage = next(st for st in campaigns.CPU["stages"] if st["figure"] == "fig6" and st["arch"] == "densenet121")
+    assert stage["sigmas"] == [3.0] and stage["autocast"] == "bf16"
+    rows = [dict(model="densenet121", width=8, recipe="authors", sigma=3.0, nad_index=i, seed=0,
+                 test_acc=published["densenet121"]["test_acc"][i], train_acc=1.0, eigenvalue=1.0 / (1 + i))
+            for i in stage["indices"]]
+    bundle = SimpleNamespace(name="cpu", title=lambda: "campaign 'cpu'", frame=lambda chapter, figure: pd.DataFrame(rows))
+    big6 = study.big_fig6(published, (bundle, dict(campaigns.CPU["widths"])))
+    assert set(big6["evidence"]) == {"fig6-first-vs-beyond-densenet121", "fig6-monotone-densenet121"}
+    assert set(big6["evidence"]) <= {c.id for c in CLAIMS}
+    assert big6["evidence"]["fig6-first-vs-beyond-densenet121"]["settings"]["width"] == 8
+    assert list(big6["table"].index) == [("DenseNet-121 at growth rate 8", 3.0)]
 
 
 def test_resnet18_fig2_compares_blind_with_seen_cells_and_counts_censored_runs_as_the_budget():

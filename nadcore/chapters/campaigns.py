@@ -147,6 +147,11 @@ CPU = dict(
         #     grid of NAD pairs and NAD indices, data and seeds, with the published NADs
         dict(figure="us-fig2", arch="resnet18", profile="cpu", seeds=[0, 1, 2]),
         dict(figure="us-fig3", arch="resnet18", profile="cpu", seeds=[0, 1, 2]),
+        # 12. DenseNet-121's Fig. 6 (bf16, about 20 minutes a NAD index per worker): first every
+        #     other index of the sequence at the paper's sigma, enough for its claims (they need
+        #     the first NADs and those past 700), then every index at both noise levels
+        dict(figure="fig6", arch="densenet121", sigmas=[3.0], indices=FIG6_INDICES[::2], autocast="bf16"),
+        dict(figure="fig6", arch="densenet121", sigmas=[3.0, 1.0], indices=FIG6_INDICES, autocast="bf16"),
     ],
 )
 

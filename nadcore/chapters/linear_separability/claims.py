@@ -15,7 +15,7 @@ along the NADs than the published curve; with sigma = 1 it meets the curve. So t
 trains at ``fig6_sigma`` = 1, and the claims that compare those runs with the published LeNet
 curve are calibrations (``*-calibrated``: the sigma was fitted to that curve), outside the
 headline. The fit is a finding (``fig6-sigma-fit``), validated on curves it was not fitted on:
-the published curves of ResNet-18 and VGG-11 against the campaigns' runs at both sigmas
+the published curves of the big networks against the campaigns' runs at both sigmas
 (``fig6-sigma-validation-<network>``, and ``...-full-width`` for the GPU campaign's full networks).
 
 The paper's big networks (ResNet-18, VGG-11, DenseNet-121) come from the committed campaign
@@ -238,7 +238,7 @@ CLAIMS = [
               "sigma = {fig6_sigma} is closer to it than at sigma = {sigma}.",
               "mean over the NAD indices of |acc(sigma={sigma}) - published| - |acc(sigma={fig6_sigma}) - "
               "published| (lenet, paired per seed)", ">", 0.0, DIFF),
-    *[c for arch in ("resnet18", "vgg11") for suffix in ("", FULL) for c in _fig6_big(arch, suffix)],
+    *[c for arch in BIG for suffix in ("", FULL) for c in _fig6_big(arch, suffix)],
     ClaimSpec("fig6-secant-vs-gradient", "extension", f"{NAD}, Sec. 3-4.1 (a question it leaves open)",
               "The authors' secant NADs rank the directions by trainability better than exact-gradient NADs "
               "({gradient_points} evaluation points).",

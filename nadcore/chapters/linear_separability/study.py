@@ -25,7 +25,7 @@ from nadcore.chapters.linear_separability import quantities as q
 from nadcore.chapters.linear_separability import runs as sep
 from nadcore.data import fourier_basis_vector, fourier_grid
 from nadcore.nets import spec_width
-from nadcore.chapters.linear_separability.claims import width_suffix
+from nadcore.chapters.linear_separability.claims import BIG, width_suffix
 
 __all__ = ["Study", "seed_mean", "BLIND"]
 
@@ -687,7 +687,7 @@ class Study:
                                        for m, d in published.items()}, orient="index")
 
     def big_fig6(self, published: dict, *sources) -> dict | None:
-        """The campaigns' Fig. 6 (ResNet-18, VGG-11 on the authors' NADs, both noise levels;
+        """The campaigns' Fig. 6 (the big networks on the authors' NADs, both noise levels;
         ``sources``: pairs of a bundle and its widths, as :meth:`campaign` returns them): the
         panels, a summary table, and the keywords of their claims (sigma = 3 for the paper's
         claims, both for the validation of the fitted sigma; ids ending in ``-full-width`` for a
@@ -696,7 +696,7 @@ class Study:
         panels, rows, claims = {}, {}, {}
         for bundle, widths in sources:
             frame = bundle.frame(campaigns.CHAPTER, "fig6") if bundle else None
-            for arch in ("resnet18", "vgg11") if frame is not None else ():
+            for arch in BIG if frame is not None else ():
                 if not bundled.select(frame, arch, widths.get(arch)).empty:
                     got = self._big_fig6_network(bundle, frame, arch, widths[arch], published[arch], table)
                     if got is None:
