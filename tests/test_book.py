@@ -84,6 +84,8 @@ def test_registered_claims_print_their_criteria_and_carry_the_papers_numbers(tmp
     monkeypatch.setenv("NADBOOK_OUTPUT", str(tmp_path))
     ch = setup("04_cifar10", profile="smoke", device="cpu")
     text = ch.criteria(model="lenet")
+    assert max(map(len, text.splitlines())) <= 88  # as the book's code lines: no sideways scrolling
+    text = " ".join(text.split())
     assert "fig7-early-carriers-hurt" in text and "NADs [0, 1]" in text and ">= 0.5" in text
     ch.claim("fig7-early-carriers-hurt", values=[0.8, 0.85, 0.9], show=False)
     c = ch.claims[-1]

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import textwrap
 import time
 from pathlib import Path
 
@@ -184,13 +185,14 @@ class Chapter:
             _show_markdown(f"(claim-{c.id})=\n{c.sentence()}")
 
     def criteria(self, ids=None, **fill) -> str:
-        """The registered criteria of this chapter's claims ``ids`` (all if None), one line each,
-        with ``fill`` for their placeholders: printed before the runs they will judge."""
+        """The registered criteria of this chapter's claims ``ids`` (all if None), with ``fill``
+        for their placeholders: each claim's id, then its criterion indented and wrapped to the
+        book's 88 characters. Printed before the runs they will judge."""
         values = {**self.cfg, **self.params, "profile": self.profile, **fill}
         found = claim_specs.specs(self.name)
-        ids = list(ids or found)
-        width = max(map(len, ids), default=0)
-        return "\n".join(f"{i:<{width}}  {found[i].criterion(values)}" for i in ids)
+        return "\n".join(f"{i}\n" + textwrap.fill(str(found[i].criterion(values)), 88, initial_indent="    ",
+                                                  subsequent_indent="    ", break_long_words=False)
+                         for i in list(ids or found))
 
     def verdict_summary(self, prefixes=None) -> str:
         """Markdown list of this run's claims so far (those whose id starts with one of
