@@ -363,6 +363,23 @@ def test_the_report_costs_a_figure_not_yet_run_from_the_same_networks_runs(bundl
     assert (fig6["basis"] == "ledger (same network)").all() and (fig6["hours left"] > 0).all()
 
 
+def test_the_report_counts_a_job_that_two_stages_plan_once(bundle, tmp_path):
+    """A later stage that continues an earlier one's jobs adds neither jobs nor hours twice."""
+    import dataclasses
+
+    out, _, _ = bundle
+    tasks, _ = campaigns.plan("tiny")
+    cache = Cache(tmp_path / "empty-cache")
+    once = cp.report(tasks, cache, out)
+    twice = cp.report(tasks + [dataclasses.replace(tasks[0], stage=99)], cache, out)
+    again = twice.iloc[-1]
+    assert once.iloc[0]["jobs planned"] > 0 and once.iloc[0]["hours so far"] > 0
+    assert (again["jobs planned"], again["jobs done"], again["hours so far"], again["hours left"]) == (0, 0, 0, 0)
+    assert again["hours per job"] == pytest.approx(once.iloc[0]["hours per job"])
+    for col in ("jobs planned", "jobs done", "hours so far", "hours left"):
+        assert twice[col].sum() == pytest.approx(once[col].sum())
+
+
 def test_equal_to_matches_a_missing_key_with_a_missing_one():
     widths = pd.Series([16, None, 8], dtype="Int64")
     assert cp.equal_to(widths, 16).tolist() == [True, False, False]

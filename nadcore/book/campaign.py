@@ -344,32 +344,37 @@ def report(tasks: list[Task], cache: Cache, out, run_hours: dict | None = None) 
     took (the ledger's wall time of one worker, as they ran), the median per job, and the hours
     the remaining jobs would take at that median. The median, not the mean: a job that shared
     the CPU with other work took several times longer. A task without a done job is costed per
-    training run from the same network's done jobs in other figures, else from ``run_hours``
-    (network spec -> one worker's hours per training run, from a benchmark); ``basis`` says
-    which."""
+    training run from the same network's done jobs in other figures at the same precision, else
+    from ``run_hours`` (network spec -> one worker's hours per training run, from a benchmark);
+    ``basis`` says which. A job that an earlier task already plans (a later stage continuing an
+    earlier one's cells) counts only there: ``jobs planned`` and ``jobs done`` are the task's
+    own, and their sums over the table count every job once."""
     out = Path(out)
     prov = load_provenance(out)
-    done_secs, per_run = [], {}  # a training run of a network costs about the same in any figure
+    states, per_run, seen = [], {}, set()  # a training run of a network costs about the same in any figure
     for t in tasks:
-        done = done_jobs(t, cache, prov, out)
-        secs = [float(prov["jobs"][bundle_id(t, j)]["seconds"]) for j, d in zip(t.jobs, done)
-                if d and bundle_id(t, j) in prov["jobs"]]
-        done_secs.append((done, secs))
-        per_run.setdefault(t.spec, []).extend(s * len(t.jobs) / t.runs for s in secs)
+        done, ids = done_jobs(t, cache, prov, out), [bundle_id(t, j) for j in t.jobs]
+        own = [i not in seen for i in ids]
+        seen.update(ids)
+        secs = {i: float(prov["jobs"][i]["seconds"]) for i, d in zip(ids, done) if d and i in prov["jobs"]}
+        states.append((done, own, list(secs.values()), sum(secs.get(i, 0.0) for i, o in zip(ids, own) if o)))
+        precision = t.meta.get("precision", "fp32")
+        per_run.setdefault((t.spec, precision), []).extend(s * len(t.jobs) / t.runs for s in secs.values())
     rows = []
-    for t, (done, secs) in zip(tasks, done_secs):
+    for t, (done, own, secs, own_secs) in zip(tasks, states):
         runs_per_job = t.runs / max(len(t.jobs), 1)
+        same = per_run.get((t.spec, t.meta.get("precision", "fp32")))
         if secs:
             per, basis = float(np.median(secs)) / 3600, f"ledger ({len(secs)} jobs)"
-        elif per_run.get(t.spec):
-            per, basis = float(np.median(per_run[t.spec])) * runs_per_job / 3600, "ledger (same network)"
+        elif same:
+            per, basis = float(np.median(same)) * runs_per_job / 3600, "ledger (same network)"
         elif run_hours and t.spec in run_hours:
             per, basis = run_hours[t.spec] * runs_per_job, "benchmark"
         else:
             per, basis = float("nan"), "-"
         rows.append({"stage": t.stage, "figure": t.figure, "network": t.spec, "recipe": t.recipe,
                      "precision": t.meta.get("precision", "fp32"), "sigma": t.meta.get("sigma", ""),
-                     "jobs done": int(sum(done)), "jobs planned": len(t.jobs),
-                     "hours so far": sum(secs) / 3600, "hours per job": per, "basis": basis,
-                     "hours left": per * (len(t.jobs) - sum(done))})
+                     "jobs done": int(sum(d and o for d, o in zip(done, own))), "jobs planned": int(sum(own)),
+                     "hours so far": own_secs / 3600, "hours per job": per, "basis": basis,
+                     "hours left": per * sum(o and not d for d, o in zip(done, own))})
     return pd.DataFrame(rows)
