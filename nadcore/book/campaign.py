@@ -357,13 +357,13 @@ def report(tasks: list[Task], cache: Cache, out, run_hours: dict | None = None) 
         own = [i not in seen for i in ids]
         seen.update(ids)
         secs = {i: float(prov["jobs"][i]["seconds"]) for i, d in zip(ids, done) if d and i in prov["jobs"]}
-        states.append((done, own, list(secs.values()), sum(secs.get(i, 0.0) for i, o in zip(ids, own) if o)))
-        precision = t.meta.get("precision", "fp32")
-        per_run.setdefault((t.spec, precision), []).extend(s * len(t.jobs) / t.runs for s in secs.values())
+        key = (t.spec, t.meta.get("precision", "fp32"))
+        states.append((done, own, list(secs.values()), sum(secs.get(i, 0.0) for i, o in zip(ids, own) if o), key))
+        per_run.setdefault(key, []).extend(s * len(t.jobs) / t.runs for s in secs.values())
     rows = []
-    for t, (done, own, secs, own_secs) in zip(tasks, states):
+    for t, (done, own, secs, own_secs, key) in zip(tasks, states):
         runs_per_job = t.runs / max(len(t.jobs), 1)
-        same = per_run.get((t.spec, t.meta.get("precision", "fp32")))
+        same = per_run.get(key)
         if secs:
             per, basis = float(np.median(secs)) / 3600, f"ledger ({len(secs)} jobs)"
         elif same:
@@ -373,7 +373,7 @@ def report(tasks: list[Task], cache: Cache, out, run_hours: dict | None = None) 
         else:
             per, basis = float("nan"), "-"
         rows.append({"stage": t.stage, "figure": t.figure, "network": t.spec, "recipe": t.recipe,
-                     "precision": t.meta.get("precision", "fp32"), "sigma": t.meta.get("sigma", ""),
+                     "precision": key[1], "sigma": t.meta.get("sigma", ""),
                      "jobs done": int(sum(d and o for d, o in zip(done, own))), "jobs planned": int(sum(own)),
                      "hours so far": own_secs / 3600, "hours per job": per, "basis": basis,
                      "hours left": per * sum(o and not d for d, o in zip(done, own))})
