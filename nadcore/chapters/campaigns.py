@@ -53,7 +53,8 @@ from nadcore.book import bundles, profiles
 from nadcore.book.campaign import Task, equal_to, read_rows
 from nadcore.chapters.cifar10 import runs as cifar10
 from nadcore.chapters.linear_separability import bundled, runs as sep
-from nadcore.chapters.linear_separability.settings import CPU as BUILD_CPU
+from nadcore.chapters.linear_separability.quantities import first_and_beyond
+from nadcore.chapters.linear_separability.settings import CPU as BUILD_CPU, PAPER as BUILD_PAPER
 from nadcore.chapters.underspecification import runs as ux
 from nadcore.data import fourier_basis_vector, fourier_grid
 from nadcore.data.cifar import cifar_data_key, load_cifar10
@@ -76,6 +77,10 @@ DIAGNOSTIC = {"resnet18": [[2, 2], [2, 4]], "vgg11": [[4, 4], [0, 4], [0, 6], [0
               "densenet121": [[2, 2], [2, 0]]}
 #: Fig. 6 indices (chapter 3's cpu indices)
 FIG6_INDICES = [0, 3, 6, 9, 20, 40, 64, 90, 110, 125, 133, 145, 160, 300, 720, 1000]
+#: Fig. 6's two ends, what its first-vs-beyond claims compare (four first NADs and two past 700
+#: in FIG6_INDICES): chapter 3's paper indices there, every index 0-9 and every 40th past 700
+FIG6_ENDS = [int(i) for i in np.asarray(BUILD_PAPER["fig6_indices"])[np.logical_or(
+    *first_and_beyond(BUILD_PAPER["fig6_indices"]))]]
 #: Fig. 3 and Fig. 2 cells: on the rows, coarse, both sides of ResNet-18's checkerboard
 FIG3_CELLS = [[0, 0], [0, 8], [0, -16], [2, 2], [2, 4], [2, -6], [2, 8], [2, -16]]
 FIG2_CELLS = [[0, 4], [2, 4], [2, 2], [0, -16], [2, -6], [2, 8]]
@@ -154,6 +159,12 @@ CPU = dict(
         dict(figure="fig6", arch="densenet121", sigmas=[3.0], indices=[0, 720, 6, 160, 20, 133, 64, 110],
              autocast="bf16"),
         dict(figure="fig6", arch="densenet121", sigmas=[3.0, 1.0], indices=FIG6_INDICES, autocast="bf16"),
+        # 13. Fig. 6's two ends at every index chapter 3's paper profile has there (0-9, and every
+        #     40th past 700), the cheapest network first: ten first NADs and nine past 700
+        #     against four and two, for the intervals of the first-vs-beyond claims
+        dict(figure="fig6", arch="vgg11", sigmas=[3.0, 1.0], indices=FIG6_ENDS),
+        dict(figure="fig6", arch="resnet18", sigmas=[3.0, 1.0], indices=FIG6_ENDS),
+        dict(figure="fig6", arch="densenet121", sigmas=[3.0, 1.0], indices=FIG6_ENDS, autocast="bf16"),
     ],
 )
 
