@@ -412,3 +412,7 @@ def test_a_background_campaign_yields_to_other_sessions():
         assert out[0] == "nice 5, its own session, autogroup nice 5" and out[2] == "5"
     else:
         assert out[0] == "nice 5, its own session (no autogroups here)" and out[2] == "none"
+    # started under `setsid`, it leads its session already: the autogroup still gets the nice
+    lead = subprocess.run([sys.executable, "-c", "import os; os.setsid(); " + code], capture_output=True,
+                          text=True, check=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert lead.stdout.split("\n")[0] == out[0]

@@ -325,8 +325,9 @@ def lower_priority(nice: int, session: bool = False) -> str:
         return f"nice {nice}"
     try:
         os.setsid()
-    except OSError as e:  # already a process group leader (started by an interactive shell)
-        return f"nice {nice}; no session of its own ({e}): start it with `setsid` or from a script"
+    except OSError as e:  # a process group leader: its own session already (under `setsid`) or not
+        if os.getsid(0) != os.getpid():  # led a group of an interactive shell's session
+            return f"nice {nice}; no session of its own ({e}): start it with `setsid` or from a script"
     group = Path("/proc/self/autogroup")
     if not group.exists():
         return f"nice {nice}, its own session (no autogroups here)"
