@@ -82,6 +82,9 @@ def main(argv=None) -> int:
     ap.add_argument("--cache", default=None, help="cache folder (default: $NADCORE_CACHE or .nadcache)")
     ap.add_argument("--out", default=None, help="bundle folder (default: results/<campaign>)")
     ap.add_argument("--budget", type=float, default=None, help="seconds; start no job that would end later")
+    ap.add_argument("--wait", action="store_true",
+                    help="if another campaign process is writing the same bundle, wait for it to end "
+                         "(default: stop with an error)")
     ap.add_argument("--workers", type=int, default=1, help="one-thread worker processes (default 1: in-process)")
     ap.add_argument("--nice", type=int, default=None,
                     help="lower this process's priority by N (default: 19 on the CPU, 0 on a GPU)")
@@ -179,8 +182,8 @@ def main(argv=None) -> int:
     on_term = signal.signal(signal.SIGTERM, lambda *_: sys.exit("killed by SIGTERM"))
     try:
         prov = cp.run(tasks, settings, cache=cache, out=out, device=device, budget=a.budget, executor=executor,
-                      window=window, argv=sys.argv[1:] if argv is None else list(argv))
-    except ValueError as e:
+                      window=window, argv=sys.argv[1:] if argv is None else list(argv), wait=a.wait)
+    except (ValueError, cp.BundleBusy) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
     finally:

@@ -245,6 +245,38 @@ def test_the_ledger_says_why_a_session_ended(tmp_path, monkeypatch):
     assert s1["stopped"] == "interrupted: SystemExit killed by SIGTERM" and s1["jobs_computed"] == 0
 
 
+def test_one_process_writes_a_bundle_at_a_time(tmp_path, capsys):
+    """Each process rewrites the whole provenance from its own copy: a second campaign on the
+    same bundle stops with a clear error and leaves it as it was, or with --wait queues behind."""
+    import threading
+    import time
+
+    out = tmp_path / "b"
+    args = ["--campaign", "tiny", "--out", str(out), "--cache", str(tmp_path / "c"), "--nice", "0",
+            "--stages", "2"]
+    with cp.writing(out):
+        assert run_campaign.main(args) == 2
+        assert f"is being written by campaign process {os.getpid()}" in capsys.readouterr().err
+        assert not (out / "provenance.json").exists()
+    assert run_campaign.main(args) == 0  # the lock went with the holder
+    held, release = threading.Event(), threading.Event()
+
+    def holder():
+        with cp.writing(out):
+            held.set()
+            release.wait(10)
+
+    th = threading.Thread(target=holder)
+    th.start()
+    held.wait(10)
+    threading.Timer(0.5, release.set).start()
+    t0 = time.perf_counter()
+    assert run_campaign.main(args + ["--wait"]) == 0
+    th.join()
+    assert time.perf_counter() - t0 >= 0.4
+    assert len(json.loads((out / "provenance.json").read_text())["sessions"]) == 2
+
+
 def test_a_bf16_stage_on_a_cpu_without_bf16_instructions_asks_for_a_precision(tmp_path, monkeypatch, capsys):
     """Emulated bf16 is slower than float32: the command refuses until told which to run, and
     ``--float32`` trains the bf16 stage in float32, with rows that say so."""

@@ -23,6 +23,7 @@ the same job is never run twice, whichever stage asks for it.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -39,11 +40,12 @@ from nadcore.book.runner import Job, as_completed, call_on_threads, job_threads,
 from nadcore.runtime import (canonical, commit_info, digest, machine_info, resolve_device, utc_now,
                              write_json_atomic)
 
-__all__ = ["Task", "PROVENANCE", "run", "export", "load_provenance", "results_root", "bundle_id", "done_jobs",
+__all__ = ["Task", "PROVENANCE", "BundleBusy", "run", "writing", "export", "load_provenance", "results_root", "bundle_id", "done_jobs",
            "read_rows", "equal_to", "lower_priority",
            "report"]
 
 PROVENANCE = "provenance.json"
+LOCK = ".campaign.lock"
 
 
 def results_root() -> Path:
@@ -225,14 +227,56 @@ def _pending(tasks, cache, prov, out, threads):
 
 def run(tasks: list[Task], settings: dict, *, cache: Cache, out, device: str = "cpu",
         budget: float | None = None, executor=None, window: int = 1, argv=None, log=print,
-        root: Path | None = None) -> dict:
+        root: Path | None = None, wait: bool = False) -> dict:
     """Run the tasks' missing jobs in order, ``window`` at a time through ``executor`` (None:
     in-process, one at a time), saving each to ``cache`` and rewriting the bundle in ``out``
     after each; start no job that would end after ``budget`` seconds (estimated from the longest
-    job of the same task so far, or of an earlier session). Returns the provenance."""
+    job of the same task so far, or of an earlier session). One process writes a bundle at a time
+    (:func:`writing`; ``wait``: queue behind the one writing it). Returns the provenance."""
+    with writing(Path(out), wait=wait):
+        return _run(tasks, settings, cache=cache, out=Path(out), device=device, budget=budget,
+                    executor=executor, window=window, argv=argv, log=log, root=root)
+
+
+class BundleBusy(RuntimeError):
+    """Another campaign process is writing the same bundle."""
+
+
+@contextlib.contextmanager
+def writing(out: Path, wait: bool = False):
+    """Hold the bundle ``out`` for one campaign process: each process rewrites the whole
+    ``provenance.json`` from its own copy, so two at once would drop each other's sessions and
+    ledger entries. A second process fails at once with :class:`BundleBusy` (``wait``: it waits
+    for the first to end); the lock goes with the process, however it ends. Where ``fcntl`` is missing (Windows), nothing is locked."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / LOCK, "a+") as f:
+        try:
+            fcntl.flock(f, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "another process"
+            raise BundleBusy(f"{out} is being written by {holder}: wait until it ends (or stop it), "
+                             f"or write to another bundle with --out") from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"campaign process {os.getpid()}\n")
+        f.flush()
+        try:
+            yield
+        finally:
+            f.seek(0)
+            f.truncate()
+
+
+def _run(tasks, settings, *, cache, out: Path, device, budget, executor, window, argv, log, root) -> dict:
+    """:func:`run`, with the bundle held."""
     t_start = time.perf_counter()
     dev = resolve_device(device)
-    out = Path(out)
     prov = load_provenance(out)
     camp = settings["campaign"]
     if prov.get("campaign") not in (None, camp["name"]):
