@@ -205,6 +205,7 @@ def test_densenet121_fig6_enters_with_the_first_cpu_stage_at_the_papers_sigma():
     published = study.published_fig6()
     stage = next(st for st in campaigns.CPU["stages"] if st["figure"] == "fig6" and st["arch"] == "densenet121")
     assert stage["sigmas"] == [3.0] and stage["autocast"] == "bf16"
+    assert sorted(stage["indices"]) == campaigns.FIG6_INDICES[::2]  # every other index
     # the ends first: the stage's first two jobs (one round of two workers) already span it
     assert bundled.fig6_spans(stage["indices"][:2]) and not bundled.fig6_spans(stage["indices"][2:])
     rows = [dict(model="densenet121", width=8, recipe="authors", sigma=3.0, nad_index=i, seed=0,
