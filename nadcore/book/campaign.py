@@ -384,6 +384,21 @@ def _first_done(futures):
     return next(iter(as_completed(futures)))
 
 
+@dataclass
+class _TaskState:
+    """One task of :func:`report`: its jobs' ledger ids, which are done, which are its own (not
+    planned by an earlier task), the done jobs' seconds, and its cost key (network, precision)."""
+    task: Task
+    ids: list
+    done: list
+    seen: set = field(repr=False)
+    secs: dict = field(default_factory=dict)
+
+    def __post_init__(self):
+        self.own = [i not in self.seen for i in self.ids]
+        self.key = (self.task.spec, self.task.meta.get("precision", "fp32"))
+
+
 def report(tasks: list[Task], cache: Cache, out, run_hours: dict | None = None) -> pd.DataFrame:
     """The campaign's state and cost, per task: jobs done and planned, the hours its done jobs
     took (the ledger's wall time of one worker, as they ran), the median per job, and the hours
@@ -398,28 +413,28 @@ def report(tasks: list[Task], cache: Cache, out, run_hours: dict | None = None) 
     prov = load_provenance(out)
     states, per_run, seen = [], {}, set()  # a training run of a network costs about the same in any figure
     for t in tasks:
-        done, ids = done_jobs(t, cache, prov, out), [bundle_id(t, j) for j in t.jobs]
-        own = [i not in seen for i in ids]
-        seen.update(ids)
-        secs = {i: float(prov["jobs"][i]["seconds"]) for i, d in zip(ids, done) if d and i in prov["jobs"]}
-        key = (t.spec, t.meta.get("precision", "fp32"))
-        states.append((done, own, list(secs.values()), sum(secs.get(i, 0.0) for i, o in zip(ids, own) if o), key))
-        per_run.setdefault(key, []).extend(s * len(t.jobs) / t.runs for s in secs.values())
+        st = _TaskState(t, [bundle_id(t, j) for j in t.jobs], done_jobs(t, cache, prov, out), seen)
+        seen.update(st.ids)
+        st.secs = {i: float(prov["jobs"][i]["seconds"]) for i, d in zip(st.ids, st.done) if d and i in prov["jobs"]}
+        states.append(st)
+        per_run.setdefault(st.key, []).extend(s * len(t.jobs) / t.runs for s in st.secs.values())
     rows = []
-    for t, (done, own, secs, own_secs, key) in zip(tasks, states):
+    for st in states:
+        t = st.task
         runs_per_job = t.runs / max(len(t.jobs), 1)
-        same = per_run.get(key)
-        if secs:
-            per, basis = float(np.median(secs)) / 3600, f"ledger ({len(secs)} jobs)"
+        same = per_run.get(st.key)
+        if st.secs:
+            per, basis = float(np.median(list(st.secs.values()))) / 3600, f"ledger ({len(st.secs)} jobs)"
         elif same:
             per, basis = float(np.median(same)) * runs_per_job / 3600, "ledger (same network)"
         elif run_hours and t.spec in run_hours:
             per, basis = run_hours[t.spec] * runs_per_job, "benchmark"
         else:
             per, basis = float("nan"), "-"
+        own_done = sum(d and o for d, o in zip(st.done, st.own))
         rows.append({"stage": t.stage, "figure": t.figure, "network": t.spec, "recipe": t.recipe,
-                     "precision": key[1], "sigma": t.meta.get("sigma", ""),
-                     "jobs done": int(sum(d and o for d, o in zip(done, own))), "jobs planned": int(sum(own)),
-                     "hours so far": own_secs / 3600, "hours per job": per, "basis": basis,
-                     "hours left": per * sum(o and not d for d, o in zip(done, own))})
+                     "precision": st.key[1], "sigma": t.meta.get("sigma", ""),
+                     "jobs done": int(own_done), "jobs planned": int(sum(st.own)),
+                     "hours so far": sum(st.secs.get(i, 0.0) for i, o in zip(st.ids, st.own) if o) / 3600,
+                     "hours per job": per, "basis": basis, "hours left": per * (sum(st.own) - own_done)})
     return pd.DataFrame(rows)
