@@ -141,6 +141,21 @@ def test_width_agreement_lines_up_the_cells_both_widths_have():
     assert [(a, b) for a, b in zip(t["k1"], t["k2"])] == [(0, 4), (2, 2)]
     assert list(t["narrow"]) == [0.9, 0.5] and list(t["full"]) == [0.95, 0.55]
     assert t["published"].tolist() == pytest.approx(published_fig1_map("resnet18", [(0, 4), (2, 2)]).tolist())
+    study = _study()
+    summary = study.width_agreement_summary(t)
+    assert summary.loc["ResNet-18: width 16 vs 64", "mean |narrow - full|"] == pytest.approx(0.05)
+    assert summary.loc["ResNet-18: width 16 vs 64", "same side of 0.6"] == 1.0
+    from types import SimpleNamespace
+
+    bundle = SimpleNamespace(name="cpu", title=lambda: "campaign 'cpu'")
+    ev = study.width_stand_in(t, bundle, {"resnet18": 16}, {"resnet18": narrow})["width-stand-in-resnet18"]
+    assert ev["interval"].value == pytest.approx(0.05) and ev["cells"] == 2 and ev["settings"]["width"] == 16
+    assert all(ev["preconditions"].values())  # the full network learns one cell and not the other
+    wide = _frame([(4, 0), (2, 2)], [0.95, 0.9], width=64)
+    t = study.width_agreement({"resnet18": narrow}, {"resnet18": 16}, {"resnet18": wide}, {"resnet18": 64})
+    ev = study.width_stand_in(t, bundle, {"resnet18": 16}, {"resnet18": narrow})["width-stand-in-resnet18"]
+    assert ev["interval"].value == pytest.approx(0.225)
+    assert not any(ev["preconditions"].values())  # it learns both cells: no test of the width
 
 
 def test_big_fig6_names_full_width_claims_so_and_tests_the_fitted_sigma_on_each_network():

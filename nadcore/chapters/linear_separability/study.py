@@ -492,6 +492,38 @@ class Study:
                 "full": wide[both], "published": q.published_fig1_map(a, cells[both])}))
         return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
 
+    def width_stand_in(self, agree: pd.DataFrame, bundle, widths, big: dict) -> dict:
+        """Per network in :meth:`width_agreement`, the keywords of its ``width-stand-in`` claim:
+        the mean |narrow - full| over the cells both widths have (a t-interval over the cells). It
+        counts only where the full network generalises on some of those cells and not on others:
+        on cells that every width learns, any network would stand in."""
+        out = {}
+        for name, g in agree.groupby("network", sort=False):
+            arch = next(a for a in big if campaigns.NAMES.get(a, a) == name)
+            cells, rows = set(zip(g.k1, g.k2)), big[arch]
+            rows = rows[[(a, b) in cells for a, b in zip(rows["k1"], rows["k2"])]]
+            full = g["full"].to_numpy()
+            out[f"width-stand-in-{arch}"] = dict(
+                interval=evidence_runs(np.abs(g["narrow"].to_numpy() - full), (0, 1), "cells"),
+                preconditions={"the full network is above 0.9 on some of the cells and below 0.6 on others":
+                               bool(full.max() > 0.9 and full.min() < 0.6)},
+                **self._bundle_fill(bundle, arch, widths[arch], rows))
+        return out
+
+    @staticmethod
+    def width_agreement_summary(agree: pd.DataFrame) -> pd.DataFrame:
+        """Per network, over the cells both widths have: how far the narrow network is from the
+        full one and each from the published map, and how often both land on the same side of 0.6."""
+        rows = {}
+        for name, g in agree.groupby("network", sort=False):
+            n, f, p = g["narrow"], g["full"], g["published"]
+            label = f"{name}: width {int(g['narrow width'].iloc[0])} vs {int(g['full width'].iloc[0])}"
+            rows[label] = {"cells": len(g), "mean |narrow - full|": (n - f).abs().mean(),
+                           "mean narrow - full": (n - f).mean(), "mean |narrow - published|": (n - p).abs().mean(),
+                           "mean |full - published|": (f - p).abs().mean(),
+                           "same side of 0.6": ((n > 0.6) == (f > 0.6)).mean()}
+        return pd.DataFrame.from_dict(rows, orient="index")
+
     def densenet_few(self, bundle, width, rows) -> dict:
         """Share of DenseNet-121's trained cells above 0.75, and that share on the whole
         published map; meaningful only once the trained cells sample the whole grid."""
