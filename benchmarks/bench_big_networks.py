@@ -1,7 +1,7 @@
 """Training throughput of the paper's big networks on the CPU, per width: what a campaign cell costs.
 
 Run on an idle machine:  python benchmarks/bench_big_networks.py [--steps 12] [--json out.json]
-    [--networks resnet18?width=16,vgg11?width=8,...] [--autocast bf16] [--quick]
+    [--networks resnet18?width=16,vgg11?width=8,...] [--autocast bf16] [--compile] [--quick]
 
 For each network spec (the registry's widths: ``resnet18?width=16`` ...) it times training steps
 of the campaign's recipe (batch 128, one 32x32 channel, two outputs, cross-entropy, SGD with
@@ -21,6 +21,10 @@ same run. ``hours per cell`` is the wall time of one Fig. 1 cell of the campaign
 option ``autocast="bf16"`` of :func:`nadcore.train.train_classifier`), against the peak of the
 same matrix product and convolution in bf16: fast on CPUs with avx512_bf16 or AMX, emulated
 (slow) on others. The machine line says which of those flags the CPU reports.
+
+``--compile`` times the same steps through ``torch.compile`` (inductor's C++ code for the CPU;
+its compilation falls in the two warm-up steps and is not counted): whether fusing DenseNet-121's
+many small layers lifts it off its per-layer overhead.
 """
 from __future__ import annotations
 
@@ -57,9 +61,11 @@ def conv_peak(reps: int = 5, dtype=torch.float32) -> float:
     return timed_rate(lambda: F.conv2d(x, w, padding=1), 2 * 128 * 64 * 32 * 32 * 64 * 9, reps)
 
 
-def images_per_second(spec: str, steps: int, threads: int, autocast: str | None = None) -> float:
+def images_per_second(spec: str, steps: int, threads: int, autocast: str | None = None,
+                      compile: bool = False) -> float:
     """Training images/s of ``spec`` with ``threads`` torch threads (the median step of ``steps``
-    after two warm-up steps), under bf16 autocast where ``autocast`` says so."""
+    after two warm-up steps), under bf16 autocast where ``autocast`` says so, and through
+    ``torch.compile`` where ``compile`` says so (its compilation falls in the warm-up steps)."""
     torch.set_num_threads(threads)
     model = build_model(spec, 1, 2, seed=0).train()
     x = torch.randn(BATCH, 1, 32, 32)
@@ -67,6 +73,7 @@ def images_per_second(spec: str, steps: int, threads: int, autocast: str | None 
         model, x = model.to(memory_format=torch.channels_last), x.contiguous(memory_format=torch.channels_last)
     y = torch.randint(0, 2, (BATCH,))
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
+    model = torch.compile(model) if compile else model
     times = []
     for i in range(steps + 2):
         t0 = time.perf_counter()
@@ -85,10 +92,10 @@ def _worker(args):
     return images_per_second(*args)
 
 
-def measure(spec: str, steps: int, autocast: str | None = None) -> dict:
-    one = images_per_second(spec, steps, 2, autocast)
+def measure(spec: str, steps: int, autocast: str | None = None, compile: bool = False) -> dict:
+    one = images_per_second(spec, steps, 2, autocast, compile)
     with ProcessPoolExecutor(2, mp_context=get_context("spawn")) as pool:  # a crashed worker raises
-        two = sum(pool.map(_worker, [(spec, steps, 1, autocast)] * 2))
+        two = sum(pool.map(_worker, [(spec, steps, 1, autocast, compile)] * 2))
     flops = forward_flops(build_model(spec, 1, 2, seed=0), (1, 32, 32))
     best = max(one, two)
     return {"network": spec, "forward_mflop": flops / 1e6, "images_per_s_1x2": one, "images_per_s_2x1": two,
@@ -109,6 +116,8 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--json", default=None)
     ap.add_argument("--autocast", choices=["bf16"], default=None, help="train under bf16 autocast")
+    ap.add_argument("--compile", action="store_true",
+                    help="train through torch.compile (needs a C++ compiler; minutes of compilation per network)")
     ap.add_argument("--quick", action="store_true", help="two tiny networks, 2 steps: a smoke test")
     a = ap.parse_args(argv)
     nets = QUICK if a.quick else (a.networks.split(",") if a.networks else NETWORKS)
@@ -120,10 +129,10 @@ def main(argv=None) -> int:
     else:
         peak = max(matmul_peak(), conv_peak())
     l0 = load()
-    rows = [measure(s, steps, a.autocast) for s in nets]
+    rows = [measure(s, steps, a.autocast, a.compile) for s in nets]
     for r in rows:
         r["peak_fraction"] = r["gflops"] / peak
-    precision = "bf16 autocast" if a.autocast else "fp32"
+    precision = ("bf16 autocast" if a.autocast else "fp32") + (", torch.compile" if a.compile else "")
     out = {"machine": machine(), "precision": precision, "bf16_flags": bf16_flags(),
            "peak_gflops": peak, "load_start": l0, "load_end": load(),
            "steal": steal_share(t0),
