@@ -40,9 +40,8 @@ from nadcore.book.runner import Job, as_completed, call_on_threads, job_threads,
 from nadcore.runtime import (canonical, commit_info, digest, machine_info, resolve_device, utc_now,
                              write_json_atomic)
 
-__all__ = ["Task", "PROVENANCE", "BundleBusy", "run", "writing", "export", "load_provenance", "results_root", "bundle_id", "done_jobs",
-           "read_rows", "equal_to", "lower_priority",
-           "report"]
+__all__ = ["Task", "PROVENANCE", "BundleBusy", "run", "writing", "export", "load_provenance",
+           "results_root", "bundle_id", "done_jobs", "read_rows", "equal_to", "lower_priority", "report"]
 
 PROVENANCE = "provenance.json"
 LOCK = ".campaign.lock"
@@ -247,7 +246,8 @@ def writing(out: Path, wait: bool = False):
     """Hold the bundle ``out`` for one campaign process: each process rewrites the whole
     ``provenance.json`` from its own copy, so two at once would drop each other's sessions and
     ledger entries. A second process fails at once with :class:`BundleBusy` (``wait``: it waits
-    for the first to end); the lock goes with the process, however it ends. Where ``fcntl`` is missing (Windows), nothing is locked."""
+    for the first to end); the lock goes with the process, however it ends. Where ``fcntl`` is
+    missing (Windows), nothing is locked."""
     try:
         import fcntl
     except ImportError:  # pragma: no cover - not POSIX
