@@ -143,7 +143,7 @@ def test_width_agreement_lines_up_the_cells_both_widths_have():
     assert t["published"].tolist() == pytest.approx(published_fig1_map("resnet18", [(0, 4), (2, 2)]).tolist())
     study = _study()
     summary = study.width_agreement_summary(t)
-    assert summary.loc["ResNet-18: width 16 vs 64", "mean |narrow - full|"] == pytest.approx(0.05)
+    assert summary.loc["ResNet-18: width 16 vs 64", "|narrow - full|"] == pytest.approx(0.05)
     assert summary.loc["ResNet-18: width 16 vs 64", "same side of 0.6"] == 1.0
     from types import SimpleNamespace
 

@@ -512,15 +512,16 @@ class Study:
 
     @staticmethod
     def width_agreement_summary(agree: pd.DataFrame) -> pd.DataFrame:
-        """Per network, over the cells both widths have: how far the narrow network is from the
-        full one and each from the published map, and how often both land on the same side of 0.6."""
+        """Per network, the means over the cells both widths have: how far the narrow network is
+        from the full one and each from the published map (pub.), and how often both land on the
+        same side of 0.6."""
         rows = {}
         for name, g in agree.groupby("network", sort=False):
             n, f, p = g["narrow"], g["full"], g["published"]
             label = f"{name}: width {int(g['narrow width'].iloc[0])} vs {int(g['full width'].iloc[0])}"
-            rows[label] = {"cells": len(g), "mean |narrow - full|": (n - f).abs().mean(),
-                           "mean narrow - full": (n - f).mean(), "mean |narrow - published|": (n - p).abs().mean(),
-                           "mean |full - published|": (f - p).abs().mean(),
+            rows[label] = {"cells": len(g), "|narrow - full|": (n - f).abs().mean(),
+                           "narrow - full": (n - f).mean(), "|narrow - pub.|": (n - p).abs().mean(),
+                           "|full - pub.|": (f - p).abs().mean(),
                            "same side of 0.6": ((n > 0.6) == (f > 0.6)).mean()}
         return pd.DataFrame.from_dict(rows, orient="index")
 
