@@ -487,7 +487,7 @@ class Study:
             narrow, wide = bundled.cell_accuracy(big[a], cells), bundled.cell_accuracy(full[a], cells)
             both = ~np.isnan(wide)
             out.append(pd.DataFrame({
-                "network": campaigns.NAMES.get(a, a), "k1": cells[both, 0], "k2": cells[both, 1],
+                "network": campaigns.NAMES.get(a, a), "arch": a, "k1": cells[both, 0], "k2": cells[both, 1],
                 "narrow width": widths[a], "narrow": narrow[both], "full width": full_widths[a],
                 "full": wide[both], "published": q.published_fig1_map(a, cells[both])}))
         return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
@@ -498,8 +498,7 @@ class Study:
         counts only where the full network generalises on some of those cells and not on others:
         on cells that every width learns, any network would stand in."""
         out = {}
-        for name, g in agree.groupby("network", sort=False):
-            arch = next(a for a in big if campaigns.NAMES.get(a, a) == name)
+        for arch, g in agree.groupby("arch", sort=False):
             cells, rows = set(zip(g.k1, g.k2)), big[arch]
             rows = rows[[(a, b) in cells for a, b in zip(rows["k1"], rows["k2"])]]
             full = g["full"].to_numpy()
