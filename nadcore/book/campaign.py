@@ -27,7 +27,7 @@ import contextlib
 import json
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import InitVar, dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -391,11 +391,11 @@ class _TaskState:
     task: Task
     ids: list
     done: list
-    seen: set = field(repr=False)
+    seen: InitVar[set]
     secs: dict = field(default_factory=dict)
 
-    def __post_init__(self):
-        self.own = [i not in self.seen for i in self.ids]
+    def __post_init__(self, seen):
+        self.own = [i not in seen for i in self.ids]
         self.key = (self.task.spec, self.task.meta.get("precision", "fp32"))
 
 
