@@ -9,6 +9,7 @@ import pytest
 from nadcore.book.claim_rows import headline, limits
 from nadcore.chapters import campaigns
 from nadcore.chapters.linear_separability import bundled
+from nadcore.chapters.linear_separability.quantities import first_and_beyond
 from nadcore.chapters.nads import quantities as nq
 from nadcore.data import fourier_basis_vector, fourier_grid
 from nadcore.nads.covariance import NADResult
@@ -232,6 +233,19 @@ def test_densenet121_fig6_enters_with_the_first_cpu_stage_at_the_papers_sigma():
     assert set(big6["evidence"]) <= {c.id for c in CLAIMS}
     assert big6["evidence"]["fig6-first-vs-beyond-densenet121"]["settings"]["width"] == 8
     assert list(big6["table"].index) == [("DenseNet-121 at growth rate 8", 3.0)]
+
+
+def test_densenet121_fig6_ends_alternate_so_every_round_of_two_jobs_spans_the_sequence():
+    """DenseNet-121's Fig. 6 ends (14 minutes a job) train the first NADs and those past 700 in
+    turn: the same indices as the cheaper networks', and any two consecutive jobs span the
+    sequence while both ends last."""
+    stage = next(st for st in campaigns.CPU["stages"] if st["figure"] == "fig6" and st["arch"] == "densenet121"
+                 and sorted(st["indices"]) == sorted(campaigns.FIG6_ENDS))
+    order = stage["indices"]
+    assert order == campaigns.FIG6_ENDS_ALTERNATING and len(set(order)) == len(order)
+    n_beyond = int(first_and_beyond(order)[1].sum())
+    assert all(bundled.fig6_spans(order[k:k + 2]) for k in range(2 * n_beyond))
+    assert order[:2] == [0, 720]
 
 
 def test_resnet18_fig2_compares_blind_with_seen_cells_and_counts_censored_runs_as_the_budget():
