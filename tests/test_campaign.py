@@ -420,6 +420,14 @@ def test_equal_to_matches_a_missing_key_with_a_missing_one():
     assert cp.equal_to(pd.Series([0.0, np.nan]), 0).tolist() == [True, False]
 
 
+def test_rows_on_cells_take_the_cell_not_its_transpose_and_keep_the_columns_when_empty():
+    rows = pd.DataFrame({"k1": [0, 2, 4, 2], "k2": [2, 0, 4, 0], "test_acc": [0.9, 0.8, 0.5, 0.7]})
+    assert bundled.on_cells(rows, [[2, 0]])["test_acc"].tolist() == [0.8, 0.7]
+    assert bundled.on_cells(rows, iter([(0, 2), (4, 4)]))["test_acc"].tolist() == [0.9, 0.5]
+    empty = bundled.on_cells(rows.iloc[:0], [[0, 2]])
+    assert empty.empty and list(empty.columns) == ["k1", "k2", "test_acc"]
+
+
 def test_a_spot_check_reads_the_figure_its_network_is_trained_for():
     assert campaigns.cells_figure("cpu", "resnet18") == "fig1"
     assert campaigns.cells_figure("cpu", "lenet_nopool") == "fig3"

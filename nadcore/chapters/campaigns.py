@@ -746,8 +746,8 @@ def width_table(out) -> "pd.DataFrame":
         return pd.DataFrame()
     rows = []
     for arch, cells in DIAGNOSTIC.items():
-        part = bundled.select(df, arch)  # one row per run (float32 where a run has both precisions)
-        part = part[[(int(a), int(b)) in {tuple(c) for c in cells} for a, b in zip(part["k1"], part["k2"])]]
+        # one row per run (float32 where a run has both precisions)
+        part = bundled.on_cells(bundled.select(df, arch), cells)
         if part.empty:
             continue
         for (k1, k2), g in part.groupby(["k1", "k2"]):

@@ -27,7 +27,7 @@ from nadcore.chapters.linear_separability.claims import BIG
 from nadcore.nets import width_name
 
 __all__ = ["BIG", "RUN", "select", "precision_check", "precision_gap", "fig1_map", "width_label", "map_distance", "map_pearson", "train_fit",
-           "frequency_gap", "published_gap", "cell_accuracy", "share_interval", "diagnostic_table", "fig6_curves",
+           "frequency_gap", "published_gap", "on_cells", "cell_accuracy", "share_interval", "diagnostic_table", "fig6_curves",
            "fig6_summary", "sigma_preference"]
 
 def width_label(name: str, arch: str, width) -> str:
@@ -78,6 +78,13 @@ def precision_gap(table: pd.DataFrame) -> evidence.Interval:
     """Mean over :func:`precision_check`'s runs of |bf16 - float32| test accuracy, with its
     t-interval over them."""
     return evidence.runs_interval((table["test_acc bf16"] - table["test_acc fp32"]).abs(), (0, 1), "cells")
+
+
+def on_cells(rows: pd.DataFrame, cells) -> pd.DataFrame:
+    """The rows of ``rows`` trained on one of ``cells`` (pairs [k1, k2]; the cell itself, not
+    its transpose)."""
+    want = {(int(a), int(b)) for a, b in cells}
+    return rows[np.array([(int(a), int(b)) in want for a, b in zip(rows["k1"], rows["k2"])], dtype=bool)]
 
 
 def cell_accuracy(rows: pd.DataFrame, cells, key: str = "test_acc") -> np.ndarray:
@@ -163,8 +170,7 @@ def published_gap(rows: pd.DataFrame, arch: str, low: int, high: int) -> float:
 def diagnostic_table(frame: pd.DataFrame, arch: str, cells) -> pd.DataFrame:
     """The width study's cells of ``arch``: test accuracy (seed mean) per width, with the
     published full-width accuracy."""
-    rows = select(frame, arch)
-    rows = rows[[(int(a), int(b)) in {tuple(c) for c in cells} for a, b in zip(rows["k1"], rows["k2"])]]
+    rows = on_cells(select(frame, arch), cells)
     table = rows.pivot_table(index=["k1", "k2"], columns="width", values="test_acc", aggfunc="mean")
     table.columns = [f"width {int(w)}" for w in table.columns]
     table["published (width 64)"] = q.published_fig1_map(arch, list(table.index))

@@ -499,9 +499,7 @@ class Study:
         on cells that every width learns, any network would stand in."""
         out = {}
         for arch, g in agree.groupby("arch", sort=False):
-            cells, rows = set(zip(g.k1, g.k2)), big[arch]
-            rows = rows[[(a, b) in cells for a, b in zip(rows["k1"], rows["k2"])]]
-            full = g["full"].to_numpy()
+            rows, full = bundled.on_cells(big[arch], zip(g.k1, g.k2)), g["full"].to_numpy()
             out[f"width-stand-in-{arch}"] = dict(
                 interval=evidence_runs(np.abs(g["narrow"].to_numpy() - full), (0, 1), "cells"),
                 preconditions={"the full network is above 0.9 on some of the cells and below 0.6 on others":
@@ -563,10 +561,9 @@ class Study:
 
     def width_evidence(self, bundle, arch: str, width: int) -> dict:
         frame = bundle.frame(campaigns.CHAPTER, "fig1")
-        cells = {tuple(c) for c in campaigns.DIAGNOSTIC[arch]}
-        rows = bundled.select(frame, arch, width)
-        rows = rows[[(int(a), int(b)) in cells for a, b in zip(rows["k1"], rows["k2"])]]
-        return dict(interval=bundled.map_distance(rows, arch), diagnostic_cells=", ".join(map(str, sorted(cells))),
+        cells = sorted(tuple(c) for c in campaigns.DIAGNOSTIC[arch])
+        rows = bundled.on_cells(bundled.select(frame, arch, width), cells)
+        return dict(interval=bundled.map_distance(rows, arch), diagnostic_cells=", ".join(map(str, cells)),
                     **self._bundle_fill(bundle, arch, width, rows))
 
     def spot_checks(self, bundle, widths) -> pd.DataFrame:
