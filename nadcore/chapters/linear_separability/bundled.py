@@ -27,7 +27,7 @@ from nadcore.chapters.linear_separability.claims import BIG
 from nadcore.nets import width_name
 
 __all__ = ["BIG", "RUN", "select", "precision_check", "precision_gap", "fig1_map", "width_label", "map_distance", "map_pearson", "train_fit",
-           "frequency_gap", "published_gap", "on_cells", "cell_accuracy", "share_interval", "diagnostic_table", "fig6_curves",
+           "frequency_gap", "published_gap", "recipe_check", "recipe_text", "recipe_preference", "on_cells", "cell_accuracy", "share_interval", "diagnostic_table", "fig6_curves",
            "fig6_summary", "sigma_preference"]
 
 def width_label(name: str, arch: str, width) -> str:
@@ -78,6 +78,36 @@ def precision_gap(table: pd.DataFrame) -> evidence.Interval:
     """Mean over :func:`precision_check`'s runs of |bf16 - float32| test accuracy, with its
     t-interval over them."""
     return evidence.runs_interval((table["test_acc bf16"] - table["test_acc fp32"]).abs(), (0, 1), "cells")
+
+
+def recipe_check(frame: pd.DataFrame | None, arch: str, width: int, cells,
+                 recipes=("authors", "follow-up")) -> pd.DataFrame:
+    """The ``cells`` of ``arch`` at ``width`` trained with each of ``recipes`` (seed-mean test
+    accuracy, one column per recipe) beside the published map; only the cells every recipe
+    has."""
+    if frame is None:
+        return pd.DataFrame()
+    cols = {r: on_cells(select(frame, arch, width, r), cells).groupby(["k1", "k2"])["test_acc"].mean()
+            for r in recipes}
+    t = pd.DataFrame(cols).dropna()
+    if len(t):
+        t["published"] = q.published_fig1_map(arch, list(t.index))
+    return t
+
+
+def recipe_text(recipe: dict) -> str:
+    """A training recipe of the chapter's ``recipes`` in words, for a claim's statement."""
+    return (f"{recipe['epochs']} epochs, max_lr {recipe['max_lr']:g}, momentum {recipe['momentum']:g}, "
+            f"weight decay {recipe['weight_decay']:g}")
+
+
+def recipe_preference(table: pd.DataFrame, recipes=("authors", "follow-up")) -> evidence.Interval:
+    """How much closer :func:`recipe_check`'s ``recipes[0]`` lands to the published map than
+    ``recipes[1]``: mean over the cells of |acc(recipes[1]) - published| - |acc(recipes[0]) -
+    published| (positive: the first recipe fits better), paired per cell."""
+    pub = table["published"]
+    return evidence.runs_interval((table[recipes[1]] - pub).abs() - (table[recipes[0]] - pub).abs(),
+                                  (-1, 1), "cells")
 
 
 def on_cells(rows: pd.DataFrame, cells) -> pd.DataFrame:

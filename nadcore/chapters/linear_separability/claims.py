@@ -162,6 +162,13 @@ CLAIMS = [
                 "float32| test accuracy", "<=", TOL, ACC,
                 tolerance="0.05: the run-to-run spread between seeds (0.02-0.03) and the test sets' noise")
       for arch in BIG],
+    # the campaign trains the follow-up's recipe on ResNet-18 only, the network it was written for
+    ClaimSpec("recipe-authors-resnet18", "extension", "this book's campaign bundle (results/cpu)",
+              "The authors' released recipe ({authors_recipe}), with which the book trains the big "
+              "networks, brings {network} at least as close to the published map as the follow-up "
+              "paper's ResNet-18 recipe ({follow_up_recipe}).",
+              "mean over the diagnostic cells {diagnostic_cells} of |follow-up - published| - |authors - "
+              "published| test accuracy ({network})", ">=", -TOL, DIFF, tolerance=_T),
     *[ClaimSpec(f"width-diagnostics-{arch}-{w}", "extension", "this book's width study",
                 "The directional bias of {network} is set by its topology, not its width: on the "
                 "diagnostic cells it behaves as the full-width network of the published map.",

@@ -534,6 +534,26 @@ class Study:
                                    "hold DenseNet's cross)": not on_rows and len(c) >= 64},
                     **self._bundle_fill(bundle, "densenet121", width, rows))
 
+    def recipe_checks(self, bundle, widths) -> dict:
+        """Per campaign network trained with both recipes of the chapter's ``recipes`` (the
+        authors' and the follow-up's) on its width study's diagnostic cells: the table of
+        :func:`bundled.recipe_check`, where it has any."""
+        frame = bundle.frame(campaigns.CHAPTER, "fig1") if bundle else None
+        tables = {a: bundled.recipe_check(frame, a, widths[a], campaigns.DIAGNOSTIC[a], tuple(self.cfg["recipes"]))
+                  for a in bundled.BIG}
+        return {a: t for a, t in tables.items() if len(t)}
+
+    def recipe_evidence(self, bundle, arch: str, width, table) -> dict:
+        """The keywords of ``recipe-authors-<arch>``: how much closer to the published map the
+        authors' recipe lands than the follow-up's, over the cells of ``table``."""
+        names = tuple(self.cfg["recipes"])
+        frame = bundle.frame(campaigns.CHAPTER, "fig1")
+        rows = bundled.on_cells(bundled.select(frame, arch, width), list(table.index))
+        return dict(interval=bundled.recipe_preference(table, names),
+                    diagnostic_cells=", ".join(map(str, table.index)),
+                    **{f"{r.replace('-', '_')}_recipe": bundled.recipe_text(self.cfg["recipes"][r]) for r in names},
+                    **self._bundle_fill(bundle, arch, width, rows))
+
     def precision_checks(self, bundle, widths) -> dict:
         """Per campaign network: its runs trained both in float32 and in bf16 autocast
         (:func:`bundled.precision_check`), where it has any."""
