@@ -244,14 +244,11 @@ for arch, table in checks.items():
 
 # %% tags=["nbval-check-output"]
 recipes = study.recipe_checks(bundle, widths)
-if not recipes:
-    print("no cell trained with both recipes yet")
-for arch, table in recipes.items():
-    print(f"{arch}: test accuracy with each recipe")
-    print(table.round(3).to_string(), end="\n\n")
+print(recipes.drop(columns="arch").round(3).to_string() if len(recipes) else
+      "no cell trained with both recipes yet")
 
 # %%
-for arch, table in recipes.items():
+for arch, table in recipes.groupby("arch"):
     ch.claim(f"recipe-authors-{arch}",
              **study.recipe_evidence(bundle, arch, widths[arch], table))
 

@@ -266,13 +266,13 @@ def test_the_recipe_check_sets_both_recipes_beside_the_published_map_on_the_diag
                  test_acc=a, train_acc=1.0) for (r, c), a in acc.items()]
     bundle = SimpleNamespace(name="cpu", title=lambda: "campaign 'cpu'",
                              frame=lambda chapter, figure: pd.DataFrame(rows))
-    checks = study.recipe_checks(bundle, {"resnet18": 16, "vgg11": 8, "densenet121": 8})
-    assert list(checks) == ["resnet18"]
-    table = checks["resnet18"]
-    assert list(table.index) == [(2, 2), (2, 4)] and list(table.columns) == ["authors", "follow-up", "published"]
+    table = study.recipe_checks(bundle, {"resnet18": 16, "vgg11": 8, "densenet121": 8})
+    assert list(table.index) == [("ResNet-18 at width 16", 2, 2), ("ResNet-18 at width 16", 2, 4)]
+    assert list(table.columns) == ["authors", "follow-up", "published", "arch"] and set(table["arch"]) == {"resnet18"}
     kw = study.recipe_evidence(bundle, "resnet18", 16, table)
-    want = np.mean([abs(acc["follow-up", c] - pub[c]) - abs(acc["authors", c] - pub[c]) for c in table.index])
+    want = np.mean([abs(acc["follow-up", c] - pub[c]) - abs(acc["authors", c] - pub[c]) for c in [(2, 2), (2, 4)]])
     assert kw["interval"].value == pytest.approx(want) and kw["cells"] == 2
+    assert kw["diagnostic_cells"] == "(2, 2), (2, 4)"
     spec = next(c for c in CLAIMS if c.id == "recipe-authors-resnet18")
     text = evidence.fill_placeholders(spec.statement + spec.quantity, kw)
     assert "{" not in text and "20 epochs, max_lr 0.5, momentum 0" in text and "30 epochs" in text

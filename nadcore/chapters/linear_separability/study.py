@@ -534,23 +534,25 @@ class Study:
                                    "hold DenseNet's cross)": not on_rows and len(c) >= 64},
                     **self._bundle_fill(bundle, "densenet121", width, rows))
 
-    def recipe_checks(self, bundle, widths) -> dict:
-        """Per campaign network trained with both recipes of the chapter's ``recipes`` (the
-        authors' and the follow-up's) on its width study's diagnostic cells: the table of
-        :func:`bundled.recipe_check`, where it has any."""
+    def recipe_checks(self, bundle, widths) -> pd.DataFrame:
+        """The campaign networks trained with both recipes of the chapter's ``recipes`` (the
+        authors' and the follow-up's) on their width study's diagnostic cells: the rows of
+        :func:`bundled.recipe_check`, indexed by network and cell, with an ``arch`` column."""
         frame = bundle.frame(campaigns.CHAPTER, "fig1") if bundle else None
-        tables = {a: bundled.recipe_check(frame, a, widths[a], campaigns.DIAGNOSTIC[a], tuple(self.cfg["recipes"]))
+        tables = {self.network(a, widths[a]): bundled.recipe_check(
+                      frame, a, widths[a], campaigns.DIAGNOSTIC[a], tuple(self.cfg["recipes"])).assign(arch=a)
                   for a in bundled.BIG}
-        return {a: t for a, t in tables.items() if len(t)}
+        tables = {n: t for n, t in tables.items() if len(t)}
+        return pd.concat(tables, names=["network", "k1", "k2"]) if tables else pd.DataFrame()
 
     def recipe_evidence(self, bundle, arch: str, width, table) -> dict:
         """The keywords of ``recipe-authors-<arch>``: how much closer to the published map the
-        authors' recipe lands than the follow-up's, over the cells of ``table``."""
+        authors' recipe lands than the follow-up's, over the cells of ``table`` (the network's
+        rows of :meth:`recipe_checks`)."""
         names = tuple(self.cfg["recipes"])
-        frame = bundle.frame(campaigns.CHAPTER, "fig1")
-        rows = bundled.on_cells(bundled.select(frame, arch, width), list(table.index))
-        return dict(interval=bundled.recipe_preference(table, names),
-                    diagnostic_cells=", ".join(map(str, table.index)),
+        cells = [c[-2:] for c in table.index]
+        rows = bundled.on_cells(bundled.select(bundle.frame(campaigns.CHAPTER, "fig1"), arch, width), cells)
+        return dict(interval=bundled.recipe_preference(table, names), diagnostic_cells=", ".join(map(str, cells)),
                     **{f"{r.replace('-', '_')}_recipe": bundled.recipe_text(self.cfg["recipes"][r]) for r in names},
                     **self._bundle_fill(bundle, arch, width, rows))
 
