@@ -248,8 +248,8 @@ def test_densenet121_fig6_ends_alternate_so_every_round_of_two_jobs_spans_the_se
     assert order[:2] == [0, 720]
 
 
-def test_the_recipe_check_sets_both_recipes_beside_the_published_map_on_the_diagnostic_cells():
-    """ResNet-18's diagnostic cells trained with the authors' and the follow-up's recipe: the
+def test_the_recipe_check_sets_both_recipes_beside_the_published_map():
+    """ResNet-18's recipe cells trained with the authors' and the follow-up's recipe: the
     table keeps the cells both recipes have, and the claim's value is how much closer the
     authors' recipe lands to the published map; its statement names both recipes."""
     from types import SimpleNamespace
@@ -258,8 +258,9 @@ def test_the_recipe_check_sets_both_recipes_beside_the_published_map_on_the_diag
     from nadcore.chapters.linear_separability.claims import CLAIMS
 
     study = _study()
-    pub = dict(zip(map(tuple, campaigns.DIAGNOSTIC["resnet18"]),
-                   published_fig1_map("resnet18", campaigns.DIAGNOSTIC["resnet18"])))
+    assert campaigns.RECIPE_CELLS["resnet18"][:2] == campaigns.DIAGNOSTIC["resnet18"]
+    pub = dict(zip(map(tuple, campaigns.RECIPE_CELLS["resnet18"]),
+                   published_fig1_map("resnet18", campaigns.RECIPE_CELLS["resnet18"])))
     acc = {("authors", (2, 2)): 0.50, ("authors", (2, 4)): 0.86, ("follow-up", (2, 2)): 0.70,
            ("follow-up", (2, 4)): 0.95, ("authors", (0, 0)): 1.0}  # (0, 0): one recipe only
     rows = [dict(model="resnet18", width=16, recipe=r, precision="fp32", k1=c[0], k2=c[1], seed=0,
@@ -272,7 +273,7 @@ def test_the_recipe_check_sets_both_recipes_beside_the_published_map_on_the_diag
     kw = study.recipe_evidence(bundle, "resnet18", 16, table)
     want = np.mean([abs(acc["follow-up", c] - pub[c]) - abs(acc["authors", c] - pub[c]) for c in [(2, 2), (2, 4)]])
     assert kw["interval"].value == pytest.approx(want) and kw["cells"] == 2
-    assert kw["diagnostic_cells"] == "(2, 2), (2, 4)"
+    assert kw["recipe_cells"] == "(2, 2), (2, 4)"
     spec = next(c for c in CLAIMS if c.id == "recipe-authors-resnet18")
     text = evidence.fill_placeholders(spec.statement + spec.quantity, kw)
     assert "{" not in text and "20 epochs, max_lr 0.5, momentum 0" in text and "30 epochs" in text

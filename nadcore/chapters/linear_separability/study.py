@@ -536,12 +536,12 @@ class Study:
 
     def recipe_checks(self, bundle, widths) -> pd.DataFrame:
         """The campaign networks trained with both recipes of the chapter's ``recipes`` (the
-        authors' and the follow-up's) on their width study's diagnostic cells: the rows of
-        :func:`bundled.recipe_check`, indexed by network and cell, with an ``arch`` column."""
+        authors' and the follow-up's) on their recipe cells (``campaigns.RECIPE_CELLS``): the rows
+        of :func:`bundled.recipe_check`, indexed by network and cell, with an ``arch`` column."""
         frame = bundle.frame(campaigns.CHAPTER, "fig1") if bundle else None
         tables = {self.network(a, widths[a]): bundled.recipe_check(
-                      frame, a, widths[a], campaigns.DIAGNOSTIC[a], tuple(self.cfg["recipes"])).assign(arch=a)
-                  for a in bundled.BIG}
+                      frame, a, widths[a], cells, tuple(self.cfg["recipes"])).assign(arch=a)
+                  for a, cells in campaigns.RECIPE_CELLS.items()}
         tables = {n: t for n, t in tables.items() if len(t)}
         return pd.concat(tables, names=["network", "k1", "k2"]) if tables else pd.DataFrame()
 
@@ -552,7 +552,7 @@ class Study:
         names = tuple(self.cfg["recipes"])
         cells = [c[-2:] for c in table.index]
         rows = bundled.on_cells(bundled.select(bundle.frame(campaigns.CHAPTER, "fig1"), arch, width), cells)
-        return dict(interval=bundled.recipe_preference(table, names), diagnostic_cells=", ".join(map(str, cells)),
+        return dict(interval=bundled.recipe_preference(table, names), recipe_cells=", ".join(map(str, cells)),
                     **{f"{r.replace('-', '_')}_recipe": bundled.recipe_text(self.cfg["recipes"][r]) for r in names},
                     **self._bundle_fill(bundle, arch, width, rows))
 
