@@ -33,7 +33,8 @@ authors' recipe) with ``spot_n_test`` test samples, and must land on the bundle'
 ``spot_threshold``.
 """
 _LENET = dict(n_train=10000, epochs=20, max_lr=0.5, momentum=0.0, weight_decay=0.0, batch_size=128)
-# the follow-up paper's ResNet-18 recipe (its appendix), a guess for the NAD paper's big networks
+# the follow-up paper's ResNet-18 recipe (its appendix): the campaign's recipe check trains it beside
+# the authors' on ResNet-18's recipe cells (nadcore.chapters.campaigns.RECIPE_CELLS)
 _FOLLOWUP = dict(n_train=10000, epochs=30, max_lr=0.1, momentum=0.9, weight_decay=1e-5, batch_size=128)
 # Fig. 6: every NAD index up to 160 in steps of 4 or so, then sparser; 0-9 and past 700 for the
 # first-vs-beyond claim; 130-140 around where the published LeNet curve crosses 0.75 (index 133)
