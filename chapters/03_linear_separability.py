@@ -93,7 +93,8 @@ fig = study.draw_directions()
 # same call: a maximum learning rate of 0.5 without momentum or weight decay, on 10,000
 # training samples for 20 epochs, 1,580 SGD steps. The book uses that recipe for every
 # network: LeNet and logistic regression in this build, the paper's big networks in the
-# campaign below, which also measures it against the follow-up paper's recipe. (The setting `outputs=1` trains one logit with the logistic loss instead.)
+# campaign below, which also measures it against the follow-up paper's recipe. (The setting
+# `outputs=1` trains one logit with the logistic loss instead.)
 #
 # Each number a claim uses comes from `seeds` independent runs per direction (three on the
 # `cpu` and `paper` profiles): each seed draws its own training and test sets, initialisation

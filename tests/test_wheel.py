@@ -3,6 +3,7 @@ virtual environment (with the machine's packages for torch and the rest, so noth
 downloaded), gives the `nadcore` command and README's five lines of Python, from a folder outside
 the repository, and declares its dependencies and extras."""
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+#: the installed copy's environment: a PYTHONPATH (a checkout on it) would shadow the wheel
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +31,7 @@ def venv(tmp_path_factory):
                    timeout=300)
     py = tmp / "venv" / "bin" / "python"
     subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)], check=True,
-                   capture_output=True, timeout=300)
+                   capture_output=True, timeout=300, env=ENV)
     work = tmp / "elsewhere"
     work.mkdir()
     return py, work
@@ -46,7 +49,7 @@ def test_the_wheel_installs_nadcore_with_its_data_and_declares_its_dependencies(
                           "kernels": any(f.endswith("kernels/native/convpool.c") for f in files)}))
     """)
     out = json.loads(subprocess.run([str(py), "-c", code], cwd=work, check=True, capture_output=True, text=True,
-                                    timeout=300).stdout)
+                                    timeout=300, env=ENV).stdout)
     assert "venv" in out["file"] and str(ROOT) not in out["file"]  # the installed copy, not the checkout
     assert out["fig1"] == 5 * 256 and out["fig6"] == 1023 and out["static"] and out["kernels"]
     reqs = " ".join(out["requires"])
@@ -61,11 +64,11 @@ def test_the_nadcore_command_and_the_five_lines_of_python(venv):
     cli = py.parent / "nadcore"
     subprocess.run([str(cli), "nads", "--model", "lenet", "--networks", "64", "--method", "gradient",
                     "--device", "cpu", "--out", str(work / "lenet.npz")], cwd=work, check=True, capture_output=True,
-                   timeout=600)
+                   timeout=600, env=ENV)
     assert (work / "lenet.npz").is_file()
     readme = (ROOT / "README.md").read_text()
     snippet = readme.split("## In one minute", 1)[1].split("```python", 1)[1].split("```", 1)[0]
     assert len([line for line in snippet.strip().splitlines() if line.strip()]) <= 5
     out = subprocess.run([str(py), "-c", snippet], cwd=work, check=True, capture_output=True, text=True,
-                         timeout=600).stdout
+                         timeout=600, env=ENV).stdout
     assert out.strip(), "the snippet prints the NADs' spectrum or overlap"

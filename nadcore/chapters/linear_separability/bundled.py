@@ -80,8 +80,7 @@ def precision_gap(table: pd.DataFrame) -> evidence.Interval:
     return evidence.runs_interval((table["test_acc bf16"] - table["test_acc fp32"]).abs(), (0, 1), "cells")
 
 
-def recipe_check(frame: pd.DataFrame | None, arch: str, width: int, cells,
-                 recipes=("authors", "follow-up")) -> pd.DataFrame:
+def recipe_check(frame: pd.DataFrame | None, arch: str, width: int, cells, recipes) -> pd.DataFrame:
     """The ``cells`` of ``arch`` at ``width`` trained with each of ``recipes`` (seed-mean test
     accuracy, one column per recipe) beside the published map; only the cells every recipe
     has."""
@@ -101,7 +100,7 @@ def recipe_text(recipe: dict) -> str:
             f"weight decay {recipe['weight_decay']:g}")
 
 
-def recipe_preference(table: pd.DataFrame, recipes=("authors", "follow-up")) -> evidence.Interval:
+def recipe_preference(table: pd.DataFrame, recipes) -> evidence.Interval:
     """How much closer :func:`recipe_check`'s ``recipes[0]`` lands to the published map than
     ``recipes[1]``: mean over the cells of |acc(recipes[1]) - published| - |acc(recipes[0]) -
     published| (positive: the first recipe fits better), paired per cell."""
