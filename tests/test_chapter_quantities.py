@@ -279,6 +279,43 @@ def test_the_recipe_check_sets_both_recipes_beside_the_published_map():
     assert "{" not in text and "20 epochs, max_lr 0.5, momentum 0" in text and "30 epochs" in text
 
 
+def test_the_recipe_ablation_adds_one_change_of_the_follow_up_recipe_at_a_time():
+    """Each ablation recipe is the authors' with exactly one of the follow-up's settings; the
+    campaign trains each on the ablation cells (recipe cells), and the ablation table keeps the
+    cells every recipe has and names those whose runs learn them all."""
+    from types import SimpleNamespace
+
+    from nadcore.chapters.linear_separability.settings import ABLATION, PAPER
+
+    authors, follow = PAPER["recipes"]["authors"], PAPER["recipes"]["follow-up"]
+    changed = {name: {k for k in authors if r[k] != authors[k]} for name, r in ABLATION.items()}
+    assert sorted(k for ks in changed.values() for k in ks) == sorted(k for k in authors if follow[k] != authors[k])
+    assert all(len(ks) == 1 and name == f"authors+{next(iter(ks))}" for name, ks in changed.items())
+    assert all(ABLATION[n] == PAPER["recipes"][n] for n in ABLATION)
+    cells = campaigns.ABLATION_CELLS["resnet18"]
+    assert all(c in campaigns.RECIPE_CELLS["resnet18"] for c in cells)
+    assert all(published_fig1_map("resnet18", cells) < 0.55)  # chance cells of the published map
+    tasks, _ = campaigns.plan("cpu", archs=["resnet18"], figures=["fig1"])
+    trained = {t.recipe for t in tasks}
+    assert set(ABLATION) <= trained
+
+    study = _study()
+    acc = {"authors": 0.50, "follow-up": 1.0, "authors+momentum": 0.98, "authors+weight_decay": 0.51,
+           "authors+max_lr": 0.90, "authors+epochs": 0.52}
+    rows = [dict(model="resnet18", width=16, recipe=r, precision="fp32", k1=c[0], k2=c[1], seed=0,
+                 test_acc=a - 0.2 * (r == "authors+max_lr" and c == cells[1]), train_acc=1.0)
+            for r, a in acc.items() for c in cells]
+    rows += [dict(rows[0], recipe="authors", k1=0, k2=0)]  # a cell of one recipe only
+    bundle = SimpleNamespace(name="cpu", title=lambda: "campaign 'cpu'",
+                             frame=lambda chapter, figure: pd.DataFrame(rows))
+    table = study.recipe_ablation(bundle, {"resnet18": 16, "vgg11": 8, "densenet121": 8})
+    assert [c[-2:] for c in table.index] == [tuple(c) for c in cells]
+    assert list(table.columns) == [*PAPER["recipes"], "published", "arch"]
+    assert study.recipes_that_learn(table) == ["follow-up", "authors+momentum"]
+    assert len(study.recipe_ablation(SimpleNamespace(frame=lambda c, f: pd.DataFrame(rows[:2])),
+                                     {"resnet18": 16})) == 0
+
+
 def test_resnet18_fig2_compares_blind_with_seen_cells_and_counts_censored_runs_as_the_budget():
     from types import SimpleNamespace
 

@@ -27,7 +27,7 @@ from nadcore.chapters.linear_separability.claims import BIG
 from nadcore.nets import width_name
 
 __all__ = ["BIG", "RUN", "select", "precision_check", "precision_gap", "fig1_map", "width_label", "map_distance", "map_pearson", "train_fit",
-           "frequency_gap", "published_gap", "recipe_check", "recipe_text", "recipe_preference", "on_cells", "cell_accuracy", "share_interval", "diagnostic_table", "fig6_curves",
+           "frequency_gap", "published_gap", "recipe_check", "recipe_text", "recipe_preference", "recipes_that_learn", "on_cells", "cell_accuracy", "share_interval", "diagnostic_table", "fig6_curves",
            "fig6_summary", "sigma_preference"]
 
 def width_label(name: str, arch: str, width) -> str:
@@ -38,6 +38,8 @@ def width_label(name: str, arch: str, width) -> str:
 
 #: the columns that identify a run in a bundle, besides its precision
 RUN = ("model", "width", "recipe", "sigma", "nad_index", "k1", "k2", "seed")
+#: a cell counts as learned at this test accuracy (chance is 0.5; the share claims' threshold)
+LEARNED = 0.75
 
 
 def select(frame: pd.DataFrame | None, arch: str, width: int | None = None, recipe: str = "authors",
@@ -107,6 +109,12 @@ def recipe_preference(table: pd.DataFrame, recipes) -> evidence.Interval:
     pub = table["published"]
     return evidence.runs_interval((table[recipes[1]] - pub).abs() - (table[recipes[0]] - pub).abs(),
                                   (-1, 1), "cells")
+
+
+def recipes_that_learn(table: pd.DataFrame) -> list[str]:
+    """The recipes (columns of a :func:`recipe_check` table without its ``published`` column)
+    whose test accuracy reaches ``LEARNED`` on every cell of the table."""
+    return [r for r in table.columns if bool((table[r] >= LEARNED).all())]
 
 
 def on_cells(rows: pd.DataFrame, cells) -> pd.DataFrame:

@@ -23,7 +23,9 @@ architectures trained on the authors' published NADs (the paper profile; the cpu
 them from the campaign). ``converged_k`` / ``converged_overlap``: an estimator counts as
 converged when the split-half overlap of its top-k NADs reaches this value. ``chunk``: runs
 trained together by train_many; ``workers``: processes (1 = in-process). ``recipes``: the
-training recipes the big networks may use (the campaigns train with ``"authors"``).
+training recipes the big networks may use (the campaigns train with ``"authors"``; the recipe check
+compares it with ``"follow-up"``, and the ablation adds the follow-up's changes one at a time,
+``"authors+<setting>"``).
 
 The paper's big networks on the cpu profile: the committed bundle of campaign ``campaign``
 (:mod:`nadcore.chapters.campaigns`), and from it too Fig. 3's LeNet without pooling where the
@@ -36,6 +38,10 @@ _LENET = dict(n_train=10000, epochs=20, max_lr=0.5, momentum=0.0, weight_decay=0
 # the follow-up paper's ResNet-18 recipe (its appendix): the campaign's recipe check trains it beside
 # the authors' on ResNet-18's recipe cells (nadcore.chapters.campaigns.RECIPE_CELLS)
 _FOLLOWUP = dict(n_train=10000, epochs=30, max_lr=0.1, momentum=0.9, weight_decay=1e-5, batch_size=128)
+# the follow-up recipe's four changes to the authors', each alone: which of them erases ResNet-18's
+# checkerboard (the campaign's recipe ablation, on nadcore.chapters.campaigns.ABLATION_CELLS)
+ABLATION = {f"authors+{k}": dict(_LENET, **{k: _FOLLOWUP[k]})
+            for k in ("momentum", "weight_decay", "max_lr", "epochs")}
 # Fig. 6: every NAD index up to 160 in steps of 4 or so, then sparser; 0-9 and past 700 for the
 # first-vs-beyond claim; 130-140 around where the published LeNet curve crosses 0.75 (index 133)
 _FIG6 = sorted(set(range(0, 10)) | set(range(10, 160, 6)) | {133} | set(range(160, 1023, 40)) | {1022})
@@ -60,7 +66,7 @@ PAPER = dict(grid=16, sigma=3.0, epsilon=1.0, signal="paper", outputs=2, n_test=
              # the big networks' recipe: the authors' released directional_bias.py trains every
              # network with LeNet's call (20 epochs, max_lr 0.5, no momentum); the follow-up's
              # ResNet-18 recipe is the alternative the campaign measures on a few cells
-             recipes={"authors": _LENET, "follow-up": _FOLLOWUP},
+             recipes={"authors": _LENET, "follow-up": _FOLLOWUP, **ABLATION},
              train={"logreg": _LENET, "lenet": _LENET, "lenet_nopool": _LENET,
                     # on a GPU: the big networks side by side (BatchNorm and Dropout nets
                     # included) with bf16 autocast (nadcore.train.train_side_by_side)

@@ -32,6 +32,9 @@ __all__ = ["Study", "seed_mean", "BLIND"]
 #: a Fig. 3 cell is one where the pooled network is blind when its published Fig. 1 accuracy is
 #: below this (halfway from chance to LeNet's typical 0.6-0.8), else one where it sees
 BLIND = 0.55
+#: the recipe check's two recipes (names in the chapter's ``recipes``): the campaign's and the
+#: alternative it is measured against
+RECIPES_COMPARED = ("authors", "follow-up")
 
 
 def blind_and_seen(cells, published) -> tuple[np.ndarray, dict]:
@@ -534,22 +537,34 @@ class Study:
                                    "hold DenseNet's cross)": not on_rows and len(c) >= 64},
                     **self._bundle_fill(bundle, "densenet121", width, rows))
 
-    def recipe_checks(self, bundle, widths) -> pd.DataFrame:
-        """The campaign networks trained with both recipes of the chapter's ``recipes`` (the
-        authors' and the follow-up's) on their recipe cells (``campaigns.RECIPE_CELLS``): the rows
-        of :func:`bundled.recipe_check`, indexed by network and cell, with an ``arch`` column."""
+    def recipe_checks(self, bundle, widths, recipes=RECIPES_COMPARED, cells=campaigns.RECIPE_CELLS) -> pd.DataFrame:
+        """The campaign networks trained with each of ``recipes`` (names in the chapter's
+        ``recipes``; by default the authors' and the follow-up's) on their ``cells`` (by
+        default the recipe cells): the rows of :func:`bundled.recipe_check`, indexed by network
+        and cell, with an ``arch`` column."""
         frame = bundle.frame(campaigns.CHAPTER, "fig1") if bundle else None
-        tables = {self.network(a, widths[a]): bundled.recipe_check(
-                      frame, a, widths[a], cells, tuple(self.cfg["recipes"])).assign(arch=a)
-                  for a, cells in campaigns.RECIPE_CELLS.items()}
+        tables = {self.network(a, widths[a]): bundled.recipe_check(frame, a, widths[a], c, recipes).assign(arch=a)
+                  for a, c in cells.items()}
         tables = {n: t for n, t in tables.items() if len(t)}
         return pd.concat(tables, names=["network", "k1", "k2"]) if tables else pd.DataFrame()
+
+    def recipe_ablation(self, bundle, widths) -> pd.DataFrame:
+        """The recipe ablation: :meth:`recipe_checks` with every recipe of the chapter's
+        ``recipes`` (the authors', the follow-up's, and each of the follow-up's changes alone
+        on top of the authors') on the ablation cells (``campaigns.ABLATION_CELLS``)."""
+        return self.recipe_checks(bundle, widths, tuple(self.cfg["recipes"]), campaigns.ABLATION_CELLS)
+
+    @staticmethod
+    def recipes_that_learn(table) -> list[str]:
+        """The recipes of :meth:`recipe_ablation`'s ``table`` whose runs learn every one of its
+        cells (:func:`bundled.recipes_that_learn`)."""
+        return bundled.recipes_that_learn(table.drop(columns=["published", "arch"]))
 
     def recipe_evidence(self, bundle, arch: str, width, table) -> dict:
         """The keywords of ``recipe-authors-<arch>``: how much closer to the published map the
         authors' recipe lands than the follow-up's, over the cells of ``table`` (the network's
         rows of :meth:`recipe_checks`)."""
-        names = tuple(self.cfg["recipes"])
+        names = RECIPES_COMPARED
         cells = [c[-2:] for c in table.index]
         rows = bundled.on_cells(bundled.select(bundle.frame(campaigns.CHAPTER, "fig1"), arch, width), cells)
         return dict(interval=bundled.recipe_preference(table, names), recipe_cells=", ".join(map(str, cells)),
