@@ -280,17 +280,22 @@ def test_the_recipe_check_sets_both_recipes_beside_the_published_map():
 
 
 def test_the_recipe_ablation_adds_one_change_of_the_follow_up_recipe_at_a_time():
-    """Each ablation recipe is the authors' with exactly one of the follow-up's settings; the
-    campaign trains each on the ablation cells (recipe cells), and the ablation table keeps the
-    cells every recipe has and names those whose runs learn them all."""
+    """Each ablation recipe is the authors' with exactly one of the follow-up's settings, or the
+    follow-up's with exactly one of the authors'; the campaign trains each on the ablation cells
+    (recipe cells), and the ablation table keeps the cells every recipe has and names those whose
+    runs learn them all."""
     from types import SimpleNamespace
 
     from nadcore.chapters.linear_separability.settings import ABLATION, PAPER
 
     authors, follow = PAPER["recipes"]["authors"], PAPER["recipes"]["follow-up"]
-    changed = {name: {k for k in authors if r[k] != authors[k]} for name, r in ABLATION.items()}
-    assert sorted(k for ks in changed.values() for k in ks) == sorted(k for k in authors if follow[k] != authors[k])
-    assert all(len(ks) == 1 and name == f"authors+{next(iter(ks))}" for name, ks in changed.items())
+    changes = sorted(k for k in authors if follow[k] != authors[k])
+    for base, sign in ((authors, "authors+"), (follow, "follow-up-")):
+        named = {n: r for n, r in ABLATION.items() if n.startswith(sign)}
+        changed = {n: [k for k in base if r[k] != base[k]] for n, r in named.items()}
+        assert sorted(k for ks in changed.values() for k in ks) == changes
+        assert all(ks == [n.removeprefix(sign)] for n, ks in changed.items())
+    assert len(ABLATION) == 2 * len(changes)
     assert all(ABLATION[n] == PAPER["recipes"][n] for n in ABLATION)
     cells = campaigns.ABLATION_CELLS["resnet18"]
     assert all(c in campaigns.RECIPE_CELLS["resnet18"] for c in cells)
@@ -300,8 +305,7 @@ def test_the_recipe_ablation_adds_one_change_of_the_follow_up_recipe_at_a_time()
     assert set(ABLATION) <= trained
 
     study = _study()
-    acc = {"authors": 0.50, "follow-up": 1.0, "authors+momentum": 0.98, "authors+weight_decay": 0.51,
-           "authors+max_lr": 0.90, "authors+epochs": 0.52}
+    acc = {r: 0.52 for r in PAPER["recipes"]} | {"follow-up": 1.0, "authors+momentum": 0.98, "authors+max_lr": 0.90}
     rows = [dict(model="resnet18", width=16, recipe=r, precision="fp32", k1=c[0], k2=c[1], seed=0,
                  test_acc=a - 0.2 * (r == "authors+max_lr" and c == cells[1]), train_acc=1.0)
             for r, a in acc.items() for c in cells]

@@ -24,8 +24,9 @@ them from the campaign). ``converged_k`` / ``converged_overlap``: an estimator c
 converged when the split-half overlap of its top-k NADs reaches this value. ``chunk``: runs
 trained together by train_many; ``workers``: processes (1 = in-process). ``recipes``: the
 training recipes the big networks may use (the campaigns train with ``"authors"``; the recipe check
-compares it with ``"follow-up"``, and the ablation adds the follow-up's changes one at a time,
-``"authors+<setting>"``).
+compares it with ``"follow-up"``; the ablation adds the follow-up's changes to the authors' recipe
+one at a time, ``"authors+<setting>"``, and takes them out of the follow-up's one at a time,
+``"follow-up-<setting>"``).
 
 The paper's big networks on the cpu profile: the committed bundle of campaign ``campaign``
 (:mod:`nadcore.chapters.campaigns`), and from it too Fig. 3's LeNet without pooling where the
@@ -38,10 +39,13 @@ _LENET = dict(n_train=10000, epochs=20, max_lr=0.5, momentum=0.0, weight_decay=0
 # the follow-up paper's ResNet-18 recipe (its appendix): the campaign's recipe check trains it beside
 # the authors' on ResNet-18's recipe cells (nadcore.chapters.campaigns.RECIPE_CELLS)
 _FOLLOWUP = dict(n_train=10000, epochs=30, max_lr=0.1, momentum=0.9, weight_decay=1e-5, batch_size=128)
-# the follow-up recipe's four changes to the authors', each alone: which of them erases ResNet-18's
-# checkerboard (the campaign's recipe ablation, on nadcore.chapters.campaigns.ABLATION_CELLS)
-ABLATION = {f"authors+{k}": dict(_LENET, **{k: _FOLLOWUP[k]})
-            for k in ("momentum", "weight_decay", "max_lr", "epochs")}
+# the recipe ablation (on nadcore.chapters.campaigns.ABLATION_CELLS): which of the follow-up recipe's
+# four changes to the authors' erases ResNet-18's checkerboard. "authors+<setting>": the authors'
+# recipe with that one setting of the follow-up's; "follow-up-<setting>": the follow-up's recipe
+# with that one setting back at the authors' value
+_CHANGES = ("momentum", "weight_decay", "max_lr", "epochs")
+ABLATION = {**{f"authors+{k}": dict(_LENET, **{k: _FOLLOWUP[k]}) for k in _CHANGES},
+            **{f"follow-up-{k}": dict(_FOLLOWUP, **{k: _LENET[k]}) for k in _CHANGES}}
 # Fig. 6: every NAD index up to 160 in steps of 4 or so, then sparser; 0-9 and past 700 for the
 # first-vs-beyond claim; 130-140 around where the published LeNet curve crosses 0.75 (index 133)
 _FIG6 = sorted(set(range(0, 10)) | set(range(10, 160, 6)) | {133} | set(range(160, 1023, 40)) | {1022})
