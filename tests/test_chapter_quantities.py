@@ -293,9 +293,10 @@ def test_the_recipe_ablation_adds_one_change_of_the_follow_up_recipe_at_a_time()
     for base, sign in ((authors, "authors+"), (follow, "follow-up-")):
         named = {n: r for n, r in ABLATION.items() if n.startswith(sign)}
         changed = {n: [k for k in base if r[k] != base[k]] for n, r in named.items()}
-        assert sorted(k for ks in changed.values() for k in ks) == changes
-        assert all(ks == [n.removeprefix(sign)] for n, ks in changed.items())
-    assert len(ABLATION) == 2 * len(changes)
+        assert sorted({k for ks in changed.values() for k in ks}) == changes
+        assert all(sorted(ks) == sorted(n.removeprefix(sign).split("+")) for n, ks in changed.items())
+        assert all(r[k] == (follow if base is authors else authors)[k] for n, r in named.items() for k in changed[n])
+    assert len(ABLATION) == 2 * len(changes) + 1 and "authors+momentum+max_lr" in ABLATION
     assert all(ABLATION[n] == PAPER["recipes"][n] for n in ABLATION)
     cells = campaigns.ABLATION_CELLS["resnet18"]
     assert all(c in campaigns.RECIPE_CELLS["resnet18"] for c in cells)

@@ -186,8 +186,8 @@ CPU = dict(
              autocast="bf16"),
         # 14. the recipe ablation, on ResNet-18's ablation cells (about 5 minutes a job per worker,
         #     7-8 with 30 epochs): each of the follow-up recipe's four changes alone on top of the
-        #     authors' recipe, then the follow-up's recipe without each of them: which of them
-        #     erases the checkerboard
+        #     authors' recipe, then the follow-up's recipe without each of them, then the two
+        #     it could not do without together: which of them erases the checkerboard
         *[dict(figure="fig1", arch="resnet18", cells=ABLATION_CELLS["resnet18"], recipe=r)
           for r in BUILD_ABLATION],
     ],

@@ -42,10 +42,13 @@ _FOLLOWUP = dict(n_train=10000, epochs=30, max_lr=0.1, momentum=0.9, weight_deca
 # the recipe ablation (on nadcore.chapters.campaigns.ABLATION_CELLS): which of the follow-up recipe's
 # four changes to the authors' erases ResNet-18's checkerboard. "authors+<setting>": the authors'
 # recipe with that one setting of the follow-up's; "follow-up-<setting>": the follow-up's recipe
-# with that one setting back at the authors' value
+# with that one setting back at the authors' value; then the authors' with the two settings without
+# which the follow-up's recipe failed on an ablation cell (momentum and max_lr: the campaign's
+# jobs 372-373 and 376-377)
 _CHANGES = ("momentum", "weight_decay", "max_lr", "epochs")
 ABLATION = {**{f"authors+{k}": dict(_LENET, **{k: _FOLLOWUP[k]}) for k in _CHANGES},
-            **{f"follow-up-{k}": dict(_FOLLOWUP, **{k: _LENET[k]}) for k in _CHANGES}}
+            **{f"follow-up-{k}": dict(_FOLLOWUP, **{k: _LENET[k]}) for k in _CHANGES},
+            "authors+momentum+max_lr": dict(_LENET, momentum=_FOLLOWUP["momentum"], max_lr=_FOLLOWUP["max_lr"])}
 # Fig. 6: every NAD index up to 160 in steps of 4 or so, then sparser; 0-9 and past 700 for the
 # first-vs-beyond claim; 130-140 around where the published LeNet curve crosses 0.75 (index 133)
 _FIG6 = sorted(set(range(0, 10)) | set(range(10, 160, 6)) | {133} | set(range(160, 1023, 40)) | {1022})
