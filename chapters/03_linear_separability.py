@@ -259,10 +259,11 @@ for arch, table in recipes.groupby("arch"):
 # The follow-up's recipe differs from the authors' in four settings. The ablation trains
 # ResNet-18 on two of the cells where the published map is at chance and the follow-up's
 # recipe learns the problem, with each of the four added alone to the authors' recipe
-# (`authors+momentum`, ...) and with each taken alone out of the follow-up's, back at the
-# authors' value (`follow-up-momentum`, ...). A change that erases the checkerboard by itself
-# makes its `authors+` recipe learn both cells; a change the follow-up's recipe cannot do
-# without makes its `follow-up-` recipe fail.
+# (`authors+momentum`, ...), with each taken alone out of the follow-up's, back at the
+# authors' value (`follow-up-momentum`, ...), and with momentum and max_lr added together
+# (`authors+momentum+max_lr`). A change that erases the checkerboard by itself makes its
+# `authors+` recipe learn both cells; a change the follow-up's recipe cannot do without makes
+# its `follow-up-` recipe fail.
 
 # %% tags=["nbval-check-output"]
 ablation = study.recipe_ablation(bundle, widths)
