@@ -550,8 +550,9 @@ class Study:
 
     def recipe_ablation(self, bundle, widths) -> pd.DataFrame:
         """The recipe ablation: :meth:`recipe_checks` with every recipe of the chapter's
-        ``recipes`` (the authors', the follow-up's, and each of the follow-up's changes alone
-        on top of the authors') on the ablation cells (``campaigns.ABLATION_CELLS``)."""
+        ``recipes`` (the authors', the follow-up's, each of the follow-up's changes alone on top
+        of the authors', the follow-up's without each of them, and momentum with max_lr on top
+        of the authors') on the ablation cells (``campaigns.ABLATION_CELLS``)."""
         return self.recipe_checks(bundle, widths, tuple(self.cfg["recipes"]), campaigns.ABLATION_CELLS)
 
     @staticmethod
