@@ -202,13 +202,18 @@ def native_bf16() -> list[str]:
 
 
 def cpu_model() -> str:
-    """The CPU's model name (``/proc/cpuinfo`` on Linux, else what ``platform`` knows), with the
-    vector extensions that decide training speed (AVX-512, AVX512-BF16, AMX) where present."""
+    """The CPU's model name (``/proc/cpuinfo`` on Linux, else what ``platform`` knows), with its
+    family and model numbers where ``/proc/cpuinfo`` has them (a virtual machine may name two
+    generations alike, "AMD EPYC" for a Zen 4 of family 25 and a Zen 5 of family 26, whose speeds
+    differ by up to 2x), and the vector extensions that decide training speed (AVX-512,
+    AVX512-BF16, AMX) where present."""
     name = _cpuinfo("model name") or platform.processor() or platform.machine() or "unknown"
+    family, model = _cpuinfo("cpu family"), _cpuinfo("model")
     flags = cpu_flags()
     ext = [e for e, f in (("AVX-512", "avx512f"), ("AVX512-BF16", "avx512_bf16"), ("AMX", "amx_bf16"))
            if f in flags]
-    return f"{name} ({os.cpu_count()} cores{', ' + ', '.join(ext) if ext else ''})"
+    parts = ([f"family {family} model {model}"] if family and model else []) + [f"{os.cpu_count()} cores"] + ext
+    return f"{name} ({', '.join(parts)})"
 
 
 def machine_info(device: torch.device) -> dict:

@@ -23,7 +23,7 @@ import pandas as pd
 from nadcore.book import evidence
 from nadcore.book.campaign import equal_to
 from nadcore.chapters.linear_separability import quantities as q
-from nadcore.chapters.linear_separability.claims import BIG
+from nadcore.chapters.linear_separability.claims import BIG, LEARNED
 from nadcore.nets import width_name
 
 __all__ = ["BIG", "RUN", "select", "precision_check", "precision_gap", "fig1_map", "width_label", "map_distance", "map_pearson", "train_fit",
@@ -38,8 +38,6 @@ def width_label(name: str, arch: str, width) -> str:
 
 #: the columns that identify a run in a bundle, besides its precision
 RUN = ("model", "width", "recipe", "sigma", "nad_index", "k1", "k2", "seed")
-#: a cell counts as learned at this test accuracy (chance is 0.5; the share claims' threshold)
-LEARNED = 0.75
 
 
 def select(frame: pd.DataFrame | None, arch: str, width: int | None = None, recipe: str = "authors",

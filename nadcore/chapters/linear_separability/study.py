@@ -526,13 +526,14 @@ class Study:
         return pd.DataFrame.from_dict(rows, orient="index")
 
     def densenet_few(self, bundle, width, rows) -> dict:
-        """Share of DenseNet-121's trained cells above 0.75, and that share on the whole
-        published map; meaningful only once the trained cells sample the whole grid."""
+        """Share of DenseNet-121's trained cells that it learns (test accuracy at least
+        :data:`bundled.LEARNED`), and that share on the whole published map; meaningful only once
+        the trained cells sample the whole grid."""
         c = rows.groupby(["k1", "k2"])["test_acc"].mean()
-        share = (c >= 0.75).to_numpy()
+        share = (c >= bundled.LEARNED).to_numpy()
         pub = q.published_fig1_map("densenet121", self.grid)
         on_rows = set(rows["k1"].unique()) <= {0, 2}
-        return dict(interval=bundled.share_interval(share), published_share=float((pub >= 0.75).mean()),
+        return dict(interval=bundled.share_interval(share), published_share=float((pub >= bundled.LEARNED).mean()),
                     preconditions={"the trained cells sample the whole grid (not only the rows k1 = 0, 2, which "
                                    "hold DenseNet's cross)": not on_rows and len(c) >= 64},
                     **self._bundle_fill(bundle, "densenet121", width, rows))
