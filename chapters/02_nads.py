@@ -95,7 +95,6 @@ from nadcore.chapters.nads.study import SUPPORT_NETWORKS, Study
 
 ch = setup("02_nads", profile=profile, seed=seed, device=device, knobs=knobs,
            model=model)
-cfg = ch.cfg
 study = Study(ch, model)
 
 # %% [markdown]
@@ -251,7 +250,7 @@ ch.claim("fig5-resnet-comb", **study.resnet_comb())
 # the estimates have not converged and the comparison says nothing.
 
 # %% tags=["nbval-check-output"]
-widths = nq.width_study(ch, cfg["width_study"], cfg["gradient_networks"])
+widths = study.width_study()
 print(study.width_report(widths))
 
 # %%

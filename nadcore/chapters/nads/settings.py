@@ -27,8 +27,7 @@ PAPER = dict(architectures=["logreg", "lenet", "vgg11", "resnet18", "densenet121
 CPU = dict(secant_networks={"logreg": 2000, "lenet": 4000},
            gradient_networks={"logreg": 2000, "lenet": 20000, "vgg11": 600, "resnet18": 600,
                               "densenet121": 300},
-           convergence=[250, 500, 1000, 2000, 4000], gradient_points=4, secant_precision={},
-           width_study={"resnet18": [8, 16], "vgg11": [8, 16], "densenet121": [8]})
+           convergence=[250, 500, 1000, 2000, 4000], gradient_points=4, secant_precision={})
 SMOKE = dict(secant_networks={"logreg": 64, "lenet": 48},
              gradient_networks={"logreg": 64, "lenet": 256, "vgg11": 6, "resnet18": 6, "densenet121": 3},
              convergence=[16, 32], gradient_points=2,
