@@ -9,7 +9,8 @@ served from 127.0.0.1 by a local HTTP server. Every page is opened in headless C
 * have its math typeset by the locally served MathJax: every ``.math`` element holds a MathJax
   container and no raw TeX (``$$``, ``\\(``, ``\\[``, ``\\begin``, ``$..\\cmd..$``) is left in the text
   outside code;
-* load every image (``naturalWidth > 0``);
+* load every image (``naturalWidth > 0``), and show every figure of a cell at no less than
+  :data:`MIN_FIGURE_SCALE` of its size (else its labels cannot be read);
 * render every embedded ipywidget view (widget state stored by papermill, manager served locally).
 
 The Scorecard page must show every verdict badge without horizontal scrolling at 1280 px (checked
@@ -240,7 +241,9 @@ PAGE_FACTS_JS = RENDERED_JS + """
     mathjax: !!(window.MathJax && window.MathJax.version),
     images: Array.from(document.images).map(i => ({
         src: i.currentSrc.startsWith('data:') ? i.currentSrc.slice(0, 40) + '...' : i.currentSrc,
-        ok: i.complete && i.naturalWidth > 0})),
+        ok: i.complete && i.naturalWidth > 0,
+        // a cell's figure drawn narrower than it was made: its text shrinks by the same factor
+        scale: i.closest('.cell_output') && i.naturalWidth > 0 ? i.clientWidth / i.naturalWidth : 1})),
     views: document.querySelectorAll('script[type="application/vnd.jupyter.widget-view+json"]').length,
     unrendered: unrendered().length,
     // code cells (the chapter's source, not its outputs) wider than their box: they scroll sideways
@@ -253,6 +256,10 @@ PAGE_FACTS_JS = RENDERED_JS + """
 }
 """
 
+
+#: the least a cell's figure may be scaled down to fit the page: below it, its 8-10 pt labels read
+#: at under 4 pt (a figure twice and a half as wide as the page, five panels in a row)
+MIN_FIGURE_SCALE = 0.4
 
 #: a path of the machine that built the book, in a cell's output (a reader's machine has other ones)
 MACHINE_PATH = re.compile(r"(?:PosixPath\(|(?<![\w.])/(?:tmp|home|root|work|usr|var|opt)/)[^\s'\")]*")
@@ -301,6 +308,11 @@ def test_page_in_browser(rel, book_html, server, browser):
     broken = [i["src"] for i in facts["images"] if not i["ok"]]
     if broken:
         problems.append(f"{len(broken)} of {len(facts['images'])} image(s) did not load: {broken[:5]}")
+    small = [f"{i['src']} at {i['scale']:.0%}" for i in facts["images"] if i["ok"] and i["scale"] < MIN_FIGURE_SCALE]
+    if small:
+        problems.append(f"{len(small)} figure(s) shrunk below {MIN_FIGURE_SCALE:.0%} of their size to fit the page "
+                        f"at {VIEWPORT['width']} px, so their labels are unreadable (too many panels in a row, or "
+                        f"a title wider than the panels): {small[:3]}")
     if facts["unrendered"]:
         problems.append(f"{facts['unrendered']} of {facts['views']} widget view(s) not rendered "
                         "(widget state missing from the notebook, or the widget manager failed)")

@@ -90,6 +90,19 @@ def test_tiny_bundle_rows_and_provenance(bundle):
     assert "campaign 'tiny'" in b.title() and b.frame(CHAPTER, "fig1") is not None
 
 
+def test_a_bundle_title_stays_one_short_line_however_many_sessions_computed_it():
+    machines = ["AMD EPYC (family 25 model 17, 2 cores, AVX-512)", "Intel(R) Xeon(R) Processor (2 cores)"]
+    sessions = [{"commit": f"{i:02d}" + "ab" * 19, "cpu": machines[i % 2]} for i in range(40)]
+    jobs = {str(i): {"session": i, "date": f"2026-11-{i % 28 + 1:02d}T00:00:00Z"} for i in range(1, 40)}
+    b = bundles.Bundle("cpu", Path("."), {"sessions": sessions, "jobs": jobs})
+    title = b.title()
+    assert len(title) <= 120, title
+    assert "39 commits from 01ababab to 39ababab" in title and "last job 2026-11-28" in title
+    assert "AMD EPYC, Intel(R) Xeon(R) Processor" in title
+    one = bundles.Bundle("cpu", Path("."), {"sessions": sessions[:1], "jobs": {"0": {"session": 0}}})
+    assert "commit 00ababab" in one.title() and "last job none" in one.title()
+
+
 def test_tiny_follow_up_runs_train_chapter_5s_experiments_on_the_published_nads(bundle):
     out, _, _ = bundle
     fig2 = pd.read_csv(out / campaigns.US_CHAPTER / "us-fig2.csv")

@@ -37,9 +37,11 @@ class Bundle:
         return sorted({s.get("gpu") or s.get("cpu") or s.get("device", "?") for s in sessions}) or ["?"]
 
     def commits(self) -> list[str]:
+        """The commits whose code computed the bundle's jobs, in the order their sessions ran."""
         used = {int(j["session"]) for j in self.provenance.get("jobs", {}).values()}
-        return sorted({str(s.get("commit", "?"))[:8] for i, s in enumerate(self.provenance.get("sessions", []))
-                       if i in used}) or ["?"]
+        out = [str(s.get("commit", "?"))[:8] for i, s in enumerate(self.provenance.get("sessions", []))
+               if i in used]
+        return list(dict.fromkeys(out)) or ["?"]
 
     def cpu_hours(self, figure: str | None = None) -> float:
         """Wall hours of the bundle's jobs (of ``figure``), summed over jobs as they ran."""
@@ -47,11 +49,16 @@ class Bundle:
                    if figure is None or j.get("figure") == figure) / 3600
 
     def title(self) -> str:
-        """Provenance in one line: the campaign, its machines, commits and last date."""
+        """Provenance in one line, short enough for a figure's title: the campaign, its machines'
+        models, its commits (their number, the first and the last) and its last job's date; every
+        session with its machine and commit is in the bundle's provenance file."""
         dates = [str(j.get("date", "")) for j in self.provenance.get("jobs", {}).values()]
         last = max(dates, default="")[:10]
-        return (f"campaign {self.name!r}: {'; '.join(self.machines())}, commit {', '.join(self.commits())}, "
-                f"last job {last or 'none'}")
+        commits = self.commits()
+        code = (f"commit {commits[0]}" if len(commits) == 1 else
+                f"{len(commits)} commits from {commits[0]} to {commits[-1]}")
+        models = ", ".join(dict.fromkeys(m.split(" (")[0] for m in self.machines()))
+        return f"campaign {self.name!r}: {models}; {code}; last job {last or 'none'}"
 
 
 def load(name: str, root=None) -> Bundle | None:

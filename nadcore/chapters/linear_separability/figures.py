@@ -64,9 +64,9 @@ def _mean_and_halfwidth(acc):
 
 
 def accuracy_vs_index(panels: dict, eigenvalues: dict | None = None, *, title: str | None = None,
-                      log_eigen: bool = True):
+                      log_eigen: bool = True, columns: int = 3):
     """Paper Fig. 6: test accuracy on D(u_i) against the NAD index i, one panel per entry of
-    ``panels`` (panel title -> {label: (indices, accuracies)}).
+    ``panels`` (panel title -> {label: (indices, accuracies)}), at most ``columns`` panels a row.
 
     Accuracies of shape (seeds, K) are drawn as the seed mean with 95% t-interval error bars and
     every seed as a small dot; a 1-D array (the published curves) as a thin line.
@@ -74,9 +74,13 @@ def accuracy_vs_index(panels: dict, eigenvalues: dict | None = None, *, title: s
     (dashed, on a second axis, log scale by default).
     """
     titles = list(panels)
-    fig, axes = plt.subplots(1, len(titles), figsize=(6.2 * len(titles), 3.6), squeeze=False)
+    ncol = max(1, min(columns, len(titles)))
+    nrow = -(-len(titles) // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(6.2 * ncol, 3.6 * nrow), squeeze=False)
+    for ax in axes.ravel()[len(titles):]:
+        ax.set_visible(False)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for ax, name in zip(axes[0], titles):
+    for ax, name in zip(axes.ravel(), titles):
         handles = []
         for c, (label, (idx, acc)) in zip(colors, panels[name].items()):
             idx, acc = np.asarray(idx), np.asarray(acc, dtype=float)
