@@ -15,22 +15,27 @@ def _extent(grid):
 
 
 def direction_heatmaps(maps: dict, grid, *, vmin=0.5, vmax=1.0, cmap="viridis", label="test accuracy",
-                       title: str | None = None, annotate: bool = False, fmt="{:.0%}"):
+                       title: str | None = None, annotate: bool = False, fmt="{:.0%}", columns: int = 3):
     """One heatmap per entry of ``maps`` (name -> (g, g) array over ``grid``), in the paper's
     layout: cell (i, j) is frequency (k1, k2) = ``grid.k1[i, j], grid.k2[i, j]``, the constant
-    direction at the centre, the highest frequencies at the corners. NaN cells (not measured) are grey."""
+    direction at the centre, the highest frequencies at the corners; at most ``columns`` maps a
+    row. NaN cells (not measured) are grey."""
     names = list(maps)
-    fig, axes = plt.subplots(1, len(names), figsize=(max(2.9 * len(names) + 0.6, 4.8), 3.3),
+    ncol = max(1, min(columns, len(names)))
+    nrow = -(-len(names) // ncol)
+    fig, axes = plt.subplots(nrow, ncol, figsize=(max(2.9 * ncol + 0.6, 4.8), 3.3 * nrow),
                              squeeze=False, layout="constrained")
+    for ax in axes.ravel()[len(names):]:
+        ax.set_visible(False)
     im = None
-    for n, (ax, name) in enumerate(zip(axes[0], names)):
+    for n, (ax, name) in enumerate(zip(axes.ravel(), names)):
         a = np.asarray(maps[name], dtype=float)
         g = maps[name].grid if hasattr(maps[name], "grid") else grid
         im = ax.imshow(a, cmap=cmap, vmin=vmin, vmax=vmax, extent=_extent(g), interpolation="nearest")
         ax.set_facecolor("0.9")  # cells not measured (NaN) show grey
         ax.set_title(name, fontsize=9)
         ax.set_xlabel("$k_2$", fontsize=8)
-        if n == 0:
+        if n % ncol == 0:
             ax.set_ylabel("$k_1$", fontsize=8)
         ax.tick_params(labelsize=7)
         if annotate:
@@ -39,7 +44,7 @@ def direction_heatmaps(maps: dict, grid, *, vmin=0.5, vmax=1.0, cmap="viridis", 
                     if np.isfinite(a[i, j]):
                         ax.text(g.ticks[j], g.ticks[i], fmt.format(a[i, j]), ha="center",
                                 va="center", fontsize=5, color="w")
-    fig.colorbar(im, ax=axes[0].tolist(), shrink=0.85, label=label)
+    fig.colorbar(im, ax=axes.ravel()[:len(names)].tolist(), shrink=0.85 if nrow == 1 else 0.6, label=label)
     if title:
         fig.suptitle(title, fontsize=9.5)
     return fig
@@ -64,7 +69,7 @@ def _mean_and_halfwidth(acc):
 
 
 def accuracy_vs_index(panels: dict, eigenvalues: dict | None = None, *, title: str | None = None,
-                      log_eigen: bool = True, columns: int = 3):
+                      log_eigen: bool = True, columns: int = 2):
     """Paper Fig. 6: test accuracy on D(u_i) against the NAD index i, one panel per entry of
     ``panels`` (panel title -> {label: (indices, accuracies)}), at most ``columns`` panels a row.
 

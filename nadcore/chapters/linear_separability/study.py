@@ -821,9 +821,9 @@ class Study:
         return plots.direction_images(self.fig6_directions(), title="Six Fourier directions in pixel space")
 
     def draw_fig1(self, fig1: dict):
-        maps = ({a: seed_mean(r["test_acc"]) for a, r in fig1.items()}
-                | {f"{a}, published": m for a, m in self.published_fig1(fig1).items()}
-                | {"theory: 2 average pools": self.theory_map()})
+        maps = ({a: seed_mean(r["test_acc"]) for a, r in fig1.items()}  # each published map under ours
+                | {"theory: 2 average pools": self.theory_map()}
+                | {f"{a}, published": m for a, m in self.published_fig1(fig1).items()})
         fig = plots.direction_heatmaps(maps, self.grid1,
                                        title=self.title("Fig. 1: test accuracy on D(v), v a Fourier direction"))
         self.ch.figure_data("fig1", q.fourier_table(fig1, self.ch.seeds))
