@@ -83,6 +83,26 @@ def test_bundle_map_mirrors_untrained_cells_and_measures_the_distance():
     assert bundled.published_gap(frame, "resnet18", 4, 8) == pytest.approx(np.mean(pub[:2]) - np.mean(pub[2:]))
 
 
+def test_seeds_that_trained_only_some_cells_do_not_make_a_per_seed_interval():
+    # a campaign adds seeds to the width study's cells first: seed 0 has the rows, seeds 1 and 2
+    # only two hard cells; a mean over each seed's own cells would compare different problems
+    cells = [(0, 0), (0, 4), (0, -16), (2, -14), (2, 2), (2, 6)]
+    pub = published_fig1_map("resnet18", cells)
+    frame = pd.concat([_frame(cells, pub + 0.02), _frame(cells[4:], pub[4:] + 0.3, seeds=(1, 2))])
+    assert not bundled.seeds_balanced(frame) and bundled.seeds_per_cell(frame) == "1-3 per cell"
+    d = bundled.map_distance(frame, "resnet18")
+    per_cell = np.abs(np.r_[pub[:4] + 0.02, pub[4:] + (0.02 + 0.6) / 3] - pub).mean()
+    assert d.unit == "groups" and d.value == pytest.approx(per_cell)  # each cell at its seed mean
+    fit = bundled.train_fit(frame)
+    assert fit.unit == "groups" and fit.value == pytest.approx(1.0)
+    gap = bundled.frequency_gap(frame, "resnet18", 4, 8)
+    assert "paired" in gap.method
+    balanced = _frame(cells, pub + 0.02, seeds=(0, 1, 2))
+    assert bundled.seeds_balanced(balanced) and bundled.seeds_per_cell(balanced) == 3
+    assert bundled.map_distance(balanced, "resnet18").unit == "seeds"
+    assert not bundled.seeds_balanced(_frame(cells, pub)) and bundled.seeds_per_cell(_frame(cells, pub)) == 1
+
+
 def test_select_keeps_one_network_width_and_recipe():
     f = pd.concat([_frame([(0, 0)], [0.9]), _frame([(0, 0)], [0.6], width=8),
                    _frame([(0, 0)], [0.7], arch="vgg11", width=8)])

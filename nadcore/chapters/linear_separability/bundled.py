@@ -27,7 +27,7 @@ from nadcore.chapters.linear_separability.claims import BIG, LEARNED
 from nadcore.nets import width_name
 
 __all__ = ["BIG", "RUN", "select", "precision_check", "precision_gap", "fig1_map", "width_label", "map_distance", "map_pearson", "train_fit",
-           "frequency_gap", "published_gap", "recipe_check", "recipe_text", "recipe_preference", "recipes_that_learn", "on_cells", "cell_accuracy", "share_interval", "diagnostic_table", "fig6_curves",
+           "frequency_gap", "published_gap", "seeds_balanced", "seeds_per_cell", "recipe_check", "recipe_text", "recipe_preference", "recipes_that_learn", "on_cells", "cell_accuracy", "share_interval", "diagnostic_table", "fig6_curves",
            "fig6_summary", "sigma_preference"]
 
 def width_label(name: str, arch: str, width) -> str:
@@ -149,12 +149,35 @@ def _cells(rows: pd.DataFrame) -> pd.DataFrame:
     return rows.groupby(["k1", "k2"], as_index=False)[["test_acc", "train_acc"]].mean()
 
 
+def seeds_balanced(rows: pd.DataFrame) -> bool:
+    """Whether the rows hold two or more seeds that each trained the same cells: then a quantity
+    over the cells has one value per seed, and its interval is over the seeds. A campaign adds
+    seeds to a few cells first (the width study's), and a mean over seeds that trained different
+    cells would compare different problems; the interval is then over the cells, each at its
+    seed mean."""
+    keys = _problem(rows)
+    cells = [frozenset(map(tuple, g[keys].to_numpy().tolist())) for _, g in rows.groupby("seed")]
+    return len(cells) >= 2 and len(set(cells)) == 1
+
+
+def _problem(rows: pd.DataFrame) -> list[str]:
+    """The columns that name a run's problem: its cell (Fig. 1) or its NAD index and sigma."""
+    return [c for c in ("k1", "k2", "nad_index", "sigma") if c in rows and rows[c].notna().any()]
+
+
+def seeds_per_cell(rows: pd.DataFrame) -> int | str:
+    """How many seeds the rows hold per problem (cell, or NAD index and sigma): a number, or its
+    range where problems differ."""
+    n = rows.groupby(_problem(rows))["seed"].nunique()
+    return int(n.min()) if n.min() == n.max() else f"{int(n.min())}-{int(n.max())} per cell"
+
+
 def map_distance(rows: pd.DataFrame, arch: str) -> evidence.Interval:
     """Mean over the trained cells of |our accuracy - the published accuracy| (per seed, a
-    t-interval over seeds; one seed: over the cells)."""
-    seeds = sorted(rows["seed"].unique())
+    t-interval over seeds where every seed trained the same cells (:func:`seeds_balanced`);
+    else over the cells, each at its seed mean)."""
     pub = lambda r: q.published_fig1_map(arch, r[["k1", "k2"]].to_numpy())  # noqa: E731
-    if len(seeds) >= 2:
+    if seeds_balanced(rows):
         per = [np.abs(g["test_acc"].to_numpy() - pub(g)).mean() for _, g in rows.groupby("seed")]
         return evidence.t_interval(per, bounds=(0, 1))
     c = _cells(rows)
@@ -172,19 +195,19 @@ def map_pearson(rows: pd.DataFrame, arch: str) -> evidence.Interval:
 
 
 def train_fit(rows: pd.DataFrame) -> evidence.Interval:
-    """Mean final training accuracy over the trained cells (over seeds where there are two)."""
-    seeds = sorted(rows["seed"].unique())
-    if len(seeds) >= 2:
+    """Mean final training accuracy over the trained cells (the interval over seeds where they
+    are :func:`seeds_balanced`, else over the cells)."""
+    if seeds_balanced(rows):
         return evidence.t_interval([g["train_acc"].mean() for _, g in rows.groupby("seed")], bounds=(0, 1))
     return evidence.runs_interval(_cells(rows)["train_acc"], (0, 1), "cells")
 
 
 def frequency_gap(rows: pd.DataFrame, arch: str, low: int, high: int) -> evidence.Interval:
     """Mean test accuracy on the trained cells with max(|k1|, |k2|) <= low minus on >= high
-    (one seed: its interval paired per cell with ``arch``'s published map, which the claims
-    compare it with on the same cells)."""
-    seeds = sorted(rows["seed"].unique())
-    if len(seeds) >= 2:
+    (seeds :func:`seeds_balanced`: a t-interval over seeds; else the cells' seed means, the
+    interval paired per cell with ``arch``'s published map, which the claims compare it with on
+    the same cells)."""
+    if seeds_balanced(rows):
         gaps = [q.band_means(g["test_acc"].to_numpy()[None], g[["k1", "k2"]].to_numpy(), low, high)["gap"][0]
                 for _, g in rows.groupby("seed")]
         return evidence.t_interval(gaps, bounds=(-1, 1))

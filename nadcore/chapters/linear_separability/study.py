@@ -440,7 +440,7 @@ class Study:
         rows = {}
         for a, r in big.items():
             rows[self.network(a, widths.get(a))] = {
-                "cells": r[["k1", "k2"]].drop_duplicates().shape[0], "seeds": r["seed"].nunique(),
+                "cells": r[["k1", "k2"]].drop_duplicates().shape[0], "seeds": bundled.seeds_per_cell(r),
                 "mean |ours - published|": bundled.map_distance(r, a).value,
                 "Pearson": bundled.map_pearson(r, a).value,
                 "gap": bundled.frequency_gap(r, a, self.low, self.high).value,
@@ -457,7 +457,7 @@ class Study:
     def _bundle_settings(bundle, width, rows) -> dict:
         """A campaign claim's settings: the width, seeds and bundle, and how many of its runs
         trained in bf16 autocast."""
-        settings = {"width": int(width), "seeds": int(rows["seed"].nunique()), "bundle": bundle.title()}
+        settings = {"width": int(width), "seeds": bundled.seeds_per_cell(rows), "bundle": bundle.title()}
         if "precision" in rows and (rows["precision"] == "bf16").any():
             settings["runs in bf16 autocast"] = int((rows["precision"] == "bf16").sum())
         return settings
