@@ -81,13 +81,15 @@ def precision_gap(table: pd.DataFrame) -> evidence.Interval:
 
 
 def recipe_check(frame: pd.DataFrame | None, arch: str, width: int, cells, recipes) -> pd.DataFrame:
-    """The ``cells`` of ``arch`` at ``width`` trained with each of ``recipes`` (seed-mean test
-    accuracy, one column per recipe) beside the published map; only the cells every recipe
-    has."""
+    """The ``cells`` of ``arch`` at ``width`` trained with each of ``recipes`` (test accuracy, one
+    column per recipe) beside the published map; only the cells every recipe has, and on them
+    the seeds every recipe has (the recipes compared on the same data and initialisations; the
+    mean where those are several)."""
     if frame is None:
         return pd.DataFrame()
-    cols = {r: on_cells(select(frame, arch, width, r), cells).groupby(["k1", "k2"])["test_acc"].mean()
-            for r in recipes}
+    rows = {r: on_cells(select(frame, arch, width, r), cells) for r in recipes}
+    seeds = set.intersection(*(set(v["seed"]) for v in rows.values())) if rows else set()
+    cols = {r: v[v["seed"].isin(seeds)].groupby(["k1", "k2"])["test_acc"].mean() for r, v in rows.items()}
     t = pd.DataFrame(cols).dropna()
     if len(t):
         t["published"] = q.published_fig1_map(arch, list(t.index))
