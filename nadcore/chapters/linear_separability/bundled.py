@@ -151,6 +151,11 @@ def _cells(rows: pd.DataFrame) -> pd.DataFrame:
     return rows.groupby(["k1", "k2"], as_index=False)[["test_acc", "train_acc"]].mean()
 
 
+def _problem(rows: pd.DataFrame) -> list[str]:
+    """The columns that name a run's problem: its cell (Fig. 1) or its NAD index and sigma."""
+    return [c for c in ("k1", "k2", "nad_index", "sigma") if c in rows and rows[c].notna().any()]
+
+
 def seeds_balanced(rows: pd.DataFrame) -> bool:
     """Whether the rows hold two or more seeds that each trained the same cells: then a quantity
     over the cells has one value per seed, and its interval is over the seeds. A campaign adds
@@ -160,11 +165,6 @@ def seeds_balanced(rows: pd.DataFrame) -> bool:
     keys = _problem(rows)
     cells = [frozenset(map(tuple, g[keys].to_numpy().tolist())) for _, g in rows.groupby("seed")]
     return len(cells) >= 2 and len(set(cells)) == 1
-
-
-def _problem(rows: pd.DataFrame) -> list[str]:
-    """The columns that name a run's problem: its cell (Fig. 1) or its NAD index and sigma."""
-    return [c for c in ("k1", "k2", "nad_index", "sigma") if c in rows and rows[c].notna().any()]
 
 
 def seeds_per_cell(rows: pd.DataFrame) -> int | str:
