@@ -27,14 +27,16 @@ sys.path.insert(0, str(ROOT))
 
 
 def _executor(a):
-    """(executor, window, closer) from the arguments: in-process, a process pool, Dask or Slurm."""
+    """(executor, window, closer) from the arguments: in-process, a process pool, Dask or Slurm.
+    ``closer(interrupted)``: after a kill or ^C (``interrupted``), a process pool stops at once
+    (its jobs in flight are lost, as the bundle's ledger says), instead of finishing them."""
     if a.dask:
         from distributed import Client, LocalCluster
 
         if a.dask.startswith("local:"):
             saved = dict(os.environ)  # Dask's nanny sets OMP/MKL/..._NUM_THREADS=1 here for its workers
 
-            def close():
+            def close(interrupted=False):
                 client.close()
                 cluster.close()
                 os.environ.clear()
@@ -46,20 +48,20 @@ def _executor(a):
             return client, int(a.dask[6:]), close
         client = Client(a.dask)
         n = max(1, sum(w.get("nthreads", 1) for w in client.scheduler_info()["workers"].values()))
-        return client, n, client.close
+        return client, n, lambda interrupted=False: client.close()
     if a.slurm:
         import submitit
 
         ex = submitit.AutoExecutor(folder=a.slurm)
         ex.update_parameters(timeout_min=int(a.slurm_timeout), **({"slurm_partition": a.slurm_partition}
                                                                    if a.slurm_partition else {}))
-        return ex, int(a.window or 64), lambda: None
+        return ex, int(a.window or 64), lambda interrupted=False: None
     if a.workers > 1:
-        from nadcore.book.runner import make_executor
+        from nadcore.book.runner import make_executor, stop_executor
 
         ex = make_executor(a.workers)
-        return ex, a.workers, ex.shutdown
-    return None, 1, lambda: None
+        return ex, a.workers, lambda interrupted=False: stop_executor(ex) if interrupted else ex.shutdown()
+    return None, 1, lambda interrupted=False: None
 
 
 def main(argv=None) -> int:
@@ -180,14 +182,17 @@ def main(argv=None) -> int:
     executor, window, close = _executor(a)
     # a kill (a time limit's SIGTERM) ends the session as ^C does: the ledger records it
     on_term = signal.signal(signal.SIGTERM, lambda *_: sys.exit("killed by SIGTERM"))
+    interrupted = True
     try:
         prov = cp.run(tasks, settings, cache=cache, out=out, device=device, budget=a.budget, executor=executor,
                       window=window, argv=sys.argv[1:] if argv is None else list(argv), wait=a.wait)
+        interrupted = False
     except (ValueError, cp.BundleBusy) as e:
+        interrupted = False
         print(f"error: {e}", file=sys.stderr)
         return 2
     finally:
-        close()
+        close(interrupted)
         signal.signal(signal.SIGTERM, on_term)
     for fig, st in prov["figures"].items():
         print(f"{fig}: {st['runs_done']} runs in the bundle" + (" (complete)" if st.get("complete") else ""))

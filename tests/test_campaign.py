@@ -469,3 +469,24 @@ def test_a_background_campaign_yields_to_other_sessions():
     lead = subprocess.run([sys.executable, "-c", "import os; os.setsid(); " + code], capture_output=True,
                           text=True, check=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
     assert lead.stdout.split("\n")[0] == out[0]
+
+
+def test_a_killed_campaign_stops_its_worker_processes_at_once():
+    """After a kill, the campaign's process pool stops with its jobs in flight (they are lost,
+    as the ledger says) instead of finishing them: shutdown() alone would wait out this job's
+    ten minutes, as it waited out a DenseNet-121 job's half hour."""
+    import time
+
+    from nadcore.book.runner import make_executor, stop_executor
+
+    ex = make_executor(2)
+    job = ex.submit(time.sleep, 600)
+    deadline = time.monotonic() + 120
+    while not job.running() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    workers = list(ex._processes.values())
+    assert job.running() and workers
+    start = time.monotonic()
+    stop_executor(ex)
+    assert time.monotonic() - start < 60
+    assert not any(p.is_alive() for p in workers)

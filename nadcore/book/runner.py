@@ -40,7 +40,7 @@ import torch
 
 from nadcore.book.cache import Cache
 
-__all__ = ["Job", "run_jobs", "JobsInterrupted", "collect", "make_executor", "as_completed",
+__all__ = ["Job", "run_jobs", "JobsInterrupted", "collect", "make_executor", "stop_executor", "as_completed",
            "call_on_threads", "job_threads"]
 
 
@@ -195,3 +195,13 @@ def make_executor(workers: int | None):
 
     return cf.ProcessPoolExecutor(int(workers), mp_context=mp.get_context("spawn"),
                                   initializer=_single_thread)
+
+
+def stop_executor(executor: cf.ProcessPoolExecutor) -> None:
+    """Stop a process pool now: its worker processes end with the jobs they were running (which
+    are lost: nothing of theirs was stored) and no queued job starts. ``shutdown()`` alone waits
+    for the running jobs, up to the length of a job (40 minutes for some of the campaign's), so a
+    killed campaign would linger that long."""
+    for proc in list((getattr(executor, "_processes", None) or {}).values()):
+        proc.terminate()
+    executor.shutdown(wait=True, cancel_futures=True)
