@@ -490,3 +490,18 @@ def test_a_killed_campaign_stops_its_worker_processes_at_once():
     stop_executor(ex)
     assert time.monotonic() - start < 60
     assert not any(p.is_alive() for p in workers)
+
+
+def test_a_poisoning_job_has_the_same_identity_on_every_machine(monkeypatch):
+    """Figs. 7 and 8 train on the published NADs completed to a basis; completing it is float
+    linear algebra whose last bits differ between CPUs (a Zen 4 and a Zen 5 EPYC disagreed), so
+    their jobs are named by the published NADs, not by the basis: the same ids, the same ledger."""
+    tasks, _ = campaigns.plan("cpu", stages=[21])
+    ids = [cp.bundle_id(t, j) for t in tasks for j in t.jobs]
+    real = campaigns.complete_basis
+    monkeypatch.setattr(campaigns, "complete_basis", lambda nads: real(nads) * (1 + 1e-12))
+    again, _ = campaigns.plan("cpu", stages=[21])
+    assert [cp.bundle_id(t, j) for t in again for j in t.jobs] == ids
+    assert not np.array_equal(again[0].jobs[1].data["nads"], tasks[0].jobs[1].data["nads"])
+    prov = json.loads((REPO / "results" / "cpu" / "provenance.json").read_text())
+    assert all(i in prov["jobs"] for i in ids)  # the committed ledger knows every one of them

@@ -63,6 +63,7 @@ from nadcore.data.cifar import cifar_data_key, load_cifar10
 from nadcore.nads import complete_basis
 from nadcore.nads.published import load_published_nads, published_fig1_map
 from nadcore.nets import REGISTRY, spec_width, width_name, width_spec
+from nadcore.runtime import digest
 from nadcore.train.recipe import AUTOCAST
 
 __all__ = ["CAMPAIGNS", "CPU", "PAPER", "TINY", "CHAPTER", "CIFAR_CHAPTER", "US_CHAPTER", "PROFILE_FIGURES",
@@ -517,7 +518,10 @@ def _cifar_task(stage: dict, n: int, fields: dict, spec: str, seeds: list[int], 
     data_spec = dict(root=None, subset_root=None, download=False, max_train=cfg["max_train"],
                      max_test=cfg["max_test"])
     data_key = cifar_data_key(load_cifar10(**data_spec))
-    U = complete_basis(load_published_nads(arch).nads)
+    published = load_published_nads(arch).nads
+    U = complete_basis(published)
+    # the jobs name the basis by its source, the same on every machine (see cifar10.cifar_jobs)
+    source = {"published": arch, "published_digest": digest(np.asarray(published)), "completed": "complete_basis"}
     train = {"epochs": epochs, **{k: cfg[k] for k in ("max_lr", "momentum", "weight_decay", "batch_size")}}
     jobs = []
     for seed in seeds:
@@ -525,7 +529,7 @@ def _cifar_task(stage: dict, n: int, fields: dict, spec: str, seeds: list[int], 
             experiment, index = _experiment(label)
             (job,) = cifar10.cifar_jobs(spec, [experiment if index is None else (experiment, index)], seeds=[seed],
                                         nads=U, data_spec=data_spec, data_key=data_key, train=train, eps=cfg["eps"],
-                                        nads_key={"published": arch}, device=device)
+                                        nads_key=source, device=device)
             job.config["runs"] = [[label, int(seed)]]
             jobs.append(job)
     task = Task(figure=figure, chapter=CIFAR_CHAPTER, arch=arch, spec=spec, width=fields["width"],

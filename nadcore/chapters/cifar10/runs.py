@@ -31,11 +31,14 @@ def cifar_jobs(model, experiments, *, seeds, nads: np.ndarray, data_spec: dict, 
                train: dict, eps: float = 0.05, nads_key: dict | None = None, device="auto"):
     """One :class:`nadcore.book.runner.Job` per experiment: ``"clean"``, ``("poison", i)`` or
     ``"flip"``, each training ``model`` once per seed. ``nads``: the full (D, D) NAD basis (rows),
-    identified in the cache key by its digest (plus ``nads_key``, e.g. where it comes from);
-    ``data_key``: what identifies the data (:func:`nadcore.data.cifar.cifar_data_key`);
-    ``data_spec``: how the worker loads the images (:func:`nadcore.data.cifar.load_cifar10_spec`);
-    ``train``: epochs, max_lr, momentum, weight_decay, batch_size."""
-    basis = {"digest": digest(np.asarray(nads)), **(nads_key or {})}
+    identified in the cache key by its digest, or by ``nads_key`` where one is given: what the
+    basis is computed from (the published NADs of a network and their file's digest), for a
+    key that is the same on every machine (the basis's own bits are not: completing it is float
+    linear algebra, whose last bits differ between CPUs); ``data_key``: what identifies the data
+    (:func:`nadcore.data.cifar.cifar_data_key`); ``data_spec``: how the worker loads the images
+    (:func:`nadcore.data.cifar.load_cifar10_spec`); ``train``: epochs, max_lr, momentum,
+    weight_decay, batch_size."""
+    basis = dict(nads_key) if nads_key else {"digest": digest(np.asarray(nads))}
     jobs = []
     for e in experiments:
         kind, index = (e, None) if isinstance(e, str) else (e[0], int(e[1]))
