@@ -228,6 +228,19 @@ def phase_transition_index(indices, acc, chance: float = 0.5):
 # --------------------------------------------------------------------------------------------
 # Experiment 1: D(v1) (+) D(v2)
 # --------------------------------------------------------------------------------------------
+def _seed_grid(frame: pd.DataFrame, axes: list[str], keys, what: str) -> tuple[list, dict]:
+    """A tidy frame of runs as arrays (seeds, *axes): the sorted values of ``seed`` and of each
+    of ``axes``, and ``{key: array}``; every seed must have run ``what`` (every combination of
+    the axes' values) once."""
+    levels = [sorted(int(x) for x in frame[c].unique()) for c in ["seed", *axes]]
+    grid = frame.set_index(["seed", *axes]).sort_index()
+    full = pd.MultiIndex.from_product(levels)
+    if len(grid) != len(full) or not grid.index.equals(full):
+        raise ValueError(f"the runs must cover {what} for every seed, once")
+    shape = tuple(map(len, levels))
+    return levels, {k: grid[k].to_numpy(dtype=np.float64).reshape(shape) for k in keys}
+
+
 @dataclass
 class ConcatGridResult:
     """Per seed (axis 0) and pair of NAD indices (rows: v1, columns: v2): test accuracy with both
@@ -253,14 +266,9 @@ class ConcatGridResult:
     def from_frame(cls, frame: pd.DataFrame, model: str, settings: dict | None = None) -> "ConcatGridResult":
         """The result whose :meth:`frame` is ``frame`` (every seed with every pair of its grid),
         without cross-sections (a campaign bundle keeps only their ``angle``)."""
-        seeds = sorted(int(x) for x in frame["seed"].unique())
-        i1s, i2s = (sorted(int(x) for x in frame[c].unique()) for c in ("v1_index", "v2_index"))
-        grid = frame.set_index(["seed", "v1_index", "v2_index"]).sort_index()
-        full = pd.MultiIndex.from_product([seeds, i1s, i2s])
-        if len(grid) != len(full) or not grid.index.equals(full):
-            raise ValueError("the runs must cover every pair of the NAD grid for every seed, once")
+        (seeds, i1s, i2s), arr = _seed_grid(frame, ["v1_index", "v2_index"], CONCAT_KEYS,
+                                            "every pair of the NAD grid")
         shape = (len(seeds), len(i1s), len(i2s))
-        arr = {k: grid[k].to_numpy(dtype=np.float64).reshape(shape) for k in CONCAT_KEYS}
         return cls(model=model, indices1=i1s, indices2=i2s, seeds=seeds, **arr,
                    sections=np.zeros((*shape, 0, 0), np.float32), a=np.zeros(0), b=np.zeros(0),
                    settings=dict(settings or {}))
@@ -402,13 +410,7 @@ class CifarDVResult:
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, model: str, settings: dict | None = None) -> "CifarDVResult":
         """The result whose :meth:`frame` is ``frame`` (every seed at every NAD index)."""
-        seeds = sorted(int(x) for x in frame["seed"].unique())
-        indices = sorted(int(x) for x in frame["nad_index"].unique())
-        grid = frame.set_index(["seed", "nad_index"]).sort_index()
-        full = pd.MultiIndex.from_product([seeds, indices])
-        if len(grid) != len(full) or not grid.index.equals(full):
-            raise ValueError("the runs must cover every NAD index for every seed, once")
-        arr = {k: grid[k].to_numpy(dtype=np.float64).reshape(len(seeds), len(indices)) for k in CIFAR_KEYS}
+        (seeds, indices), arr = _seed_grid(frame, ["nad_index"], CIFAR_KEYS, "every NAD index")
         return cls(model=model, indices=indices, seeds=seeds, **arr, settings=dict(settings or {}))
 
     def values(self, key: str, index: int) -> np.ndarray:
