@@ -96,6 +96,12 @@ def test_cli_usage_errors(book, capsys):
     assert "matches no chapter" in capsys.readouterr().err
     assert bb.main(["--root", str(book), "-p", "modle", "x", "--no-html"]) == 2
     assert "no selected chapter has a parameter 'modle'" in capsys.readouterr().err
+    # a checkout without `bash scripts/install.sh` would render pages without MathJax: refused
+    # before any chapter runs, not after them
+    assert bb.main(["--root", str(book)]) == 2
+    err = capsys.readouterr().err
+    assert "run `bash scripts/install.sh` first" in err and "mathjax/tex-mml-chtml.js" in err
+    assert not (book / "book" / "executed").exists()
 
 
 def test_failing_cell_names_chapter_cell_and_line(book, tmp_path):

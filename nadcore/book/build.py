@@ -49,6 +49,8 @@ ROOT = Path(__file__).resolve().parents[2]  # the repository: chapters/, book/, 
 PROFILES = ("smoke", "cpu", "paper")
 KERNEL_NAME = "python3"
 SCORECARD = "scorecard"
+#: the offline web assets the pages load (``_config.yml``), installed by ``scripts/install.sh``
+WEB_ASSETS = ("mathjax/tex-mml-chtml.js", "html-manager/embed-amd.js", "requirejs/require.js")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -300,6 +302,13 @@ def build_html(root: Path = ROOT, toc: Path | None = None) -> int:
 # ---------------------------------------------------------------------------------------------
 # Command line
 # ---------------------------------------------------------------------------------------------
+def missing_web_assets(root: Path = ROOT) -> list[str]:
+    """The web assets of :data:`WEB_ASSETS` that ``root/book/static/vendor/`` lacks: without them
+    the pages render with raw TeX and no widgets."""
+    vendor = root / "book" / "static" / "vendor"
+    return [a for a in WEB_ASSETS if not (vendor / a).is_file()]
+
+
 def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python scripts/build_book.py", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -346,6 +355,11 @@ def main(argv: list[str] | None = None) -> int:
             raise ChapterError("give the profile with --profile, not -p profile")
         selected = select_chapters(chapters, args.chapters)
         plans = _plan(selected, user_params, args.profile) if not args.no_execute else []
+        missing = [] if args.no_html else missing_web_assets(root)
+        if missing:  # found now, not after the chapters' half hour
+            raise ChapterError(f"book/static/vendor/ lacks the pages' web assets ({', '.join(missing)}): "
+                               "run `bash scripts/install.sh` first, or pass --no-html to execute the "
+                               "chapters without rendering them")
     except ChapterError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
