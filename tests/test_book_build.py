@@ -18,7 +18,6 @@ import pytest
 from conftest import REPO, _load_build_book, book_root, chapter_sources
 
 bb = _load_build_book()
-VENDOR = REPO / "book" / "static" / "vendor"
 
 # (tag, attribute) pairs whose URL the browser fetches when the page loads
 FETCHED = {("script", "src"), ("link", "href"), ("img", "src"), ("iframe", "src"),
@@ -56,8 +55,9 @@ def is_remote(url: str) -> bool:
 @pytest.fixture(scope="session")
 def built_book(smoke):
     """(html dir, {stem: Reference}, jupyter-book exit status) of the smoke book."""
-    if not (VENDOR / "mathjax" / "tex-mml-chtml.js").exists():
-        pytest.fail("book/static/vendor/ is missing its web assets: run `bash scripts/install.sh`")
+    missing = bb.missing_web_assets(REPO)
+    if missing:
+        pytest.fail(f"book/static/vendor/ is missing {', '.join(missing)}: run `bash scripts/install.sh`")
     refs = {r.chapter.stem: r for r in smoke.all_references()}
     root = smoke.base / "book-root"
     shutil.rmtree(root, ignore_errors=True)
