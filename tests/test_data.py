@@ -75,6 +75,24 @@ def test_authors_signal_is_balanced_with_half_the_margin():
         directional_dataset(v, 10, generator=None)
 
 
+@pytest.mark.parametrize("n", [1, 511, 1300])
+@pytest.mark.parametrize("signal", ["paper", "authors"])
+def test_directional_dataset_has_the_plain_expressions_bits(n, signal):
+    """Computed in place, block by block: bit for bit the one-line expression of D(v)."""
+    v = torch.randn(3, 8, 8, generator=torch.Generator().manual_seed(n))
+    x, y = directional_dataset(v, n, 2.5, 0.75, generator=torch.Generator().manual_seed(3), signal=signal)
+    g = torch.Generator().manual_seed(3)
+    flat = (v.double() / v.double().norm()).float().reshape(-1)
+    if signal == "paper":
+        y0, s = torch.randint(0, 2, (n,), generator=g) * 2 - 1, 0.75
+    else:
+        y0, s = torch.cat([torch.ones(n - n // 2), -torch.ones(n // 2)]).long(), 0.375
+    w = torch.randn((n, flat.numel()), generator=g, dtype=torch.float32) * 2.5
+    w = w - (w @ flat)[:, None] * flat[None, :]
+    plain = w + s * y0.to(torch.float32)[:, None] * flat[None, :]
+    assert torch.equal(y, y0) and torch.equal(x, plain.reshape(n, 3, 8, 8))
+
+
 def test_train_and_test_are_independent_draws_of_the_requested_sizes():
     v = fourier_basis_vector(0, 2)
     xtr, ytr, xte, yte = directional_train_test(v, 300, 120, 3.0, 1.0, generator=torch.Generator().manual_seed(1))
