@@ -77,8 +77,9 @@ def directional_job(config: dict, vectors, device: str = "auto"):
         autocast = None  # side by side, bf16 is for the GPU
     check_trainer(trainer)
     d, K = config["data"], int(config.get("outputs", 1))
-    models, xs, ys, xts, yts, gens, dgens = [], [], [], [], [], [], []
-    for v, (label, seed) in zip(vectors, config["runs"]):
+    models, ys, yts, gens, dgens = [], [], [], [], []
+    R = len(config["runs"])
+    for i, (v, (label, seed)) in enumerate(zip(vectors, config["runs"])):
         s = _run_seed(int(seed), config.get("tag", ""), label)
         x, y, xt, yt = directional_train_test(v, int(d["n_train"]), int(d["n_test"]), float(d["sigma"]),
                                               float(d["epsilon"]), generator=generator(s, 0),
@@ -86,7 +87,10 @@ def directional_job(config: dict, vectors, device: str = "auto"):
         if K == 2:  # the authors' two outputs: class 0 is y = +1
             y, yt = (y < 0).long(), (yt < 0).long()
         models.append(build_model(config["model"], v.shape[0], K, v.shape[-1], seed=(s, 1), check=False))
-        xs.append(x), ys.append(y), xts.append(xt), yts.append(yt)
+        if i == 0:  # the runs' inputs as rows of one array: the trainers take it without a copy
+            xs, xts = x.new_empty((R, *x.shape)), xt.new_empty((R, *xt.shape))
+        xs[i], xts[i] = x, xt
+        ys.append(y), yts.append(yt)
         gens.append(generator(s, 2))
         dgens.append(generator(s, 3, device=dev))
     if trainer == "side_by_side":
