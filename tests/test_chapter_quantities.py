@@ -135,6 +135,26 @@ def _study():
     return Study(ch)
 
 
+def test_a_spot_check_trains_at_its_networks_own_budget_a_fifth_of_the_bundles_steps_or_less():
+    from types import SimpleNamespace
+
+    from nadcore.book import profiles
+    from nadcore.chapters.linear_separability import runs as sep
+    from nadcore.chapters.linear_separability.study import Study
+
+    cfg = profiles.resolve("03_linear_separability", "cpu")
+    study = Study(SimpleNamespace(cfg=cfg, seeds=[0], cache=None, executor=lambda: None, device="cpu",
+                                  profile="cpu", paper_cfg=profiles.resolve("03_linear_separability", "paper")))
+    budgets = cfg["spot_train"]
+    bundle_steps = sep.steps_per_run(cfg["recipes"]["authors"])
+    for arch in cfg["spot_cells"]:
+        s = study.spot_settings(arch)
+        assert s["epochs"] == budgets.get(arch, budgets["default"])["epochs"]
+        assert s["max_lr"] == cfg["recipes"]["authors"]["max_lr"] and s["n_test"] == cfg["spot_n_test"]
+        assert sep.steps_per_run(s) <= bundle_steps / 5, arch  # the chapter's "a fifth or less"
+    assert study.spot_settings("resnet18")["epochs"] == budgets["default"]["epochs"]
+
+
 def test_full_width_claims_are_named_so_and_count_only_on_cells_the_published_map_has_hard():
     from types import SimpleNamespace
 
