@@ -123,28 +123,23 @@ def test_headline_counts_the_papers_claims_only_and_says_what_it_leaves_out():
     assert "1 come from a committed campaign bundle" in text and "1 are inconclusive" in text
 
 
-def _study():
+def _study(profile="smoke"):
     from types import SimpleNamespace
 
     from nadcore.book import profiles
     from nadcore.chapters.linear_separability.study import Study
 
-    ch = SimpleNamespace(cfg=profiles.resolve("03_linear_separability", "smoke"), seeds=[0], cache=None,
-                         executor=lambda: None, device="cpu", profile="smoke",
+    ch = SimpleNamespace(cfg=profiles.resolve("03_linear_separability", profile), seeds=[0], cache=None,
+                         executor=lambda: None, device="cpu", profile=profile,
                          paper_cfg=profiles.resolve("03_linear_separability", "paper"))
     return Study(ch)
 
 
 def test_a_spot_check_trains_at_its_networks_own_budget_a_fifth_of_the_bundles_steps_or_less():
-    from types import SimpleNamespace
-
-    from nadcore.book import profiles
     from nadcore.chapters.linear_separability import runs as sep
-    from nadcore.chapters.linear_separability.study import Study
 
-    cfg = profiles.resolve("03_linear_separability", "cpu")
-    study = Study(SimpleNamespace(cfg=cfg, seeds=[0], cache=None, executor=lambda: None, device="cpu",
-                                  profile="cpu", paper_cfg=profiles.resolve("03_linear_separability", "paper")))
+    study = _study("cpu")
+    cfg = study.cfg
     budgets = cfg["spot_train"]
     bundle_steps = sep.steps_per_run(cfg["recipes"]["authors"])
     for arch in cfg["spot_cells"]:
