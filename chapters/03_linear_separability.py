@@ -337,8 +337,10 @@ for claim, kw in study.width_stand_in(agree, bundle, widths, big).items():
 # lands on the same side of 0.6 as the bundle's run: one cell the network learns, one it does
 # not. Each network's budget is the fewest epochs at which four seeds all reached 0.75 on the
 # learned cells: another CPU rounds differently, which moves a run as another seed would, so the
-# check should not turn on it. Fig. 3's LeNet without pooling (below) is checked on a cell where
-# the pooled LeNet is blind and one where it sees; without pooling it should learn both.
+# check should not turn on it. DenseNet-121 trains live in bf16 autocast, as its bundle runs did,
+# on a CPU with bf16 instructions (`spot_autocast`; float32 elsewhere): the budget column says
+# which. Fig. 3's LeNet without pooling (below) is checked on a cell where the pooled LeNet is
+# blind and one where it sees; without pooling it should learn both.
 
 # %% tags=["nbval-check-output", "near-chance"]
 spots = study.spot_checks(bundle, widths)

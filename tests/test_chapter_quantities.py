@@ -150,6 +150,21 @@ def test_a_spot_check_trains_at_its_networks_own_budget_a_fifth_of_the_bundles_s
     assert study.spot_settings("resnet18")["epochs"] == budgets["default"]["epochs"]
 
 
+def test_a_spot_check_trains_in_its_bundles_precision_only_where_the_cpu_runs_it_natively(monkeypatch):
+    from nadcore import runtime
+
+    study = _study("cpu")
+    monkeypatch.setattr(runtime, "native_bf16", lambda: ["amx_bf16"])
+    assert study.spot_settings("densenet121")["autocast"] == "bf16"
+    assert study.spot_budget(study.spot_settings("densenet121")).endswith("1 epochs, bf16 autocast")
+    assert "autocast" not in study.spot_settings("resnet18")  # its bundle runs are float32
+    monkeypatch.setattr(runtime, "native_bf16", lambda: [])
+    assert "autocast" not in study.spot_settings("densenet121")  # emulated bf16 would be slower
+    assert study.spot_budget(study.spot_settings("densenet121")) == "10,000 samples x 1 epochs"
+    monkeypatch.setattr(runtime, "native_bf16", lambda: ["amx_bf16"])
+    assert "autocast" not in _study("smoke").spot_settings("densenet121")  # one reference on every CPU
+
+
 def test_full_width_claims_are_named_so_and_count_only_on_cells_the_published_map_has_hard():
     from types import SimpleNamespace
 

@@ -33,7 +33,9 @@ The paper's big networks on the cpu profile: the committed bundle of campaign ``
 bundle has its runs at the chapter's settings and seeds (else the chapter trains it);
 ``spot_cells`` of each are re-run live at ``spot_train`` (n_train, epochs; the rest of the
 authors' recipe) with ``spot_n_test`` test samples, and must land on the bundle's side of
-``spot_threshold``.
+``spot_threshold``; ``spot_autocast``: the networks whose live runs train in that autocast
+precision, as their bundle runs did, where the device runs it natively (a GPU, or a CPU with
+:data:`nadcore.runtime.BF16_FLAGS`; float32 elsewhere).
 """
 _LENET = dict(n_train=10000, epochs=20, max_lr=0.5, momentum=0.0, weight_decay=0.0, batch_size=128)
 # the follow-up paper's ResNet-18 recipe (its appendix): the campaign's recipe check trains it beside
@@ -79,6 +81,12 @@ PAPER = dict(grid=16, sigma=3.0, epsilon=1.0, signal="paper", outputs=2, n_test=
                          "lenet_nopool": dict(n_train=10000, epochs=4),
                          "densenet121": dict(n_train=10000, epochs=1)},
              spot_n_test=2000, spot_threshold=0.6,
+             # DenseNet-121's bundle runs are bf16, and so are its live ones where bf16 is native:
+             # its spot cells at 1 epoch, seeds 0-3, two one-thread workers (2026-12-02, Intel Xeon
+             # with AMX, idle): (0, 0) 0.792, 0.879, 0.870, 0.810 in float32 and 0.815, 0.844,
+             # 0.890, 0.782 in bf16 (mean |diff| 0.026, inside the seeds' spread); (2, -8)
+             # 0.474-0.511 and 0.490-0.505; the eight runs took 500 s in float32, 336 s in bf16
+             spot_autocast={"densenet121": "bf16"},
              # the big networks' recipe: the authors' released directional_bias.py trains every
              # network with LeNet's call (20 epochs, max_lr 0.5, no momentum); the follow-up's
              # ResNet-18 recipe is the alternative the campaign measures on a few cells
@@ -102,5 +110,5 @@ SMOKE = dict(n_test=256, seeds=2, chunk=16, workers=1, fig1_every=4, contrast_ce
              fig6_gradient_indices=[0, 1, 800, 1000],
              fig2_cells=[[0, 0], [-16, 8]], fig2_train=dict(n_train=256, epochs=2),
              fig3_cells=[[0, 4], [0, 8]], fig6_indices=[0, 1, 800, 1000],
-             spot_train={"default": dict(n_train=256, epochs=1)}, spot_n_test=256,
+             spot_train={"default": dict(n_train=256, epochs=1)}, spot_n_test=256, spot_autocast={},
              train={"default": dict(_LENET, n_train=256, epochs=2)})

@@ -16,6 +16,7 @@ import pandas as pd
 
 from nadcore.book.evidence import MUCH, accuracy_interval, difference_interval, exact_value, fisher_interval
 from nadcore.book.evidence import runs_interval as evidence_runs
+from nadcore import runtime
 from nadcore.book import bundles
 from nadcore.book.explorer import direction_explorer
 from nadcore.chapters import campaigns
@@ -625,16 +626,25 @@ class Study:
             for c, acc in zip(cells, live["test_acc"][0]):
                 out.append({"network": self.network(arch, widths.get(arch)), "arch": arch, "k1": c[0], "k2": c[1],
                             "bundle": have[c], "live": float(acc),
-                            "live budget": f"{s['n_train']:,} samples x {s['epochs']} epochs"})
+                            "live budget": self.spot_budget(s)})
         return pd.DataFrame(out)
 
     def spot_settings(self, arch: str) -> dict:
         """The campaign's settings (the authors' recipe, one network at a time) at the spot
-        check's budget ``spot_train`` and ``spot_n_test`` test samples."""
+        check's budget ``spot_train`` and ``spot_n_test`` test samples; in ``spot_autocast``'s
+        precision where this device runs it natively."""
         c = self.cfg
+        autocast = c["spot_autocast"].get(arch)
+        native = str(self.ch.device).startswith("cuda") or bool(runtime.native_bf16())
         return ({k: c[k] for k in ("sigma", "epsilon", "signal")} | {"n_test": c["spot_n_test"]}
                 | c["recipes"]["authors"] | c["spot_train"].get(arch, c["spot_train"]["default"])
-                | {"trainer": "many", "channels_last": True})
+                | {"trainer": "many", "channels_last": True} | ({"autocast": autocast} if autocast and native else {}))
+
+    @staticmethod
+    def spot_budget(settings: dict) -> str:
+        """A spot check's budget in words: samples, epochs and, where not float32, precision."""
+        precision = f", {settings['autocast']} autocast" if settings.get("autocast") else ""
+        return f"{settings['n_train']:,} samples x {settings['epochs']} epochs{precision}"
 
     def spot_networks(self, spots: pd.DataFrame) -> list[str]:
         """The networks with spot checks in ``spots``."""
