@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from nadcore.book.claim_rows import headline, limits  # noqa: E402
+from nadcore.book.claim_rows import headline, kind_of, limits, settled_text  # noqa: E402
 from nadcore.book.evidence import KINDS, VERDICTS  # noqa: E402
 
 
@@ -84,7 +84,9 @@ def main(argv=None) -> int:
             "Execution times: not in the scorecard (they are in the build's notebooks: --executed).")
     lines += ["", f"{when} Kernel path: {', '.join(paths)}."]
     kinds = list(dict.fromkeys([k for k in KINDS if any((c.get("kind") or "paper") == k for c in claims)]))
-    lines += ["", f"{headline(claims)}.", "", limits(claims)]
+    lines += ["", f"{headline(claims)}.", ""]
+    lines += [f"- {settled_text(claims, k)}." for k in ("paper", "follow-up") if any(kind_of(c) == k for c in claims)]
+    lines += ["", limits(claims)]
     if a.coverage:
         from nadcore.chapters.campaigns import coverage_lines
 

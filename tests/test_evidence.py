@@ -132,3 +132,117 @@ def test_within_criterion_is_the_papers_value_plus_minus_a_tolerance():
     assert c.verdict(iv(0.15, 0.20))[0] == "inconclusive"
     with pytest.raises(ValueError, match="center"):
         Criterion("gap", "within", 0.05)
+
+
+# --------------------------------------------------------------------------------------------
+# Verdicts that do not depend on the CPU, and what would decide an undecided one
+# --------------------------------------------------------------------------------------------
+def _interval_with(mean: float, sd: float, n: int):
+    """A t-interval over ``n`` values with exactly this mean and sample standard deviation."""
+    z = np.linspace(-1.0, 1.0, n)
+    z = (z - z.mean()) / z.std(ddof=1)
+    return t_interval(mean + sd * z)
+
+
+def test_an_interval_decides_only_beyond_its_cpu_margin():
+    from nadcore.book.evidence import cpu_margin
+
+    crit = Criterion("q", ">=", 0.5)
+    iv = _interval_with(0.62, 0.05, 4)  # half-width 3.18 * 0.025 = 0.080, margin one se = 0.025
+    assert cpu_margin(iv) == pytest.approx(0.025)
+    assert iv.low == pytest.approx(0.62 - 0.0796, abs=1e-3)
+    assert crit.verdict(iv)[0] == "reproduced"  # low 0.540 clears 0.5 by more than the margin
+    near = _interval_with(0.59, 0.05, 4)  # low 0.510: clears 0.5, but by less than the margin
+    v, why = crit.verdict(near)
+    assert near.low > 0.5 and v == "inconclusive" and "CPU margin" in why
+    # ... and the same interval moved as another CPU's rounding would move it (within one se) is
+    # inconclusive too, on both sides: the verdict cannot flip between reproduced and not
+    for shift in (-0.02, 0.0, 0.02):
+        moved = _interval_with(0.59 + shift, 0.05, 4)
+        assert crit.verdict(moved)[0] in ("inconclusive", "reproduced")
+    far = _interval_with(0.38, 0.05, 4)  # high 0.460: below 0.5 by more than the margin
+    assert crit.verdict(far)[0] == "not reproduced"
+    below = _interval_with(0.41, 0.05, 4)  # high 0.490 < 0.5, by less than the margin
+    assert below.high < 0.5 and crit.verdict(below)[0] == "inconclusive"
+
+
+def test_a_closed_form_at_its_bound_is_at_it_on_every_cpu():
+    # 0.5 computed as 0.5000000000000013 on one CPU and 0.4999999999999989 on another
+    for v in (0.5000000000000013, 0.4999999999999989, 0.5):
+        assert Criterion("Bayes accuracy", "<=", 0.5).verdict(exact_value(v))[0] == "reproduced"
+        assert Criterion("Bayes accuracy", ">", 0.5).verdict(exact_value(v))[0] == "not reproduced"
+        assert Criterion("acc", "within", 0.1, center=0.4).verdict(exact_value(v))[0] == "reproduced"
+    assert Criterion("Bayes accuracy", "<=", 0.5).verdict(exact_value(0.5001))[0] == "not reproduced"
+
+
+@pytest.mark.parametrize("mean,sd,n,op,threshold", [
+    (0.58, 0.05, 3, ">=", 0.5), (0.45, 0.08, 4, "<=", 0.5), (0.03, 0.04, 5, ">", 0.0)])
+def test_runs_to_decide_gives_the_runs_that_decide_at_the_measured_spread(mean, sd, n, op, threshold):
+    from nadcore.book.evidence import runs_to_decide
+
+    crit = Criterion("q", op, threshold)
+    iv = _interval_with(mean, sd, n)
+    assert crit.verdict(iv)[0] == "inconclusive"
+    settle = runs_to_decide(iv, crit, hours_per_unit=0.5)
+    need = settle["need"]
+    assert settle["unit"] == "seeds" and settle["have"] == n and need > n
+    assert settle["more"] == need - n and settle["hours"] == pytest.approx(0.5 * (need - n))
+    # with that many values of the same mean and spread the verdict is decided; with one fewer not
+    assert crit.verdict(_interval_with(mean, sd, need))[0] == "reproduced"
+    if need - 1 > n:
+        assert crit.verdict(_interval_with(mean, sd, need - 1))[0] == "inconclusive"
+
+
+def test_runs_to_decide_says_when_more_runs_cannot_decide():
+    from nadcore.book.evidence import runs_to_decide
+
+    crit = Criterion("q", ">=", 0.5)
+    on = runs_to_decide(_interval_with(0.5, 0.05, 3), crit)
+    assert on["need"] is None and "on the bound" in on["why"]
+    pre = runs_to_decide(_interval_with(0.7, 0.05, 3), crit, {"the network fitted its training set": False})
+    assert pre["need"] is None and "fitted its training set" in pre["why"]
+    one = runs_to_decide(t_interval([0.6]), crit)
+    assert one["need"] is None and "at least 2" in one["why"]
+
+
+def test_a_row_is_at_the_papers_settings_only_when_nothing_is_reduced():
+    crit, iv = Criterion("q", ">=", 0.5), _interval_with(0.8, 0.01, 3)
+    full = Claim.evaluate("a", "c", "s", crit, iv, trained=True, budget_fraction=1.0, reduced=[])
+    assert full.at_paper_settings and full.reduced == [] and full.to_settle is None
+    short = Claim.evaluate("b", "c", "s", crit, iv, trained=True, budget_fraction=0.2, reduced=[])
+    assert not short.at_paper_settings and short.reduced == ["0.2 of the paper's SGD steps"]
+    unknown = Claim.evaluate("c", "c", "s", crit, iv, trained=True, reduced=[])  # steps not recorded
+    assert not unknown.at_paper_settings
+    narrow = Claim.evaluate("d", "c", "s", crit, iv, trained=False, reduced=["width 16 (paper 64)"],
+                            mc_fraction=0.4)
+    assert not narrow.at_paper_settings
+    assert narrow.reduced == ["width 16 (paper 64)", "0.4 of the paper's random networks"]
+    untrained = Claim.evaluate("e", "c", "s", crit, iv, trained=False, reduced=[])
+    assert untrained.at_paper_settings
+    assert not Claim.evaluate("f", "c", "s", crit, iv, trained=False).at_paper_settings  # reduced not known
+    undecided = Claim.evaluate("g", "c", "s", crit, _interval_with(0.55, 0.05, 3), trained=False, reduced=[],
+                               hours_per_unit=2.0)
+    assert undecided.verdict == "inconclusive" and undecided.to_settle["hours"] > 0
+
+
+def test_paper_settings_reduced_names_each_setting_and_the_width():
+    from nadcore.book.setup import paper_settings_reduced
+
+    paper = {"train": {"lenet": {"n_train": 10000, "epochs": 50}}, "sigma": 3.0}
+    cpu = {"train": {"lenet": {"n_train": 4000, "epochs": 50}}, "sigma": 3.0}
+    assert paper_settings_reduced(cpu, paper, ("train.lenet", "sigma"), "", {}) == [
+        "train.lenet.n_train 4000 (paper 10000)"]
+    assert paper_settings_reduced(paper, paper, ("train.lenet",), "", {}) == []
+    assert paper_settings_reduced(paper, paper, (), "resnet18", {"width": 16}) == ["width 16 (paper 64)"]
+    assert paper_settings_reduced(paper, paper, (), "resnet18", {"width": 64}) == []
+    assert paper_settings_reduced(paper, paper, (), "densenet121", {"width": 8}) == ["width 8 (paper 32)"]
+    assert paper_settings_reduced(paper, paper, (), "", {"width": 8}) == ["width 8"]  # no network: not the paper's
+
+
+def test_a_claims_network_is_the_width_bearing_network_its_id_names():
+    from nadcore.book.claims import specs
+
+    found = specs("03_linear_separability")
+    assert found["fig1-train-fit-densenet121"].network == "densenet121"
+    assert found["fig1-matches-published-resnet18-full-width"].network == "resnet18"
+    assert found["fig1-frequency-gap"].network == ""

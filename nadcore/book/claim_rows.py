@@ -13,7 +13,8 @@ from nadcore.book.evidence import KINDS, number
 
 __all__ = ["FILES_DIR", "KIND_TITLES", "VERDICT_SIGNS", "VERDICT_COLOURS", "VERDICT_MARKERS", "OPS_TEXT",
            "clean_text", "parse_criterion", "kind_of", "profile_of", "num_or_none", "has_interval",
-           "measured_text", "counts", "headline", "limits"]
+           "measured_text", "counts", "headline", "limits", "settled_counts", "settled_text", "reduced_of",
+           "revisions"]
 
 #: folder (beside scorecard.md) for the forest plots and their data
 FILES_DIR = "scorecard_files"
@@ -127,6 +128,59 @@ def headline(claims, kind: str = "paper") -> str:
     mine = [c for c in claims if kind_of(c) == kind]
     return (f"{KIND_TITLES[kind]} reproduced: {sum(c.get('verdict') == 'reproduced' for c in mine)} "
             f"of {len(mine)}")
+
+
+def reduced_of(c: dict) -> list[str]:
+    """What of the row's settings is below the paper's (rows of an older schema: their budget
+    and Monte Carlo fractions, and "settings not recorded")."""
+    if "at_paper_settings" in c:
+        return list(c.get("reduced") or [])
+    return [f"{number(v)} of the paper's {w}" for k, w in (("budget_fraction", "SGD steps"),
+                                                          ("mc_fraction", "random networks"))
+            if (v := num_or_none(c.get(k))) is not None and v < 0.999] + ["settings not recorded against the paper's"]
+
+
+def settled_counts(claims, kind: str = "paper") -> dict:
+    """The five counts of the headline for the claims of ``kind``: reproduced and not reproduced,
+    each at the paper's settings (``at_paper_settings``) and at reduced ones (keys
+    ``reproduced_paper``, ``reproduced_reduced``, ``not_reproduced_paper``,
+    ``not_reproduced_reduced``), and ``undecided``
+    (inconclusive); with the CPU hours their ``to_settle`` rows give, how many of the undecided
+    have such a cost, and how many more runs of the same kind cannot decide."""
+    mine = [c for c in claims if kind_of(c) == kind]
+    at = [bool(c.get("at_paper_settings")) for c in mine]
+    out = {f"{v.replace(' ', '_')}_{where}": sum(c.get("verdict") == v and a == (where == "paper")
+                                                 for c, a in zip(mine, at))
+           for v in ("reproduced", "not reproduced") for where in ("paper", "reduced")}
+    undecided = [c for c in mine if c.get("verdict") not in ("reproduced", "not reproduced")]
+    settle = [c.get("to_settle") or {} for c in undecided]
+    hours = [num_or_none(t.get("hours")) for t in settle]
+    out.update({"undecided": len(undecided), "total": len(mine),
+                "hours": round(sum(h for h in hours if h is not None), 1),
+                "priced": sum(h is not None for h in hours),
+                "decidable": sum(t.get("need") is not None for t in settle)})
+    return out
+
+
+def settled_text(claims, kind: str = "paper") -> str:
+    """The five counts in one sentence (:func:`settled_counts`)."""
+    n = settled_counts(claims, kind)
+    title = KIND_TITLES[kind]
+    undecided = f"{n['undecided']} undecided"
+    if n["undecided"]:
+        bits = [f"{n['decidable']} of them decidable by more seeds, cells or groups at the measured spread"]
+        if n["priced"]:
+            bits.append(f"{number(n['hours'])} CPU hours for the {n['priced']} whose cost per run is known")
+        undecided += " (" + "; ".join(bits) + ")"
+    return (f"{title}: {n['reproduced_paper']} reproduced at the paper's settings, "
+            f"{n['reproduced_reduced']} at reduced settings; "
+            f"{n['not_reproduced_paper']} not reproduced at the paper's settings, "
+            f"{n['not_reproduced_reduced']} at reduced settings; {undecided}")
+
+
+def revisions(claims) -> list[dict]:
+    """The rows whose criterion was revised from an earlier reading of the sentence."""
+    return [c for c in claims if c.get("revised")]
 
 
 def _reduced(c: dict) -> bool:

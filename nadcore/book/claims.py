@@ -10,8 +10,11 @@ history of the claims modules is the history of the criteria).
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 from nadcore.book.evidence import ClaimSpec
 from nadcore.book.profiles import chapter_module
+from nadcore.nets.registry import OPTIONS
 
 __all__ = ["specs", "spec"]
 
@@ -30,8 +33,18 @@ def specs(chapter: str) -> dict[str, ClaimSpec]:
     for s in mod.CLAIMS:
         if s.id in out:
             raise ValueError(f"claims of {chapter}: claim {s.id!r} is registered twice")
-        out[s.id] = s
+        out[s.id] = _with_network(s)
     return out
+
+
+def _with_network(s: ClaimSpec) -> ClaimSpec:
+    """``s`` with its ``network``: where the spec names none, the registry network with a width
+    option that its id names (``fig1-train-fit-resnet18`` -> ``resnet18``), whose full width a
+    row's ``width`` setting is compared with."""
+    if s.network:
+        return s
+    found = next((t for t in s.id.split("-") if t in OPTIONS), "")
+    return replace(s, network=found) if found else s
 
 
 def spec(chapter: str, id: str) -> ClaimSpec:

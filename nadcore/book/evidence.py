@@ -22,6 +22,18 @@ they state one. After the run the quantity comes with a 95% :class:`Interval`:
   did not fit its training set, or sits at chance where the claim needs it to have learned), or
   there are too few seeds for an interval.
 
+The same code and seeds must give the same verdict on every CPU (:func:`cpu_margin`). Another
+CPU's kernels round differently, and SGD carries that rounding into every trained run, which then
+moves as a run of a nearby seed does; so an interval decides a verdict only when it clears the
+criterion's bound by one standard error of its value (the interval's half-width over its t or z
+quantile), and one that ends nearer to the bound than that is inconclusive on every CPU. An exact
+value (a closed form, no interval) is compared with the bound up to float rounding
+(:data:`ROUNDING`): a closed form equal to its bound is equal to it on every CPU.
+
+An inconclusive row says what would decide it (:func:`runs_to_decide`): how many seeds, cells or
+Monte Carlo groups the measured spread says would take the interval, and its CPU margin, clear of
+the bound, and what they cost where the cost per run is known.
+
 Comparisons between two quantities (which estimator predicts better?) are criteria on their
 paired per-seed difference: a winner is named only when the difference's interval excludes 0.
 
@@ -44,7 +56,8 @@ __all__ = ["VERDICTS", "KINDS", "EVIDENCE", "MUCH", "Interval", "t_interval", "a
            "jackknife_interval", "exact_value", "runs_interval", "difference_interval", "paired_gap_interval",
            "correlation_interval", "spearman", "Criterion", "ClaimSpec", "Claim", "CLAIM_KEYS",
            "write_claims", "read_claims", "seed_mean_halfwidth", "format_fixed", "seed_summary",
-           "number", "fill_placeholders", "UNBOUNDED"]
+           "number", "fill_placeholders", "UNBOUNDED", "ROUNDING", "cpu_margin", "runs_to_decide",
+           "SETTLE_CAP"]
 
 VERDICTS = ("reproduced", "not reproduced", "inconclusive")
 #: what a claim is: a statement of the NAD paper, of its follow-up, a question a reviewer asked,
@@ -63,8 +76,31 @@ MUCH = 10.0
 CLAIM_KEYS = ("id", "chapter", "kind", "source", "paper", "paper_value", "paper_value_source",
               "value", "ci_low", "ci_high", "seeds", "groups", "trained", "budget_fraction",
               "mc_fraction", "verdict", "settings", "criterion", "band", "interval", "note",
-              "kernel_path", "profile")
+              "kernel_path", "profile", "at_paper_settings", "reduced", "to_settle", "revised")
 UNBOUNDED = (-math.inf, math.inf)
+#: relative float rounding within which an exact value counts as equal to its bound (closed forms
+#: and Monte Carlo statistics differ between CPUs by far less; trained values by far more)
+ROUNDING = 1e-9
+#: the most independent values :func:`runs_to_decide` proposes; past it a claim is called
+#: undecidable by more runs of the same kind
+SETTLE_CAP = 1000
+
+
+def _quantile(n: int) -> float:
+    """The two-sided 95% quantile behind an interval of ``n`` independent values (Student's t with
+    n - 1 degrees of freedom; the normal 1.96 where n is unknown)."""
+    return float(student_t.ppf(0.975, n - 1)) if n and n >= 2 else 1.959963984540054
+
+
+def cpu_margin(iv: "Interval") -> float:
+    """How far an interval must clear a criterion's bound for its verdict to hold on every CPU:
+    one standard error of the value, ``half-width / quantile`` (another CPU moves each trained run
+    as a nearby seed would, so the mean moves by about its standard error); 0 for an exact value,
+    which :data:`ROUNDING` covers instead (see the module docstring)."""
+    lo, hi = iv.low, iv.high
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo == hi:
+        return 0.0
+    return (hi - lo) / 2 / _quantile(int(iv.n))
 
 
 def number(v) -> str:
@@ -273,27 +309,95 @@ class Criterion:
         return (t, math.inf) if self.op in (">=", ">") else (-math.inf, t)
 
     def verdict(self, iv: Interval, preconditions: dict[str, bool] | None = None) -> tuple[str, str]:
-        """``(verdict, reason)`` for the interval ``iv`` (see the module docstring)."""
+        """``(verdict, reason)`` for the interval ``iv`` (see the module docstring): decided only
+        where the whole interval clears the bound by :func:`cpu_margin`."""
         failed = [name for name, ok in (preconditions or {}).items() if not ok]
         if failed:
             return "inconclusive", "precondition not met: " + "; ".join(failed)
         lo, hi = iv.low, iv.high
         if not (math.isfinite(lo) and math.isfinite(hi)):
             return "inconclusive", "no interval (fewer than 2 independent values)"
-        what = "the value" if lo == hi else "the whole interval"
+        m = cpu_margin(iv)
+        exact = lo == hi
+        what = "the value" if exact else "the whole interval"
+        near = ("" if exact else f" by less than its CPU margin ({number(m)}, one standard error)")
         if self.op == "within":
             a, b = self.band
-            if a <= lo and hi <= b:
+            if exact:
+                lo = hi = _snap(_snap(lo, a), b)
+            if a <= lo - m and hi + m <= b:
                 return "reproduced", f"{what} lies within the paper's value +- the tolerance"
-            if hi < a or lo > b:
+            if hi + m < a or lo - m > b:
                 return "not reproduced", f"{what} lies outside the paper's value +- the tolerance"
+            if (a <= lo and hi <= b) or hi < a or lo > b:
+                return "inconclusive", f"the interval clears the edge of the tolerance band{near}"
             return "inconclusive", "the interval overlaps the edge of the tolerance band"
-        holds = _OPS[self.op]
-        if holds(lo, self.threshold) and holds(hi, self.threshold):
+        holds, t = _OPS[self.op], float(self.threshold)
+        if exact:
+            lo = hi = _snap(lo, t)
+        if holds(lo - m, t) and holds(lo + m, t) and holds(hi - m, t) and holds(hi + m, t):
             return "reproduced", f"{what} satisfies the criterion"
-        if not holds(lo, self.threshold) and not holds(hi, self.threshold):
+        if not any(holds(x, t) for x in (lo - m, lo + m, hi - m, hi + m)):
             return "not reproduced", f"{what} violates the criterion"
+        if holds(lo, t) == holds(hi, t):
+            return "inconclusive", f"the interval {'satisfies' if holds(lo, t) else 'violates'} the criterion{near}"
         return "inconclusive", "the interval straddles the threshold"
+
+
+def _snap(x: float, bound: float) -> float:
+    """``x``, or ``bound`` where ``x`` equals it up to float rounding (:data:`ROUNDING`)."""
+    return bound if math.isfinite(bound) and abs(x - bound) <= ROUNDING * max(1.0, abs(bound)) else x
+
+
+def runs_to_decide(iv: Interval, criterion: Criterion, preconditions: dict | None = None,
+                   hours_per_unit: float | None = None, cap: int = SETTLE_CAP) -> dict:
+    """What would decide an inconclusive claim, from its measured spread (a power calculation):
+    ``{"unit", "have", "need", "more", "hours", "why"}``. ``need``: the fewest independent values
+    (seeds, cells, indices or Monte Carlo groups, as ``iv.unit`` and its method say) at which the
+    interval, with the same mean and spread per value, would clear the criterion's nearest bound
+    by its CPU margin too (``(quantile(n) + 1) * sd / sqrt(n) < distance``); None where no number
+    up to ``cap`` does (the value sits on the bound) or where there is no spread to go by.
+    ``hours``: ``more * hours_per_unit`` where the cost of one more value is known."""
+    unit = "seeds" if iv.unit == "seeds" else "values" if iv.unit == "values" else _unit_name(iv.method)
+    out = {"unit": unit, "have": int(iv.n), "need": None, "more": None, "hours": None, "why": ""}
+    failed = [name for name, ok in (preconditions or {}).items() if not ok]
+    if failed:
+        out["why"] = "meet the precondition first: " + "; ".join(failed)
+        return out
+    lo, hi, v, n = iv.low, iv.high, iv.value, int(iv.n)
+    if not (math.isfinite(lo) and math.isfinite(hi)) or n < 2 or lo == hi:
+        out["why"] = "a spread to go by: at least 2 independent values (more seeds, cells or groups)"
+        return out
+    a, b = criterion.band
+    edges = [e for e in (a, b) if math.isfinite(e)]
+    distance = min(abs(v - e) for e in edges)
+    sd = (hi - lo) / 2 / _quantile(n) * math.sqrt(n)
+    if distance <= 0 or sd <= 0:
+        out["why"] = "the value lies on the bound: more runs of the same kind cannot decide it"
+        return out
+    need = next((k for k in range(n, cap + 1) if (_quantile(k) + 1) * sd / math.sqrt(k) < distance), None)
+    if need is None:
+        out["why"] = (f"the value lies {number(distance)} from the bound, within the spread of {cap} "
+                      f"{unit}: more runs of the same kind cannot decide it")
+        return out
+    more = max(need - n, 1)
+    out.update(need=max(need, n + 1), more=more,
+               hours=None if hours_per_unit is None else round(more * float(hours_per_unit), 2),
+               why=f"{more} more {_SINGULAR.get(unit, unit) if more == 1 else unit} at the measured spread (sd {number(sd)} per value, "
+                   f"{number(distance)} from the bound)")
+    return out
+
+
+_SINGULAR = {"seeds": "seed", "cells": "cell", "indices": "index", "groups": "group", "runs": "run",
+             "points": "point", "monte carlo groups": "Monte Carlo group", "values": "value"}
+
+
+def _unit_name(method: str) -> str:
+    m = (method or "").lower()
+    for word in ("cells", "indices", "monte carlo groups", "points", "runs", "groups"):
+        if word in m:
+            return word
+    return "groups"
 
 
 def fill_placeholders(text, values: dict):
@@ -316,7 +420,14 @@ class ClaimSpec:
     correlation (-1, 1), an overlap (0, 1), a spread (0, inf)); intervals are kept inside it.
     ``tolerance``: for a criterion "within the paper's value", how far from it still counts, and
     why (stated, not computed). ``fitted``: for a calibration claim, the setting that was chosen
-    by matching the very data the claim compares with, and how."""
+    by matching the very data the claim compares with, and how.
+
+    What "at the paper's settings" means for the row (:meth:`Claim.evaluate`): ``network``, the
+    registry name of the architecture whose width the paper fixes (a row's ``width`` setting is
+    compared with its full width); ``paper_settings``, the chapter settings that the claim's runs
+    use beyond SGD steps and random networks (their values on this profile are compared with the
+    paper profile's). ``revised``: why the criterion was changed from an earlier reading of the
+    sentence, shown on the Scorecard."""
 
     id: str
     kind: str
@@ -331,6 +442,9 @@ class ClaimSpec:
     tolerance: str = ""
     trained: bool = True
     fitted: str = ""
+    network: str = ""
+    paper_settings: tuple = ()
+    revised: str = ""
 
     def __post_init__(self):
         if self.kind == "calibration" and not self.fitted:
@@ -387,16 +501,42 @@ class Claim:
     profile: str = ""
     #: the values that satisfy the criterion, [low, high] (None: unbounded on that side)
     band: list = field(default_factory=lambda: [None, None])
+    #: True only where samples, SGD steps, random networks, network and width are the paper's
+    at_paper_settings: bool = False
+    #: what is below the paper's settings, one phrase each ("width 16 (paper 64)", ...)
+    reduced: list = field(default_factory=list)
+    #: on an inconclusive row, what would decide it (:func:`runs_to_decide`); else None
+    to_settle: dict | None = None
+    #: why the criterion was changed from an earlier reading of the sentence ("" if never)
+    revised: str = ""
 
     @classmethod
     def evaluate(cls, id: str, chapter: str, paper: str, criterion: Criterion, interval: Interval,
                  *, trained: bool, budget_fraction: float | None = None, paper_value: float | None = None,
                  preconditions: dict | None = None, settings: dict | None = None, kernel_path: str = "",
                  kind: str = "paper", source: str = "", paper_value_source: str = "",
-                 mc_fraction: float | None = None, profile: str = "", bounds=UNBOUNDED) -> "Claim":
-        """The claim's verdict computed from ``criterion`` and ``interval`` (kept in ``bounds``)."""
+                 mc_fraction: float | None = None, profile: str = "", bounds=UNBOUNDED,
+                 reduced=None, hours_per_unit: float | None = None, revised: str = "") -> "Claim":
+        """The claim's verdict computed from ``criterion`` and ``interval`` (kept in ``bounds``).
+        ``reduced``: the settings below the paper's (None: not known, so not at the paper's
+        settings); the SGD budget and the Monte Carlo fraction below 1 are added to it here.
+        ``hours_per_unit``: CPU hours of one more seed, cell or group, for ``to_settle``."""
         interval = interval.clipped(bounds)
         verdict, reason = criterion.verdict(interval, preconditions)
+        known = reduced is not None
+        reduced = list(reduced or [])
+        if budget_fraction is not None and budget_fraction < 0.999:
+            reduced.append(f"{number(budget_fraction)} of the paper's SGD steps")
+        elif trained and budget_fraction is None:
+            known = False
+        if mc_fraction is not None and mc_fraction < 0.999:
+            reduced.append(f"{number(mc_fraction)} of the paper's random networks")
+        if profile == "smoke":
+            reduced.append("smoke profile")
+        if not known:
+            reduced.append("settings not recorded against the paper's")
+        settle = (runs_to_decide(interval, criterion, preconditions, hours_per_unit)
+                  if verdict == "inconclusive" else None)
         return cls(id=id, chapter=chapter, paper=paper, paper_value=paper_value,
                    value=interval.value, ci_low=interval.low, ci_high=interval.high,
                    seeds=int(interval.n) if interval.unit == "seeds" else 0,
@@ -407,7 +547,8 @@ class Claim:
                    verdict=verdict, settings=dict(settings or {}), criterion=str(criterion),
                    interval=interval.method, note=reason, kernel_path=kernel_path, kind=kind,
                    source=source, paper_value_source=paper_value_source, profile=profile,
-                   band=[_finite_or_none(float(b)) for b in criterion.band])
+                   band=[_finite_or_none(float(b)) for b in criterion.band],
+                   at_paper_settings=not reduced, reduced=reduced, to_settle=settle, revised=revised)
 
     def measured(self) -> Interval:
         """The measured value and its interval."""

@@ -31,7 +31,8 @@ from collections import Counter
 from pathlib import Path
 
 from nadcore.book.claim_rows import (FILES_DIR, KIND_TITLES, OPS_TEXT, VERDICT_SIGNS, clean_text, counts, headline,
-                                     kind_of, limits, measured_text, num_or_none, parse_criterion, profile_of)
+                                     kind_of, limits, measured_text, num_or_none, parse_criterion, profile_of,
+                                     reduced_of, revisions, settled_text)
 from nadcore.book.evidence import VERDICTS, number
 from nadcore.book.forest import FOREST_COLUMNS, forest_plot
 
@@ -83,6 +84,8 @@ def claim_title(c: dict) -> str:
         parts.append(f"paper\u00a0{number(pv)}")
     if profile_of(c) == "paper":
         parts.append("paper\u00a0scale")
+    if kind_of(c) in ("paper", "follow-up"):
+        parts.append("at\u00a0the\u00a0paper's\u00a0settings" if c.get("at_paper_settings") else "reduced\u00a0settings")
     return f"{badge(c.get('verdict', 'inconclusive'))} {{ref}}`{c['id']} <claim-{c['id']}>` \u00b7 " + \
         " \u00b7 ".join(parts)
 
@@ -127,6 +130,15 @@ def claim_details(c: dict) -> list[str]:
         cost.append(f"{m} of the paper's random networks")
     if cost:
         lines.append("- **Budget**: " + "; ".join(cost))
+    reduced = reduced_of(c)
+    lines.append("- **At the paper's settings**: " + ("yes (samples, SGD steps, random networks, network and width)"
+                                                      if c.get("at_paper_settings") and not reduced else
+                                                      "no: " + md_escape("; ".join(reduced))))
+    settle = c.get("to_settle")
+    if settle:
+        lines.append("- **To settle**: " + md_escape(settle_text(settle)))
+    if c.get("revised"):
+        lines.append(f"- **Criterion revised**: {md_escape(c['revised'])}")
     run = [f"kind: {md_escape(kind)}"]
     if profile_of(c):
         run.append(f"profile: {md_escape(profile_of(c))}")
@@ -137,6 +149,27 @@ def claim_details(c: dict) -> list[str]:
         run.append("settings: " + ", ".join(f"{md_escape(k)}={md_escape(_setting(v))}" for k, v in settings.items()))
     lines.append("- **Run**: " + "; ".join(run))
     return lines
+
+
+def settle_text(settle: dict) -> str:
+    """A row's ``to_settle`` in words."""
+    need, hours = settle.get("need"), num_or_none(settle.get("hours"))
+    if need is None:
+        return str(settle.get("why") or "")
+    cost = f", about {number(hours)} CPU hours" if hours is not None else ", CPU hours not measured for this row"
+    return (f"{int(need)} {settle.get('unit', 'values')} in all (have {int(settle.get('have') or 0)}){cost}: "
+            f"{settle.get('why', '')}")
+
+
+def revisions_section(claims) -> list[str]:
+    """The criteria revised from an earlier reading of their sentences, with the reasons."""
+    rows = revisions(claims)
+    if not rows:
+        return []
+    lines = ["## Criteria revised", "",
+             "Each criterion tests its sentence at the sentence's strength. These were changed from an "
+             "earlier reading, for the reason given:", ""]
+    return lines + [f"- {{ref}}`{c['id']} <claim-{c['id']}>`: {md_escape(c['revised'])}" for c in rows] + [""]
 
 
 def _setting(v) -> str:
@@ -182,6 +215,7 @@ def summary(claims) -> list[str]:
     if heads:
         lines += [f'<p class="nad-headline">{_html_escape(heads[0])}</p>', ""]
         lines += [f"**{h}**" for h in heads[1:]] + ([""] if heads[1:] else [])
+        lines += [f"- {md_escape(settled_text(claims, k))}" for k in ("paper", "follow-up") if k in by_kind] + [""]
         lines += [md_escape(limits(claims)), ""]
     head = "| kind | " + " | ".join(badge(v) for v in VERDICTS) + " | total |"
     rows = [head, "|---|" + "---:|" * (len(VERDICTS) + 1)]
@@ -242,6 +276,7 @@ def page_text(card: dict, executed: Path | None = None, profile: str | None = No
     lines += [INTRO.format(r=badge("reproduced"), n=badge("not reproduced"), i=badge("inconclusive"))
               + (f" Profile of this build: {md_escape(profile)}." if profile else ""), ""]
     lines += coverage_section(coverage)
+    lines += revisions_section(claims)
     chapters = list(dict.fromkeys(c.get("chapter", "") for c in claims))
     for stem in chapters:
         mine = [c for c in claims if c.get("chapter", "") == stem]

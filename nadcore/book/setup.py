@@ -67,6 +67,62 @@ def _parse_knobs(knobs) -> dict:
     return knobs
 
 
+def _diff(name: str, ours, paper) -> list[str]:
+    """The settings of ``ours`` that differ from ``paper``, one phrase each (nested dicts by
+    their dotted keys)."""
+    if isinstance(ours, dict) and isinstance(paper, dict):
+        return [d for k in dict.fromkeys([*paper, *ours])
+                for d in _diff(f"{name}.{k}", ours.get(k), paper.get(k))]
+    if ours == paper:
+        return []
+    return [f"{name} {evidence.number(ours) if isinstance(ours, (int, float)) else ours} "
+            f"(paper {evidence.number(paper) if isinstance(paper, (int, float)) else paper})"]
+
+
+def paper_settings_reduced(cfg: dict, paper_cfg: dict, keys, network: str, settings: dict) -> list[str]:
+    """What of a claim's settings is not the paper's: each of the chapter settings ``keys`` (dotted
+    for a nested one: ``"train.lenet"``) whose value here differs from the paper profile's, and the row's ``width`` where it is not
+    ``network``'s full width (or where the claim names no network to compare it with)."""
+    from nadcore.nets import spec_width
+
+    def get(d, key):
+        for part in key.split("."):
+            d = d.get(part) if isinstance(d, dict) else None
+        return d
+
+    out = [d for k in keys for d in _diff(k, get(cfg, k), get(paper_cfg, k))]
+    width = settings.get("width")
+    if width is not None:
+        full = spec_width(network) if network else None
+        if full is None or int(width) != int(full):
+            out.append(f"width {int(width)}" + (f" (paper {int(full)})" if full else ""))
+    return out
+
+
+def bundle_hours_per_unit(campaign: str, claim_id: str, network: str, settings: dict, unit: str,
+                          cells=None) -> float | None:
+    """CPU hours of one more seed (``unit`` "seeds": one run on each of the claim's ``cells``) or
+    one more cell, index or group (the bundle's seeds per cell) of a campaign claim, from the
+    median seconds per run of the bundle's ledger for the claim's figure, network and width;
+    None where the ledger has no such run."""
+    import re
+
+    from nadcore.book import bundles
+
+    m = re.match(r"(us-)?fig\d+", claim_id)
+    bundle = bundles.load(campaign) if m and network else None
+    if bundle is None:
+        return None
+    width = settings.get("width")
+    per_run = [float(j["seconds"]) / max(int(j.get("runs", 1)), 1) for j in bundle.provenance.get("jobs", {}).values()
+               if j.get("figure") == m.group(0) and str(j.get("model", "")).split("?")[0] == network
+               and (width is None or j.get("width") == width) and j.get("seconds")]
+    if not per_run:
+        return None
+    runs = int(cells or 1) if unit == "seeds" else int(settings.get("seeds") or 1)
+    return float(np.median(per_run)) * runs / 3600
+
+
 class Chapter:
     """A chapter's run: see the module docstring. Build it with :func:`setup`."""
 
@@ -146,7 +202,8 @@ class Chapter:
               paper_steps: int | None = None, networks: int | None = None,
               paper_networks: int = PUBLISHED_NETWORKS, preconditions: dict | None = None,
               settings: dict | None = None, show: bool = True, trained: bool = True,
-              paper_value: float | None = None, profile: str | None = None, **fill) -> None:
+              paper_value: float | None = None, profile: str | None = None,
+              hours_per_unit: float | None = None, **fill) -> None:
         """Record the scorecard claim ``id`` registered in :mod:`nadcore.book.claims` (its
         statement, kind, criterion and the paper's number come from there; ``fill`` gives the
         values its ``{placeholders}`` name, beside the chapter's settings and parameters).
@@ -158,7 +215,9 @@ class Chapter:
         claim prints only its verdict. (``paper`` and ``criterion`` given here instead of
         registered: an unregistered claim of kind "paper".) ``profile``: what the numbers were
         made on, when not this run: ``"campaign cpu"`` for a committed campaign bundle
-        (:mod:`nadcore.book.bundles`)."""
+        (:mod:`nadcore.book.bundles`). ``hours_per_unit``: CPU hours of one more seed (or cell,
+        or group) of the claim, for its ``to_settle`` (a bundle's claims take it from the
+        bundle's ledger)."""
         profile = profile or self.profile
         values_for_text = {**self.cfg, **self.params, "profile": profile, **fill}
         if paper is None:
@@ -170,16 +229,23 @@ class Chapter:
             pv_source = evidence.fill_placeholders(s.paper_value_source, values_for_text)
             if s.fitted:  # a calibration: what was fitted to what, shown on the scorecard
                 settings = {"fitted": evidence.fill_placeholders(s.fitted, values_for_text), **(settings or {})}
+            network, keys, revised = s.network, s.paper_settings, s.revised
         else:
             statement, crit, kind, source, bounds, pv_source = paper, criterion, "paper", "", evidence.UNBOUNDED, ""
+            network, keys, revised = "", (), ""
         iv = interval if interval is not None else evidence.t_interval(values, bounds=bounds)
         budget = steps / paper_steps if (trained and steps and paper_steps) else None
+        reduced = paper_settings_reduced(self.cfg, self.paper_cfg, keys, network, settings or {})
+        if hours_per_unit is None and (settings or {}).get("bundle") and profile.startswith("campaign "):
+            hours_per_unit = bundle_hours_per_unit(profile.split(" ", 1)[1], id, network, settings or {},
+                                                   iv.unit, fill.get("cells"))
         c = evidence.Claim.evaluate(id, self.name, statement, crit, iv, trained=trained, budget_fraction=budget,
                                     paper_value=paper_value, preconditions=preconditions,
                                     settings={"profile": profile, **(settings or {})},
                                     kernel_path=kernels.path(), kind=kind, source=source,
                                     paper_value_source=pv_source, profile=profile, bounds=bounds,
-                                    mc_fraction=None if networks is None else networks / paper_networks)
+                                    mc_fraction=None if networks is None else networks / paper_networks,
+                                    reduced=reduced, hours_per_unit=hours_per_unit, revised=revised)
         self.claims = [x for x in self.claims if x.id != c.id] + [c]
         if show:
             _show_markdown(f"(claim-{c.id})=\n{c.sentence()}")
