@@ -212,3 +212,35 @@ def test_calibrations_say_what_was_fitted(card, page):
     assert cal and all(c["settings"]["fitted"] for c in cal)
     assert page.count("**Calibration, not evidence**") == len(cal)
     assert "| Calibrations (against data a setting was fitted to) |" in page
+
+
+def test_five_counts_add_up_to_the_headline(card, page):
+    from nadcore.book.claim_rows import settled_counts
+
+    claims = [dict(c) for c in card["claims"]]
+    paper = [c for c in claims if c["kind"] == "paper"]
+    paper[0]["at_paper_settings"], paper[0]["reduced"] = True, []  # one row at the paper's settings
+    n = settled_counts(claims)
+    five = [n[k] for k in ("reproduced_paper", "reproduced_reduced", "not_reproduced_paper",
+                           "not_reproduced_reduced", "undecided")]
+    assert sum(five) == n["total"] == len(paper)
+    assert n["reproduced_paper"] + n["reproduced_reduced"] == sum(c["verdict"] == "reproduced" for c in paper)
+    decided_at_paper = [c for c in paper if c["at_paper_settings"] and c["verdict"] != "inconclusive"]
+    assert n["reproduced_paper"] + n["not_reproduced_paper"] == len(decided_at_paper) >= 1
+    # the page: the five counts under the headline, for the paper and for the follow-up
+    text = sc.page_text({"claims": claims})
+    assert f"Paper claims: {n['reproduced_paper']} reproduced at the paper's settings" in text
+    assert "Follow-up claims: " in text and "undecided" in text
+    assert text.index("nad-headline") < text.index("Paper claims: ")
+
+
+def test_details_say_the_papers_settings_what_would_settle_and_revisions(card):
+    claims = [dict(c) for c in card["claims"]]
+    open_row = next(c for c in claims if c.get("to_settle") and c["to_settle"].get("need"))
+    open_row["to_settle"] = dict(open_row["to_settle"], hours=1.5)
+    claims[0]["revised"] = "was '>= 0.3', a reading stronger than the sentence"
+    text = sc.page_text({"claims": claims})
+    assert "**At the paper's settings**: no: " in text
+    assert f"**To settle**: {open_row['to_settle']['need']} seeds in all" in text and "about 1.5 CPU hours" in text
+    assert "## Criteria revised" in text and f"`{claims[0]['id']} <claim-{claims[0]['id']}>`" in text
+    assert "stronger than the sentence" in text
