@@ -566,9 +566,10 @@ class Claim:
             extra.append(f"budget {self.budget_fraction:.2g} of the paper's SGD steps")
         if self.mc_fraction is not None:
             extra.append(f"{self.mc_fraction:.2g} of the paper's random networks")
-        extra += [r for r in self.reduced if "of the paper's" not in r]
-        if self.at_paper_settings:
-            extra.append("at the paper's settings")
+        if self.kind in EVIDENCE:
+            extra += [r for r in self.reduced if "of the paper's" not in r]
+            if self.at_paper_settings:
+                extra.append("at the paper's settings")
         settle = self.to_settle or {}
         if settle.get("need") is not None:
             extra.append(f"to settle: {settle['need']} {settle['unit']} in all")
