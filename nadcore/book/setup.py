@@ -119,7 +119,8 @@ def bundle_hours_per_unit(campaign: str, claim_id: str, network: str, settings: 
                and (width is None or j.get("width") == width) and j.get("seconds")]
     if not per_run:
         return None
-    runs = int(cells or 1) if unit == "seeds" else int(settings.get("seeds") or 1)
+    seeds = [int(x) for x in re.findall(r"\d+", str(settings.get("seeds") or 1))] or [1]
+    runs = int(cells or 1) if unit == "seeds" else max(seeds)  # "1-3 per cell": a new cell gets 3
     return float(np.median(per_run)) * runs / 3600
 
 

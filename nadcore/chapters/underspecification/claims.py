@@ -53,9 +53,12 @@ CLAIMS = [
         id="us-fig3-mlp-simplicity", kind="follow-up", source=f"{FU}, Sec. 4, Fig. 3",
         statement="An MLP always prefers to solve binary CIFAR-10 (+) D(v) with the linearly separable "
                   "D(v) channel rather than with the CIFAR-10 channels (simplicity bias), at every NAD index.",
-        quantity="smallest D(v)-only accuracy over the NAD indices", op=">=", threshold=0.90,
-        bounds=(0.0, 1.0), tolerance="'always prefers': the D(v) channel used at every tested index, at the "
-                                     "strength of the CNNs' 'uses the D(v) channel' claims (0.9)"),
+        quantity="smallest, over the NAD indices, D(v)-only minus CIFAR-only accuracy", op=">", threshold=0.0,
+        bounds=(-1.0, 1.0), tolerance="'always prefers': the D(v) channel alone beats the CIFAR-10 channels alone "
+                                      "at every tested index",
+        revised="was 'smallest D(v)-only accuracy >= 0.9', a generalisation threshold the sentence does not set: "
+                "'prefers' compares the two channels, so the D(v) channel alone must beat the CIFAR-10 channels "
+                "alone at every index"),
 ]
 
 for m, name in (("lenet", "LeNet"), ("resnet18", "ResNet-18")):
@@ -74,7 +77,9 @@ for m, name in (("lenet", "LeNet"), ("resnet18", "ResNet-18")):
             bounds=(0.0, 1.0), paper_value=0.5,
             paper_value_source="follow-up, Sec. 3: the network 'completely neglects the information in the "
                                "channel with the higher NAD index' (chance on a binary problem)",
-            tolerance=CHANCE),
+            tolerance=CHANCE,
+            revised="now needs the network to have learned the problem at that pair (mean test accuracy with "
+                    "both channels >= 0.6): a network that learned nothing neglects every channel"),
         ClaimSpec(
             id=f"us-fig2-{m}-switch", kind="follow-up", source=f"{FU}, Sec. 3, appendix B",
             statement=f"With v1 late and v2 early, {name} relies on channel 2 although its margin is half "
@@ -115,8 +120,14 @@ for m, name in (("lenet", "LeNet"), ("resnet18", "ResNet-18")):
             id=f"us-fig3-{m}-dv-early", kind="follow-up", source=f"{FU}, Sec. 4, Fig. 3",
             statement=f"When v is one of its first NADs, {name} solves binary CIFAR-10 (+) D(v) with the "
                       "D(v) channel.",
-            quantity="D(v)-only accuracy at v = u_{first}", op=">=", threshold=0.90, bounds=(0.0, 1.0),
-            tolerance=USES),
+            quantity="accuracy with all channels minus D(v)-only accuracy at v = u_{first}", op="within",
+            threshold=0.05, bounds=(-1.0, 1.0), paper_value=0.0,
+            paper_value_source="follow-up, Sec. 4: 'these networks only fit the information in the D(v) "
+                               "channel' (the same accuracy with and without the CIFAR-10 channels)",
+            tolerance="+- 5 points when the CIFAR-10 channels are zeroed, as cifar-late's for the D(v) channel",
+            revised="was 'D(v)-only accuracy >= 0.9', a generalisation threshold the sentence does not set: "
+                    "solving the problem with the D(v) channel is a preference, that the CIFAR-10 channels add "
+                    "nothing to it (ResNet-18 at width 16: all channels 0.867, D(v) only 0.860)"),
         ClaimSpec(
             id=f"us-fig3-{m}-cifar-early", kind="follow-up", source=f"{FU}, Sec. 4, Fig. 3",
             statement=f"When v is one of its first NADs, {name} fits only the information in the D(v) "
@@ -134,7 +145,9 @@ for m, name in (("lenet", "LeNet"), ("resnet18", "ResNet-18")):
             paper_value=0.5,
             paper_value_source="follow-up, Sec. 4: 'the networks prefer to use only the CIFAR-10 data' "
                                "(the D(v) channel alone at chance)",
-            tolerance=CHANCE),
+            tolerance=CHANCE,
+            revised="now needs the network to have learned the problem (mean test accuracy with all channels >= "
+                    "0.6): a network that learned nothing ignores every channel"),
         ClaimSpec(
             id=f"us-fig3-{m}-cifar-late", kind="follow-up", source=f"{FU}, Sec. 4, Fig. 3",
             statement=f"When v is one of its last NADs, {name} uses the CIFAR-10 channels instead: switching "
@@ -143,5 +156,8 @@ for m, name in (("lenet", "LeNet"), ("resnet18", "ResNet-18")):
             threshold=0.05, bounds=(-1.0, 1.0), paper_value=0.0,
             paper_value_source="follow-up, Sec. 4: the networks 'use only the CIFAR-10 data' (the same "
                                "accuracy with and without the D(v) channel)",
-            tolerance="+- 5 points when the D(v) channel is zeroed"),
+            tolerance="+- 5 points when the D(v) channel is zeroed",
+            revised="now needs the network to have learned the problem (mean test accuracy with all channels >= "
+                    "0.6): a network at chance with and without the D(v) channel passed (ResNet-18's CIFAR-only "
+                    "accuracy 0.495)"),
     ]

@@ -29,6 +29,9 @@ __all__ = ["Study", "FIT"]
 
 #: training accuracy (over the last epoch) of a network that "fitted its training set"
 FIT = 0.95
+#: the test accuracy at which a network counts as having learned a binary problem (chance 0.5):
+#: a claim that a network ignores one input needs it to have learned through the others
+LEARNED = 0.6
 #: the images of the paper's CIFAR-10 training set
 PAPER_IMAGES = 50000
 FIG2_COLUMNS = {"acc_both": "both", "acc_first": "ch1 only", "acc_second": "ch2 only", "train_acc": "train"}
@@ -256,9 +259,13 @@ class Study:
                     **self._acc_interval(np.mean([r.values("acc_first", *c) for c in row], axis=0)))
 
     def ch1_late(self, m: str, r) -> dict:
-        """Channel-1-only accuracy at (v1, v2) = (u_late, u_early)."""
-        return dict(**self._fitted_at(m, r, [(self.late, self.early)]),
-                    **self._acc_interval(r.values("acc_first", self.late, self.early)), **self._fig2_common(m))
+        """Channel-1-only accuracy at (v1, v2) = (u_late, u_early); it says the network neglects
+        channel 1 only where it learned the problem with both channels."""
+        kw = self._fitted_at(m, r, [(self.late, self.early)])
+        both = float(np.mean(r.values("acc_both", self.late, self.early)))
+        kw["preconditions"][f"{m} learned at (u_{self.late}, u_{self.early}): mean test accuracy with both "
+                            f"channels >= {LEARNED}"] = both >= LEARNED
+        return dict(**kw, **self._acc_interval(r.values("acc_first", self.late, self.early)), **self._fig2_common(m))
 
     def switch(self, m: str, r) -> dict:
         """Channel-2-only accuracy at (v1, v2) = (u_late, u_early)."""
@@ -387,14 +394,26 @@ class Study:
         return out
 
     def mlp_simplicity(self, r) -> dict:
-        """The MLP's smallest D(v)-only accuracy over the NAD indices."""
-        return dict(**self._fig3_interval(r, np.asarray(r.acc_dv).min(axis=1)), **self._fig3_common("mlp", r),
+        """The MLP's smallest margin, over the NAD indices, of its D(v)-only accuracy over its
+        CIFAR-only accuracy (per seed)."""
+        margin = (np.asarray(r.acc_dv) - np.asarray(r.acc_cifar)).min(axis=1)
+        return dict(**self._fig3_interval(r, margin, difference=True), **self._fig3_common("mlp", r),
                     preconditions={"the MLPs fitted their training sets": r.fitted(threshold=FIT)})
 
+    def _fig3_learned(self, m: str, r, i: int) -> dict:
+        """The preconditions that ``m`` fitted its training sets at u_i and learned the problem:
+        its mean test accuracy with all channels at least :data:`LEARNED`."""
+        kw = self._fig3_fitted(m, r, i)
+        kw["preconditions"][f"{m} learned at u_{i}: mean test accuracy with all channels >= {LEARNED}"] = bool(
+            np.mean(r.values("acc_all", i)) >= LEARNED)
+        return kw
+
     def dv_early(self, m: str, r) -> dict:
-        """D(v)-only accuracy at v = u_first."""
-        return dict(**self._fig3_interval(r, r.values("acc_dv", self.first)), **self._fig3_common(m, r),
-                    **self._fig3_fitted(m, r, self.first))
+        """Accuracy with all channels minus D(v)-only accuracy at v = u_first: what the CIFAR-10
+        channels add to the D(v) channel."""
+        diff = r.values("acc_all", self.first) - r.values("acc_dv", self.first)
+        return dict(**self._fig3_interval(r, diff, difference=True), **self._fig3_common(m, r),
+                    **self._fig3_learned(m, r, self.first))
 
     def cifar_early(self, m: str, r) -> dict:
         """CIFAR-only accuracy at v = u_first."""
@@ -402,12 +421,14 @@ class Study:
                     **self._fig3_fitted(m, r, self.first))
 
     def dv_late(self, m: str, r) -> dict:
-        """D(v)-only accuracy at v = u_last."""
+        """D(v)-only accuracy at v = u_last (ignoring the D(v) channel means something only for a
+        network that learned the problem)."""
         return dict(**self._fig3_interval(r, r.values("acc_dv", self.last)), **self._fig3_common(m, r),
-                    **self._fig3_fitted(m, r, self.last))
+                    **self._fig3_learned(m, r, self.last))
 
     def cifar_late(self, m: str, r) -> dict:
-        """Accuracy with all channels minus CIFAR-only accuracy at v = u_last."""
+        """Accuracy with all channels minus CIFAR-only accuracy at v = u_last (for a network that
+        learned the problem: one at chance with and without D(v) passes the difference trivially)."""
         diff = r.values("acc_all", self.last) - r.values("acc_cifar", self.last)
         return dict(**self._fig3_interval(r, diff, difference=True), **self._fig3_common(m, r),
-                    **self._fig3_fitted(m, r, self.last))
+                    **self._fig3_learned(m, r, self.last))
