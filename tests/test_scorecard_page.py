@@ -244,3 +244,8 @@ def test_details_say_the_papers_settings_what_would_settle_and_revisions(card):
     assert f"**To settle**: {open_row['to_settle']['need']} seeds in all" in text and "about 1.5 CPU hours" in text
     assert "## Criteria revised" in text and f"`{claims[0]['id']} <claim-{claims[0]['id']}>`" in text
     assert "stronger than the sentence" in text
+
+
+def test_details_give_the_reading_of_the_sentence(card, page):
+    c = card["claims"][0]
+    assert c["reading"] and f"**Reading of the sentence**: {sc.md_escape(c['reading'])}" in page

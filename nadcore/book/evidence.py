@@ -76,7 +76,7 @@ MUCH = 10.0
 CLAIM_KEYS = ("id", "chapter", "kind", "source", "paper", "paper_value", "paper_value_source",
               "value", "ci_low", "ci_high", "seeds", "groups", "trained", "budget_fraction",
               "mc_fraction", "verdict", "settings", "criterion", "band", "interval", "note",
-              "kernel_path", "profile", "at_paper_settings", "reduced", "to_settle", "revised")
+              "kernel_path", "profile", "at_paper_settings", "reduced", "to_settle", "revised", "reading")
 UNBOUNDED = (-math.inf, math.inf)
 #: relative float rounding within which an exact value counts as equal to its bound (closed forms
 #: and Monte Carlo statistics differ between CPUs by far less; trained values by far more)
@@ -509,6 +509,8 @@ class Claim:
     to_settle: dict | None = None
     #: why the criterion was changed from an earlier reading of the sentence ("" if never)
     revised: str = ""
+    #: how the criterion reads the sentence's words (the spec's tolerance: "'a few' read as ...")
+    reading: str = ""
 
     @classmethod
     def evaluate(cls, id: str, chapter: str, paper: str, criterion: Criterion, interval: Interval,
@@ -516,7 +518,8 @@ class Claim:
                  preconditions: dict | None = None, settings: dict | None = None, kernel_path: str = "",
                  kind: str = "paper", source: str = "", paper_value_source: str = "",
                  mc_fraction: float | None = None, profile: str = "", bounds=UNBOUNDED,
-                 reduced=None, hours_per_unit: float | None = None, revised: str = "") -> "Claim":
+                 reduced=None, hours_per_unit: float | None = None, revised: str = "",
+                 reading: str = "") -> "Claim":
         """The claim's verdict computed from ``criterion`` and ``interval`` (kept in ``bounds``).
         ``reduced``: the settings below the paper's (None: not known, so not at the paper's
         settings); the SGD budget and the Monte Carlo fraction below 1 are added to it here.
@@ -548,7 +551,8 @@ class Claim:
                    interval=interval.method, note=reason, kernel_path=kernel_path, kind=kind,
                    source=source, paper_value_source=paper_value_source, profile=profile,
                    band=[_finite_or_none(float(b)) for b in criterion.band],
-                   at_paper_settings=not reduced, reduced=reduced, to_settle=settle, revised=revised)
+                   at_paper_settings=not reduced, reduced=reduced, to_settle=settle, revised=revised,
+                   reading=reading)
 
     def measured(self) -> Interval:
         """The measured value and its interval."""

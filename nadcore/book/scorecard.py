@@ -101,6 +101,8 @@ def claim_details(c: dict) -> list[str]:
              + (f" ({md_escape(source)})" if source else "") + f": {paper}",
              f"- **Criterion**, fixed before the run: {md_escape(c.get('criterion', ''))}"
              + (f"; {md_escape(c['note'])}" if c.get("note") else "")]
+    if c.get("reading"):
+        lines.append(f"- **Reading of the sentence**: {md_escape(c['reading'])}")
     how = [md_escape(c.get("interval") or "")] if c.get("interval") else []
     seeds, groups = c.get("seeds") or 0, c.get("groups")
     said = (c.get("interval") or "").lower()

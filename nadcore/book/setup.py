@@ -231,9 +231,10 @@ class Chapter:
             if s.fitted:  # a calibration: what was fitted to what, shown on the scorecard
                 settings = {"fitted": evidence.fill_placeholders(s.fitted, values_for_text), **(settings or {})}
             network, keys, revised = s.network, s.paper_settings, s.revised
+            reading = evidence.fill_placeholders(s.tolerance, values_for_text)
         else:
             statement, crit, kind, source, bounds, pv_source = paper, criterion, "paper", "", evidence.UNBOUNDED, ""
-            network, keys, revised = "", (), ""
+            network, keys, revised, reading = "", (), "", ""
         iv = interval if interval is not None else evidence.t_interval(values, bounds=bounds)
         budget = steps / paper_steps if (trained and steps and paper_steps) else None
         reduced = paper_settings_reduced(self.cfg, self.paper_cfg, keys, network, settings or {})
@@ -246,7 +247,8 @@ class Chapter:
                                     kernel_path=kernels.path(), kind=kind, source=source,
                                     paper_value_source=pv_source, profile=profile, bounds=bounds,
                                     mc_fraction=None if networks is None else networks / paper_networks,
-                                    reduced=reduced, hours_per_unit=hours_per_unit, revised=revised)
+                                    reduced=reduced, hours_per_unit=hours_per_unit, revised=revised,
+                                    reading=reading)
         self.claims = [x for x in self.claims if x.id != c.id] + [c]
         if show:
             _show_markdown(f"(claim-{c.id})=\n{c.sentence()}")
