@@ -407,9 +407,22 @@ def test_campaign_view_reads_the_bundle_and_scores_the_resnet_claims(tmp_path, m
     net3, cifar_runs = study.campaign("us-fig3")
     assert cifar_runs["resnet18"].seeds == [0, 1, 2] and net3.claim_ids()[0] == "us-fig3-resnet18-dv-early"
     ev3 = net3.fig3_evidence(cifar_runs)
-    assert ev3["us-fig3-resnet18-dv-early"]["interval"].value == pytest.approx(0.99)
+    # dv-early: what the CIFAR-10 channels add to the D(v) channel (a preference, not a threshold)
+    assert ev3["us-fig3-resnet18-dv-early"]["interval"].value == pytest.approx(0.8 - 0.99)
     assert ev3["us-fig3-resnet18-cifar-late"]["interval"].value == pytest.approx(0.0)
     assert ev3["us-fig3-resnet18-dv-late"]["settings"]["seeds"] == 3
+    assert all(all(ev3[f"us-fig3-resnet18-{c}"]["preconditions"].values()) for c in ("dv-late", "cifar-late"))
+    # a network at chance with and without the D(v) channel learned nothing: its 'late' claims
+    # say nothing about which channel it uses, so their precondition fails
+    from dataclasses import replace
+
+    r3 = cifar_runs["resnet18"]
+    r3 = replace(r3, acc_all=np.full_like(r3.acc_all, 0.5), acc_cifar=np.full_like(r3.acc_cifar, 0.5))
+    for claim in (net3.cifar_late, net3.dv_late):
+        pre = claim("resnet18", r3)["preconditions"]
+        assert not all(pre.values()) and any("learned" in k and not v for k, v in pre.items())
+    pre = net.ch1_late("resnet18", replace(r, acc_both=np.full_like(r.acc_both, 0.5)))["preconditions"]
+    assert any("learned" in k and not v for k, v in pre.items())
 
     for fig in ("us-fig2", "us-fig3"):
         (tmp_path / "cpu" / campaigns.US_CHAPTER / f"{fig}.csv").unlink()
