@@ -246,3 +246,11 @@ def test_a_claims_network_is_the_width_bearing_network_its_id_names():
     assert found["fig1-train-fit-densenet121"].network == "densenet121"
     assert found["fig1-matches-published-resnet18-full-width"].network == "resnet18"
     assert found["fig1-frequency-gap"].network == ""
+
+
+def test_runs_to_decide_never_asks_for_more_cells_than_the_grid_has():
+    from nadcore.book.evidence import Interval, runs_to_decide
+
+    iv = Interval(0.93, 0.80, 1.06, 30, "t-interval over 30 cells", "groups")  # wide: ~800 cells to decide
+    settle = runs_to_decide(iv, Criterion("q", ">=", 0.9))
+    assert settle["unit"] == "cells" and settle["need"] is None and "all there are" in settle["why"]

@@ -241,7 +241,7 @@ def test_details_say_the_papers_settings_what_would_settle_and_revisions(card):
     claims[0]["revised"] = "was '>= 0.3', a reading stronger than the sentence"
     text = sc.page_text({"claims": claims})
     assert "**At the paper's settings**: no: " in text
-    assert f"**To settle**: {open_row['to_settle']['need']} seeds in all" in text and "about 1.5 CPU hours" in text
+    assert f"**To settle**: {open_row['to_settle']['need']} seeds in all" in text and "about 1.5 hours on" in text
     assert "## Criteria revised" in text and f"`{claims[0]['id']} <claim-{claims[0]['id']}>`" in text
     assert "stronger than the sentence" in text
 

@@ -170,7 +170,8 @@ def settled_text(claims, kind: str = "paper") -> str:
     if n["undecided"]:
         bits = [f"{n['decidable']} of them decidable by more seeds, cells or groups at the measured spread"]
         if n["priced"]:
-            bits.append(f"{number(n['hours'])} CPU hours for the {n['priced']} whose cost per run is known")
+            bits.append(f"about {number(n['hours'])} hours, on the machines that made them, for the {n['priced']} "
+                        "whose cost per run is known")
         undecided += " (" + "; ".join(bits) + ")"
     return (f"{title}: {n['reproduced_paper']} reproduced at the paper's settings, "
             f"{n['reproduced_reduced']} at reduced settings; "

@@ -84,6 +84,9 @@ ROUNDING = 1e-9
 #: the most independent values :func:`runs_to_decide` proposes; past it a claim is called
 #: undecidable by more runs of the same kind
 SETTLE_CAP = 1000
+#: the most there are of some units: the cells of the paper's 16x16 Fourier grid, the NAD indices
+#: of a 32x32 input
+UNIT_CAPS = {"cells": 256, "indices": 1024}
 
 
 def _quantile(n: int) -> float:
@@ -375,10 +378,12 @@ def runs_to_decide(iv: Interval, criterion: Criterion, preconditions: dict | Non
     if distance <= 0 or sd <= 0:
         out["why"] = "the value lies on the bound: more runs of the same kind cannot decide it"
         return out
+    cap = min(cap, UNIT_CAPS.get(unit, cap))
     need = next((k for k in range(n, cap + 1) if (_quantile(k) + 1) * sd / math.sqrt(k) < distance), None)
     if need is None:
         out["why"] = (f"the value lies {number(distance)} from the bound, within the spread of {cap} "
-                      f"{unit}: more runs of the same kind cannot decide it")
+                      f"{unit}" + (" (all there are)" if unit in UNIT_CAPS and cap == UNIT_CAPS[unit] else "")
+                      + ": more runs of the same kind cannot decide it")
         return out
     more = max(need - n, 1)
     out.update(need=max(need, n + 1), more=more,

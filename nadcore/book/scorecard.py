@@ -158,7 +158,8 @@ def settle_text(settle: dict) -> str:
     need, hours = settle.get("need"), num_or_none(settle.get("hours"))
     if need is None:
         return str(settle.get("why") or "")
-    cost = f", about {number(hours)} CPU hours" if hours is not None else ", CPU hours not measured for this row"
+    cost = (f", about {number(hours)} hours on {settle.get('on') or 'the machine that made it'}" if hours is not None
+            else ", hours not measured for this row (the build records no cost per run)")
     return (f"{int(need)} {settle.get('unit', 'values')} in all (have {int(settle.get('have') or 0)}){cost}: "
             f"{settle.get('why', '')}")
 

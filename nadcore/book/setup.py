@@ -27,7 +27,7 @@ import torch
 import nadcore
 from nadcore import kernels
 from nadcore.book import claims as claim_specs
-from nadcore.book import evidence, profiles
+from nadcore.book import bundles, evidence, profiles
 from nadcore.book.cache import Cache
 from nadcore.book.nad_jobs import cached_nads
 from nadcore.book.runner import make_executor
@@ -101,26 +101,29 @@ def paper_settings_reduced(cfg: dict, paper_cfg: dict, keys, network: str, setti
 
 def bundle_hours_per_unit(campaign: str, claim_id: str, network: str, settings: dict, unit: str,
                           cells=None) -> float | None:
-    """CPU hours of one more seed (``unit`` "seeds": one run on each of the claim's ``cells``) or
-    one more cell, index or group (the bundle's seeds per cell) of a campaign claim, from the
-    median seconds per run of the bundle's ledger for the claim's figure, network and width;
-    None where the ledger has no such run."""
+    """Hours of one more seed (``unit`` "seeds": as many runs as the bundle's seeds of the claim's
+    figure and network have on average) or one more cell, index or group (the claim's seeds per
+    cell) of a campaign claim, from the median seconds per run in the bundle's ledger for the
+    claim's figure, network and width, on the machines that ran them; None where the ledger has
+    no such run."""
     import re
-
-    from nadcore.book import bundles
 
     m = re.match(r"(us-)?fig\d+", claim_id)
     bundle = bundles.load(campaign) if m and network else None
     if bundle is None:
         return None
     width = settings.get("width")
-    per_run = [float(j["seconds"]) / max(int(j.get("runs", 1)), 1) for j in bundle.provenance.get("jobs", {}).values()
-               if j.get("figure") == m.group(0) and str(j.get("model", "")).split("?")[0] == network
-               and (width is None or j.get("width") == width) and j.get("seconds")]
-    if not per_run:
+    jobs = [j for j in bundle.provenance.get("jobs", {}).values()
+            if j.get("figure") == m.group(0) and str(j.get("model", "")).split("?")[0] == network
+            and (width is None or j.get("width") == width) and j.get("seconds")]
+    if not jobs:
         return None
-    seeds = [int(x) for x in re.findall(r"\d+", str(settings.get("seeds") or 1))] or [1]
-    runs = int(cells or 1) if unit == "seeds" else max(seeds)  # "1-3 per cell": a new cell gets 3
+    per_run = [float(j["seconds"]) / max(int(j.get("runs", 1)), 1) for j in jobs]
+    if unit == "seeds":
+        seeds = {int(x) for j in jobs for x in j.get("seeds", [])}
+        runs = sum(int(j.get("runs", 1)) for j in jobs) / max(len(seeds), 1)
+    else:  # a cell or index more: the claim's seeds per cell ("1-3 per cell": a new cell gets 3)
+        runs = max([int(x) for x in re.findall(r"\d+", str(settings.get("seeds") or 1))] or [1])
     return float(np.median(per_run)) * runs / 3600
 
 
@@ -238,9 +241,12 @@ class Chapter:
         iv = interval if interval is not None else evidence.t_interval(values, bounds=bounds)
         budget = steps / paper_steps if (trained and steps and paper_steps) else None
         reduced = paper_settings_reduced(self.cfg, self.paper_cfg, keys, network, settings or {})
+        where = "this build's CPU"
         if hours_per_unit is None and (settings or {}).get("bundle") and profile.startswith("campaign "):
-            hours_per_unit = bundle_hours_per_unit(profile.split(" ", 1)[1], id, network, settings or {},
-                                                   iv.unit, fill.get("cells"))
+            campaign = profile.split(" ", 1)[1]
+            hours_per_unit = bundle_hours_per_unit(campaign, id, network, settings or {}, iv.unit, fill.get("cells"))
+            bundle = bundles.load(campaign)
+            where = f"the machines of campaign {campaign!r} ({', '.join(bundle.machines())})" if bundle else where
         c = evidence.Claim.evaluate(id, self.name, statement, crit, iv, trained=trained, budget_fraction=budget,
                                     paper_value=paper_value, preconditions=preconditions,
                                     settings={"profile": profile, **(settings or {})},
@@ -249,6 +255,8 @@ class Chapter:
                                     mc_fraction=None if networks is None else networks / paper_networks,
                                     reduced=reduced, hours_per_unit=hours_per_unit, revised=revised,
                                     reading=reading)
+        if c.to_settle is not None and c.to_settle.get("hours") is not None:
+            c.to_settle["on"] = where
         self.claims = [x for x in self.claims if x.id != c.id] + [c]
         if show:
             _show_markdown(f"(claim-{c.id})=\n{c.sentence()}")
