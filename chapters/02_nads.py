@@ -239,9 +239,11 @@ ch.claim("fig5-resnet-comb", **study.resnet_comb())
 
 # %% [markdown]
 # Read on the authors' NADs and the authors' maps, these claims check the authors' artifacts
-# against each other, so the scorecard counts them as checks. The same sentences on this book's
-# own exact-gradient NADs of each full-width network (far fewer random networks than the
-# authors' 10,000; the share is a point estimate of the NADs drawn here) are the evidence:
+# against each other, so the scorecard counts them as checks; the row of our secant NADs of the
+# chapter's model is the paper's claim. The same sentences on this book's own exact-gradient
+# NADs of each full-width network (one evaluation point, far fewer random networks than the
+# authors' 10,000, and not the authors' secant procedure; the share is a point estimate of the
+# NADs drawn here) ask whether the paper's definition, estimated exactly, shows the same:
 
 # %% tags=["nbval-check-output"]
 own = nq.support_table({arch: gallery_gradient[arch] for arch in SUPPORT_NETWORKS})
