@@ -251,8 +251,9 @@ print(own.round(3).to_string())
 
 # %%
 for arch in SUPPORT_NETWORKS:
-    ch.claim(f"fig5-support-gradient-{arch}", **nq.support_evidence(own, arch, "gradient"),
-             networks=gallery_gradient[arch].meta["networks"])
+    n = gallery_gradient[arch].meta["networks"]
+    ch.claim(f"fig5-support-gradient-{arch}",
+             **nq.support_evidence(own, arch, "gradient"), networks=n)
 comb = min(own.loc["resnet18", f"comb NAD {i}"] for i in range(3))
 ch.claim("fig5-resnet-comb-gradient", interval=exact_value(comb, "our gradient NADs"),
          networks=gallery_gradient["resnet18"].meta["networks"], trained=False)

@@ -138,8 +138,14 @@ def texts(outputs) -> list[str]:
 
 ATOL, RTOL = 0.02, 0.05
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?!\w|\.\d)")
+_MARGIN = r"(?: by less than its CPU margin \(#, one standard error\))?"  # numbers are "#" by then
+#: a reason's CPU margin: it comes and goes with the verdict, so it is left out, number and all
+_MARGIN_TEXT = re.compile(r" by less than its CPU margin \([^)]*\)")
 _VERDICT = re.compile(r"\*\*(?:reproduced|not reproduced|inconclusive)\*\*|"
                       r"(?:the value|the whole interval) (?:satisfies|violates) the criterion|"
+                      r"the interval (?:satisfies|violates) the criterion" + _MARGIN + "|"
+                      r"(?:the value|the whole interval) lies (?:within|outside) the paper's value \+- the tolerance|"
+                      r"the interval (?:clears|overlaps) the edge of the tolerance band" + _MARGIN + "|"
                       r"the interval straddles the threshold")
 
 
@@ -180,6 +186,7 @@ def texts_agree(ref: str, got: str, near_chance: bool = False) -> bool:
     (``near_chance``: of a cell tagged so, whose decimals are not compared)."""
     if ref == got:
         return True
+    ref, got = _MARGIN_TEXT.sub("", ref), _MARGIN_TEXT.sub("", got)
     skeleton = [" ".join(_VERDICT.sub("VERDICT", _NUMBER.sub("#", t)).split()) for t in (ref, got)]
     nums = [_numbers(t) for t in (ref, got)]
     return (skeleton[0] == skeleton[1] and len(nums[0]) == len(nums[1])

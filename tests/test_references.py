@@ -96,3 +96,14 @@ def test_checked_cells_are_matched_in_order_not_by_their_first_line():
     moved = [dict(r) for r in ref]
     moved[0], moved[1] = ref[1], ref[0]
     assert differences("01_pooling", nb(moved))
+
+
+def test_a_verdict_that_moves_within_its_cpu_margin_still_agrees():
+    from reference_outputs import texts_agree
+
+    ref = "**reproduced** - X. Measured 0.6 [0.55, 0.65]; the whole interval satisfies the criterion."
+    near = ("**inconclusive** - X. Measured 0.6 [0.55, 0.65]; the interval satisfies the criterion by less "
+            "than its CPU margin (0.0123, one standard error).")
+    band = "**reproduced** - X. Measured 0.6 [0.55, 0.65]; the whole interval lies within the paper's value +- the tolerance."
+    assert texts_agree(ref, near) and texts_agree(near, band)
+    assert not texts_agree(ref, ref.replace("X.", "Y."))  # the wording still counts

@@ -579,9 +579,6 @@ class Claim:
             extra += [r for r in self.reduced if "of the paper's" not in r]
             if self.at_paper_settings:
                 extra.append("at the paper's settings")
-        settle = self.to_settle or {}
-        if settle.get("need") is not None:
-            extra.append(f"to settle: {settle['need']} {settle['unit']} in all")
         paper = "" if self.paper_value is None else f" (paper: {number(self.paper_value)})"
         where = f"{self.source}: " if self.source else ""
         return (f"**{self.verdict}** - {where}{self.paper} Criterion: {self.criterion}. Measured {iv}{paper} "

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import platform
+import re
 import textwrap
 import time
 from pathlib import Path
@@ -33,6 +34,7 @@ from nadcore.book.nad_jobs import cached_nads
 from nadcore.book.runner import make_executor
 from nadcore.nads import METHODS
 from nadcore.nads.published import FIG6_COLUMNS, PUBLISHED_NETWORKS, load_published_nads
+from nadcore.nets import spec_width
 from nadcore.runtime import resolve_device
 
 __all__ = ["Chapter", "setup", "output_root"]
@@ -83,8 +85,6 @@ def paper_settings_reduced(cfg: dict, paper_cfg: dict, keys, network: str, setti
     """What of a claim's settings is not the paper's: each of the chapter settings ``keys`` (dotted
     for a nested one: ``"train.lenet"``) whose value here differs from the paper profile's, and the row's ``width`` where it is not
     ``network``'s full width (or where the claim names no network to compare it with)."""
-    from nadcore.nets import spec_width
-
     def get(d, key):
         for part in key.split("."):
             d = d.get(part) if isinstance(d, dict) else None
@@ -106,8 +106,6 @@ def bundle_hours_per_unit(campaign: str, claim_id: str, network: str, settings: 
     cell) of a campaign claim, from the median seconds per run in the bundle's ledger for the
     claim's figure, network and width, on the machines that ran them; None where the ledger has
     no such run."""
-    import re
-
     m = re.match(r"(us-)?fig\d+", claim_id)
     bundle = bundles.load(campaign) if m and network else None
     if bundle is None:
