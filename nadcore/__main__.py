@@ -16,6 +16,13 @@ architectures or two estimators. ``published:ARCH`` stands for the authors' publ
     python -m nadcore show FILE.npz [FILE2.npz ...] --out nads.png [--n 8 | --indices 0,1,100]
 
 draws NADs in pixel space and their Fourier energy (paper Fig. 5) into an image file.
+
+    python -m nadcore predict --model SPEC [--networks 256] [--seed 0] [--device auto] --out map.csv|map.png
+
+predicts the model's Fig. 1 map from its exact-gradient NADs (:mod:`nadcore.nads.predict`: the
+energy of the gradient covariance along each Fourier direction, 1 for an average direction) and
+writes it as a table (``k1, k2, predicted``) or draws it beside the grid of directions. ``SPEC``
+may also be ``published:ARCH`` (the authors' NADs) or a NAD file from ``nads``.
 """
 from __future__ import annotations
 
@@ -55,6 +62,8 @@ def _number(kind, minimum, what: str):
 
 #: networks of ``nads`` when --networks is not given (the book's cpu profile for LeNet's secant)
 DEFAULT_NETWORKS = 4000
+#: networks of ``predict`` when --networks is not given (chapter 7's cpu profile for the atlas)
+PREDICT_NETWORKS = 256
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -103,6 +112,16 @@ def build_parser() -> argparse.ArgumentParser:
                    default=None)
     s.add_argument("--title", default=None, help="figure title (default: \"NADs: pixel space (top), Fourier energy (bottom)\")")
     s.add_argument("--dpi", type=int, default=150)
+    q = sub.add_parser("predict", help="predict the Fig. 1 map (which directions are learnable) from the NADs")
+    q.add_argument("--model", required=True,
+                   help="a model spec as for `nads` (its exact-gradient NADs are computed), published:ARCH "
+                        "(the authors' NADs) or a NAD file (.npz from `nads`)")
+    q.add_argument("--networks", type=_number(int, 2, "the number of networks"), default=PREDICT_NETWORKS,
+                   help=f"random networks for the gradient NADs (default {PREDICT_NETWORKS})")
+    q.add_argument("--seed", type=int, default=0)
+    q.add_argument("--device", default="auto", help="auto, cpu or cuda")
+    q.add_argument("--out", required=True, help="map.csv (k1, k2, predicted) or an image (.png, .pdf, .svg)")
+    q.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
 
 
@@ -233,6 +252,60 @@ def show(files, out: str, n: int = 8, indices=None, title=None, dpi: int = 150) 
     return out
 
 
+def predict(model: str, out: str, networks: int = PREDICT_NETWORKS, seed: int = 0, device: str = "auto",
+            progress: bool = False) -> tuple[str, dict]:
+    """Write the Fig. 1 map predicted from ``model``'s NADs (:func:`nadcore.nads.predict.predicted_fig1_map`)
+    to ``out`` (.csv: ``k1, k2, predicted``; an image: the map beside the grid of directions);
+    returns ``(out, meta)``."""
+    import time
+
+    import numpy as np
+
+    from nadcore.nads.predict import predicted_fig1_map
+    from nadcore.data.directions import fourier_grid
+
+    ext = os.path.splitext(out)[1].lower().lstrip(".")
+    images = ("png", "pdf", "svg", "jpg", "jpeg")
+    if ext != "csv" and ext not in images:
+        raise CLIError(f"--out {out!r}: write a table (.csv) or an image (.png, .pdf, .svg)")
+    t0 = time.perf_counter()
+    if model.startswith("published:") or model.endswith(".npz"):
+        r = load_nad_file(model)
+    else:
+        try:
+            r = compute_nads(model, (1, 32, 32), networks, seed, "gradient", device=device, progress=progress)
+        except (ModelSpecError, ValueError) as e:
+            raise CLIError(str(e)) from e
+    if r.nads.shape[1] != 1024:
+        raise CLIError(f"{model}: NADs of dimension {r.nads.shape[1]}; the Fig. 1 grid needs 1x32x32 inputs")
+    grid = fourier_grid(32)
+    score = predicted_fig1_map(r, grid)
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    if ext == "csv":
+        k1, k2 = grid.k1.ravel(), grid.k2.ravel()
+        rows = "\n".join(f"{a},{b},{v:.6g}" for a, b, v in zip(k1, k2, score.ravel()))
+        tmp = out + ".part"
+        with open(tmp, "w") as f:
+            f.write("k1,k2,predicted\n" + rows + "\n")
+        os.replace(tmp, out)
+    else:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        from nadcore.chapters.nad_atlas.figures import predicted_beside_directions
+
+        m = r.meta or {}
+        fig = predicted_beside_directions(score, grid, title=f"{model}: Fig. 1 predicted from "
+                                          f"{m.get('networks', '?')} networks' {m.get('method', '')} NADs")
+        fig.savefig(out, dpi=120)
+        plt.close(fig)
+    meta = {"model": model, "networks": (r.meta or {}).get("networks"), "seconds": round(time.perf_counter() - t0, 1),
+            "highest": [int(x) for x in np.unravel_index(np.argmax(score), grid.shape)],
+            "spread_log10": round(float(np.log10(score.max() / score.min())), 3)}
+    return out, meta
+
+
 def _as_images(results: dict) -> dict:
     """nad_grid draws square single-channel NADs; multi-channel ones are summed over channels
     for the pixel view (their Fourier energy is the sum over channels either way)."""
@@ -288,6 +361,14 @@ def main(argv=None) -> int:
         idx = args.indices if args.indices is not None else range(args.n)
         print(f"wrote {out}: NADs {', '.join(map(str, idx))} of {len(args.files)} file(s), "
               "pixel space (top) and Fourier energy (bottom)")
+    elif args.command == "predict":
+        try:
+            out, meta = predict(args.model, args.out, args.networks, args.seed, args.device, not args.quiet)
+        except CLIError as e:
+            print(f"error: {e}", file=sys.stderr)
+            return 2
+        print(json.dumps(meta))
+        print(f"wrote {out}: the Fig. 1 map predicted from the NADs of {args.model}")
     return 0
 
 

@@ -52,7 +52,7 @@ import pandas as pd
 from scipy.stats import spearmanr
 from scipy.stats import t as student_t
 
-__all__ = ["VERDICTS", "KINDS", "EVIDENCE", "MUCH", "Interval", "t_interval", "accuracy_interval", "fisher_interval",
+__all__ = ["VERDICTS", "KINDS", "EVIDENCE", "MUCH", "Interval", "t_interval", "accuracy_interval", "fisher_interval", "auc_interval",
            "jackknife_interval", "exact_value", "runs_interval", "difference_interval", "paired_gap_interval",
            "correlation_interval", "spearman", "Criterion", "ClaimSpec", "Claim", "CLAIM_KEYS",
            "write_claims", "read_claims", "seed_mean_halfwidth", "format_fixed", "seed_summary",
@@ -264,6 +264,27 @@ def correlation_interval(r: float, n: int, spearman: bool = False, what: str = "
     z, se = math.atanh(min(max(r, -0.999999), 0.999999)), (1.03 if spearman else 1.0) / math.sqrt(n - 3)
     return Interval(float(r), math.tanh(z - 1.96 * se), math.tanh(z + 1.96 * se), int(n),
                     f"Fisher-z interval over {n} {what}", "groups")
+
+
+def auc_interval(scores, positive, what: str = "cells") -> Interval:
+    """The area under the ROC curve of ``scores`` separating the ``positive`` points (a boolean
+    array) from the others: the probability that a positive point scores above a negative one
+    (ties count half), with the Hanley-McNeil (1982) normal interval. Its standard error is
+    taken at the AUC shrunk by half a pair, ``(n1 n0 AUC + 1/2) / (n1 n0 + 1)``: at a perfect
+    separation the plain formula gives an interval of width zero, however few the points.
+    NaN without both classes."""
+    s, y = np.ravel(np.asarray(scores, dtype=np.float64)), np.ravel(np.asarray(positive, dtype=bool))
+    n1, n0 = int(y.sum()), int((~y).sum())
+    if n1 == 0 or n0 == 0:
+        return Interval(float("nan"), float("nan"), float("nan"), n1 + n0, f"one class only among the {what}",
+                        "groups")
+    greater = (s[y][:, None] > s[~y][None, :]).sum() + 0.5 * (s[y][:, None] == s[~y][None, :]).sum()
+    a = float(greater / (n1 * n0))
+    b = (n1 * n0 * a + 0.5) / (n1 * n0 + 1)
+    q1, q2 = b / (2 - b), 2 * b * b / (1 + b)
+    se = math.sqrt(max(b * (1 - b) + (n1 - 1) * (q1 - b * b) + (n0 - 1) * (q2 - b * b), 0.0) / (n1 * n0))
+    return Interval(a, a - 1.96 * se, a + 1.96 * se, n1 + n0,
+                    f"Hanley-McNeil interval over {n1} + {n0} {what}", "groups").clipped((0.0, 1.0))
 
 
 def exact_value(value: float, method: str = "exact") -> Interval:

@@ -1,14 +1,16 @@
 """Figures of chapter 7, a NAD atlas: the gallery, the fingerprint map, the patch-embedding test
-and the Fig. 6-style run with random directions as the control."""
+and the Fig. 6-style run with random directions as the control, and the Fig. 1 maps predicted from
+the NADs."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
 from scipy.cluster.hierarchy import dendrogram
 
-from nadcore.data.directions import fourier_energy
+from nadcore.data.directions import fourier_directions, fourier_energy
 
-__all__ = ["gallery", "fingerprint_map", "alias_bars", "index_curves"]
+__all__ = ["gallery", "fingerprint_map", "alias_bars", "index_curves", "prediction_maps", "prediction_scatter",
+           "predicted_beside_directions"]
 
 
 def gallery(results: dict, indices=(0, 1, 2), title: str | None = None):
@@ -116,4 +118,105 @@ def index_curves(frames: dict, title: str | None = None):
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
+    return fig
+
+
+def _extent(grid):
+    t = np.asarray(grid.ticks)
+    h = grid.stride / 2
+    return [t[0] - h, t[-1] + h, t[-1] + h, t[0] - h]
+
+
+def _score_panel(ax, score, grid, vmax: float):
+    im = ax.imshow(np.log10(np.asarray(score, dtype=float)), cmap="RdBu_r", vmin=-vmax, vmax=vmax,
+                   extent=_extent(grid), interpolation="nearest")
+    ax.set_xlabel("$k_2$", fontsize=8)
+    ax.set_ylabel("$k_1$", fontsize=8)
+    ax.tick_params(labelsize=7)
+    return im
+
+
+def prediction_maps(rows: dict, grid, title: str | None = None):
+    """Fig. 1 maps in rows: ``rows`` maps a row label to ``(kind, {panel label: map or None})``,
+    ``kind`` "predicted" (a predicted learnability on a log scale: white for an average
+    direction) or "accuracy" (test accuracy from 0.5 to 1; cells never trained grey). Each row
+    has its own panels, left to right."""
+    cols = max(len(maps) for _, maps in rows.values())
+    fig, axes = plt.subplots(len(rows), cols, figsize=(2.5 * cols + 1.6, 2.6 * len(rows) + 0.6),
+                             squeeze=False, layout="constrained")
+    predicted = [np.log10(np.asarray(m, dtype=float)) for kind, maps in rows.values() if kind == "predicted"
+                 for m in maps.values() if m is not None]
+    vmax = max((float(np.nanmax(np.abs(s))) for s in predicted), default=1.0) or 1.0
+    shown = {}
+    for r, (label, (kind, maps)) in enumerate(rows.items()):
+        for c in range(cols):
+            ax = axes[r, c]
+            panel, m = list(maps.items())[c] if c < len(maps) else (None, None)
+            if m is None:
+                ax.set_axis_off()
+                continue
+            if kind == "predicted":
+                shown[kind] = _score_panel(ax, m, grid, vmax)
+            else:
+                ax.set_facecolor("0.85")
+                shown[kind] = ax.imshow(np.asarray(m, dtype=float), cmap="viridis", vmin=0.5, vmax=1.0,
+                                        extent=_extent(grid), interpolation="nearest")
+                ax.tick_params(labelsize=7)
+            ax.set_title(f"{panel}\n{label}" if label.strip() else panel, fontsize=8)
+    if "predicted" in shown:
+        fig.colorbar(shown["predicted"], ax=axes.ravel().tolist(), shrink=0.5, label="log10 predicted learnability")
+    if "accuracy" in shown:
+        fig.colorbar(shown["accuracy"], ax=axes.ravel().tolist(), shrink=0.5, label="test accuracy")
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def prediction_scatter(frames: dict, learnable: float, chance: float, title: str | None = None):
+    """One panel per architecture (``frames``: label -> rows with ``predicted`` and
+    ``test_acc``): the measured accuracy of each trained cell against its predicted
+    learnability, with the learnable and chance levels that the AUC separates."""
+    fig, axes = plt.subplots(1, len(frames), figsize=(3.1 * len(frames), 3.0), squeeze=False, layout="constrained")
+    for ax, (label, f) in zip(axes[0], frames.items()):
+        x, y = np.log10(f["predicted"].to_numpy(float)), f["test_acc"].to_numpy(float)
+        ax.axhspan(learnable, 1.02, color="tab:green", alpha=0.08)
+        ax.axhspan(0.4, chance, color="tab:red", alpha=0.08)
+        ax.scatter(x, y, s=18, color="k")
+        ax.axvline(0.0, color="0.6", lw=0.8, ls="--")
+        ax.set_ylim(0.4, 1.02)
+        ax.set_title(label, fontsize=9)
+        ax.set_xlabel("log10 predicted learnability", fontsize=8)
+        ax.tick_params(labelsize=7)
+    axes[0, 0].set_ylabel("test accuracy", fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def predicted_beside_directions(score, grid, title: str | None = None, every: int = 2):
+    """The predicted Fig. 1 map (log scale) beside the Fourier directions it scores, every
+    ``every``-th cell of each axis as a tile at the cell's place (a tile per cell would be too
+    small to show its pattern)."""
+    sub = grid.subgrid(every)
+    V = fourier_directions(sub).numpy()[:, 0]
+    g, side, gap = sub.grid, sub.size, 4
+    mosaic = np.full((g * (side + gap), g * (side + gap)), np.nan)
+    for n, (i, j) in enumerate(sub.cells):
+        r, c = i * (side + gap), j * (side + gap)
+        mosaic[r:r + side, c:c + side] = V[n]
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10.5, 4.8), layout="constrained")
+    s = np.log10(np.asarray(score, dtype=float))
+    im = _score_panel(a, score, grid, float(np.max(np.abs(s))) or 1.0)
+    fig.colorbar(im, ax=a, shrink=0.85, label="log10 predicted learnability (0: an average direction)")
+    a.set_title("predicted learnability", fontsize=9)
+    m = np.nanmax(np.abs(mosaic))
+    b.imshow(mosaic, cmap="BrBG", vmin=-m, vmax=m, interpolation="nearest")
+    b.set_xticks([(j + 0.5) * (side + gap) for j in range(g)], [str(t) for t in sub.ticks], fontsize=7)
+    b.set_yticks([(i + 0.5) * (side + gap) for i in range(g)], [str(t) for t in sub.ticks], fontsize=7)
+    b.set_xlabel("$k_2$", fontsize=8)
+    b.set_ylabel("$k_1$", fontsize=8)
+    b.set_title(f"the Fourier directions (every {every}nd cell)" if every == 2 else
+                f"the Fourier directions (every {every}th cell)", fontsize=9)
+    if title:
+        fig.suptitle(title, fontsize=10)
     return fig
