@@ -183,6 +183,75 @@ for arch, slug in cfg["index_models"].items():
     ch.claim(f"atlas-index-{slug}-vs-random", **study.index_vs_random(arch, frames))
 
 # %% [markdown]
+# ## What can a network learn? Fig. 1 predicted from its NADs
+#
+# The paper's thesis is that a network learns easily the directions its NADs favour. Turned into
+# a tool, it should predict a network's whole Fig. 1 map from its NADs alone, without training the
+# 256 networks the map costs. The predictor here has no fitted parameter: a direction $v$ scores
+# the energy of the input-gradient covariance $\Sigma = \mathbb{E}_\theta[\nabla_x f\,
+# \nabla_x f^\top]$ along it, relative to an average direction,
+#
+# $$\mathrm{score}(v) = D\,\frac{v^\top \Sigma v}{\lVert v\rVert^2\,\mathrm{tr}\,\Sigma}
+#   = D\,\frac{\sum_i \lambda_i (u_i^\top v)^2}{\lVert v\rVert^2 \sum_i \lambda_i},$$
+#
+# so 1 means "as much as an average direction". It rebuilds $\Sigma$ from the NADs $u_i$ and
+# their eigenvalues $\lambda_i$:
+#
+# ```{literalinclude} ../../nadcore/nads/predict.py
+# :pyobject: predicted_learnability
+# ```
+#
+# Two scores say how well a predicted map matches a measured one, on the map's distinct cells (the
+# published maps mirror $k_2 \to -k_2$, so 144 of their 256 cells are distinct): the rank
+# correlation between score and accuracy, and the AUC that separates the learnable cells
+# (accuracy $\geq 0.9$) from those left at chance ($\leq 0.6$). A useful predictor needs an AUC
+# of at least 0.9 and a rank correlation of at least 0.5; both bounds are registered in
+# `nadcore/chapters/nad_atlas/claims.py` (the AUC's with the tool, the rank's after a first look
+# at the scores on the authors' NADs, before this book's own NADs and the trained atlas cells
+# were scored). The predictions come from three sets of NADs: the authors' published ones, this
+# book's exact-gradient NADs of the full-width networks (chapter 2's), and this book's NADs of
+# the big networks at the width the campaign trains them, scored on the campaign's own cells.
+
+# %%
+sets = study.prediction_sets(results)
+fig = study.draw_predictions(sets)
+
+# %%
+scores = study.prediction_table(sets)
+print(scores.to_string(index=False, float_format="{:.3f}".format))
+
+# %%
+fig = study.draw_narrow_predictions(sets)
+
+# %% tags=["nbval-check-output"]
+for claim, evidence in study.prediction_evidence(sets).items():
+    ch.claim(claim, **evidence)
+
+# %% [markdown]
+# ### Architectures nobody has mapped
+#
+# The same predictor gives a Fig. 1 map for every architecture of the atlas, at the cost of its
+# NADs. For the atlas architectures in `predict_models` the campaign trained 12 cells each with
+# the authors' recipe (10,000 samples, 20 epochs), cells chosen before any training so that their
+# predicted scores spread evenly from the lowest to the highest
+# (`nadcore.chapters.nad_atlas.prediction.cells_spanning_prediction`). A patch embedding folds
+# the pixel frequencies onto the token grid (the section above), so the transformers and MLPs
+# should learn the few directions on their alias set and little else; a ConvNeXt, whose predicted
+# map is nearly flat, is the case where the NADs order nothing.
+
+# %%
+predicted = study.predicted_maps(results)
+fig = study.draw_atlas_predictions(predicted)
+
+# %%
+cells = study.atlas_cells(predicted)
+fig = study.draw_atlas_cells(cells)
+
+# %% tags=["nbval-check-output"]
+for claim, evidence in study.atlas_prediction_evidence(cells, results).items():
+    ch.claim(claim, **evidence)
+
+# %% [markdown]
 # ## Summary
 #
 # The verdicts of this run, listed by the code (no outcome is written by hand):

@@ -57,6 +57,8 @@ from nadcore.chapters.linear_separability import bundled, runs as sep
 from nadcore.chapters.linear_separability.quantities import first_and_beyond
 from nadcore.chapters.linear_separability.settings import (ABLATION as BUILD_ABLATION, CPU as BUILD_CPU,
                                                            PAPER as BUILD_PAPER)
+from nadcore.chapters.nad_atlas.prediction import ATLAS_CELLS
+from nadcore.chapters.nad_atlas.settings import PAPER as ATLAS_PAPER
 from nadcore.chapters.underspecification import runs as ux
 from nadcore.data import fourier_basis_vector, fourier_grid
 from nadcore.data.cifar import cifar_data_key, load_cifar10
@@ -191,6 +193,11 @@ CPU = dict(
         #     it could not do without together: which of them erases the checkerboard
         *[dict(figure="fig1", arch="resnet18", cells=ABLATION_CELLS["resnet18"], recipe=r)
           for r in BUILD_ABLATION],
+        # 15. chapter 7's test of the Fig. 1 predicted from the NADs on architectures nobody has
+        #     mapped: each atlas architecture of predict_models on its 12 cells spread over its
+        #     predicted range (chosen before training), with the authors' recipe, as Fig. 1
+        *[dict(figure="atlas-fig1", arch=slug, spec=ATLAS_PAPER["architectures"][label], cells=ATLAS_CELLS[label])
+          for label, slug in ATLAS_PAPER["predict_models"].items()],
     ],
 )
 
@@ -255,11 +262,13 @@ COLUMNS = {"fig1": _RUN + ["k1", "k2", "seed", "test_acc", "train_acc"],
            "fig8": _RUN + ["experiment", "seed", "epochs", "train_acc", "test_acc"],
            "us-fig2": _RUN + ["v1_index", "v2_index", "seed", *ux.CONCAT_KEYS],
            "us-fig3": _RUN + ["sigma", "nad_index", "seed", *ux.CIFAR_KEYS]}
+COLUMNS["atlas-fig1"] = COLUMNS["fig1"]
 #: the columns that identify a run (a bundle has one row per run)
 KEYS = {"fig1": _RUN + ["k1", "k2", "seed"], "fig2": _RUN + ["k1", "k2", "seed"],
         "fig3": _RUN + ["k1", "k2", "seed"], "fig6": _RUN + ["sigma", "nad_index", "seed"],
         "fig7": _RUN + ["experiment", "nad_index", "seed"], "fig8": _RUN + ["experiment", "seed"],
         "us-fig2": _RUN + ["v1_index", "v2_index", "seed"], "us-fig3": _RUN + ["nad_index", "seed"]}
+KEYS["atlas-fig1"] = KEYS["fig1"]
 #: the chapter of Figs. 7 and 8 (CIFAR-10 poisoned along NADs, and flipped), whose settings their
 #: campaign runs follow
 CIFAR_CHAPTER = "04_cifar10"
@@ -269,6 +278,11 @@ CIFAR_EPOCHS = {"fig7": "epochs", "fig8": "flip_epochs"}
 US_CHAPTER = "05_underspecification"
 #: the figures whose stages train with a chapter's own settings (a ``profile`` of it), and that chapter
 PROFILE_FIGURES = {"fig7": CIFAR_CHAPTER, "fig8": CIFAR_CHAPTER, "us-fig2": US_CHAPTER, "us-fig3": US_CHAPTER}
+#: the chapter of the atlas architectures' Fig. 1 cells (trained as chapter 3's Fig. 1, on a stage's
+#: own model ``spec``)
+ATLAS_CHAPTER = "07_nad_atlas"
+#: the bundle folder of each figure trained on chapter 3's settings (chapter 3's, unless named here)
+FIGURE_CHAPTER = {"atlas-fig1": ATLAS_CHAPTER}
 
 
 def campaign_settings(name: str) -> dict:
@@ -641,7 +655,7 @@ def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | 
         seeds = [int(s) for s in st.get("seeds", [0])]
         autocast = None if float32 else st.get("autocast", camp["train"].get("autocast"))
         for width in stage_widths(camp, st):
-            spec = spec_of(arch, width)
+            spec = st.get("spec") or spec_of(arch, width)
             w = spec_width(spec)
             if fig in CIFAR_EPOCHS:  # chapter 4's recipe and data, in float32
                 if recipe != "authors" or st.get("autocast"):
@@ -660,7 +674,8 @@ def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | 
             train = _train(cfg, camp, fig, recipe, arch, autocast)
             precision = PRECISION[train.get("autocast")]
             fields = {"model": arch, "width": w, "recipe": recipe, "precision": precision}
-            common = dict(chapter=CHAPTER, arch=arch, spec=spec, width=w, recipe=recipe, fn=sep.directional_job,
+            common = dict(chapter=FIGURE_CHAPTER.get(fig, CHAPTER), arch=arch, spec=spec, width=w, recipe=recipe,
+                          fn=sep.directional_job,
                           columns=COLUMNS[fig], keys=KEYS[fig], stage=n)
             if fig == "fig6":
                 nads = load_published_nads(arch)

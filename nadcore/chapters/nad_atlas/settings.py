@@ -20,6 +20,11 @@ directions (the control), ``seeds`` seeds; the data (``n_train``,
 ``n_test``, ``sigma``, ``epsilon``, ``signal="paper"``: x = eps y v + noise, the paper's formula)
 and the SGD recipe ``index_train``; ``first``: NAD indices below it count as "first NADs";
 ``chunk`` runs per job, ``workers`` processes.
+
+Fig. 1 predicted from the NADs (:mod:`nadcore.chapters.nad_atlas.prediction`): scored against the
+published maps of the paper's five, and against the cells of campaign ``campaign``: the paper's
+big networks at the campaign's widths, and the atlas architectures of ``predict_models`` (label ->
+their claims' id part) on the cells chosen for them before training.
 """
 _PAPER_FIVE = {"LogReg": "logreg", "LeNet": "lenet", "VGG-11": "vgg11", "ResNet-18": "resnet18",
                "DenseNet-121": "densenet121"}
@@ -46,6 +51,9 @@ FAMILIES = {"LogReg": "linear", "LeNet": "CNN (paper)", "VGG-11": "CNN (paper)",
             "RegNetX-200MF": "modern CNN", "PoolFormer": "MetaFormer", "MobileViT-XXS": "hybrid",
             "PVT-v2": "hierarchical transformer"}
 PAPER = dict(architectures={**_PAPER_FIVE, **_MODERN}, families=FAMILIES, from_chapter2=list(_PAPER_FIVE.values()),
+             # label -> its claims' id part: the atlas architectures whose predicted Fig. 1 the
+             # campaign tests on trained cells (nadcore.chapters.nad_atlas.prediction.ATLAS_CELLS)
+             predict_models={"MLP-Mixer/4": "mixer", "ResMLP/4": "resmlp", "ViT/8": "vit8", "ConvNeXt": "convnext"},
              networks={"default": 10000}, secant_networks={"LogReg": 10000, "LeNet": 10000}, k=16, clusters=5,
              patch_models={"ViT/4": 4, "ViT/8": 8, "MLP-Mixer/4": 4, "ResMLP/4": 4},
              index_models={"MLP-Mixer/4": "mixer", "ResMLP/4": "resmlp"},  # label -> its claims' id part
@@ -53,7 +61,7 @@ PAPER = dict(architectures={**_PAPER_FIVE, **_MODERN}, families=FAMILIES, from_c
              index_random=32, first=4, seeds=3, n_train=10000, n_test=10000, sigma=3.0, epsilon=1.0,
              signal="paper", index_train=dict(epochs=20, max_lr=0.05, momentum=0.9, weight_decay=0.0,
                                               batch_size=128),
-             chunk=8, workers=1)
+             chunk=8, workers=1, campaign="cpu")
 #: the cpu profile's 14 architectures (its budget is minutes on 2 cores: every estimate also costs a
 #: few seconds of 1024 x 1024 linear algebra); the paper profile takes all 18
 _CPU_ARCHS = ["LogReg", "LeNet", "VGG-11", "ResNet-18", "DenseNet-121", "ViT/4", "ViT/8", "MLP-Mixer/4",
