@@ -60,6 +60,7 @@ from nadcore.chapters.linear_separability.settings import (ABLATION as BUILD_ABL
 from nadcore.chapters.nad_atlas.prediction import ATLAS_CELLS
 from nadcore.chapters.nad_atlas.settings import PAPER as ATLAS_PAPER
 from nadcore.chapters.underspecification import runs as ux
+from nadcore.chapters.underspecification.settings import CAMPAIGN_CPU as US_CAMPAIGN_CPU
 from nadcore.data import fourier_basis_vector, fourier_grid
 from nadcore.data.cifar import cifar_data_key, load_cifar10
 from nadcore.nads import complete_basis
@@ -168,8 +169,8 @@ CPU = dict(
         dict(figure="fig8", arch="densenet121", profile="cpu", seeds=[0, 1, 2]),
         # 11. the follow-up's ResNet-18 (its Figs. 2 and 3): the narrow network on chapter 5's cpu
         #     grid of NAD pairs and NAD indices, data and seeds, with the published NADs
-        dict(figure="us-fig2", arch="resnet18", profile="cpu", seeds=[0, 1, 2]),
-        dict(figure="us-fig3", arch="resnet18", profile="cpu", seeds=[0, 1, 2]),
+        dict(figure="us-fig2", arch="resnet18", profile="cpu", overrides=US_CAMPAIGN_CPU, seeds=[0, 1, 2]),
+        dict(figure="us-fig3", arch="resnet18", profile="cpu", overrides=US_CAMPAIGN_CPU, seeds=[0, 1, 2]),
         # 12. DenseNet-121's Fig. 6 (bf16, about 20 minutes a NAD index per worker): first every
         #     other index of the sequence at the paper's sigma, the two ends first (its claims
         #     need a first NAD and one past 700: the first two jobs already span the sequence),
