@@ -356,13 +356,13 @@ for arch in study.spot_networks(spots):
 # With little noise ($\sigma = 0.5$) every direction is easy to fit, yet the paper found that
 # the number of SGD iterations needed to fit the training set varies strongly with the
 # direction. We count the iterations until the training loss (averaged over 20 consecutive
-# mini-batches) falls below `fig2_threshold` (on the `cpu` profile 0.2, with 2,560 training
-# samples for 16 epochs on six cells). A run that never gets there is *censored*: it counts as
-# the whole budget, so the averages below are lower bounds. The paper says some directions
-# take "much longer"; the book reads "much" everywhere as at least an order of magnitude, and
-# the claim asks for ten times as many iterations on the high frequencies as on the low ones,
-# a ratio that censoring can only shrink (so the claim is inconclusive when the budget is too
-# short to show it).
+# mini-batches) falls below `fig2_threshold` (the paper's 0.1, with its 10,000 training samples
+# for 20 epochs; the `cpu` profile trains six cells). A run that never gets there is
+# *censored*: it counts as the whole budget, so the averages below are lower bounds. The paper
+# says some directions take "much longer"; the book reads "much" everywhere as at least an
+# order of magnitude, and the claim asks for ten times as many iterations on the high
+# frequencies as on the low ones, a ratio that censoring can only shrink (so the claim is
+# inconclusive when the budget is too short to show it).
 
 # %%
 fig2 = study.fig2()

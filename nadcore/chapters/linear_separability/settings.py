@@ -101,7 +101,6 @@ PAPER = dict(grid=16, sigma=3.0, epsilon=1.0, signal="paper", outputs=2, n_test=
 # generalises), Fig. 6 sixteen NAD indices at the paper's sigma and eight at the fitted one.
 CPU = dict(chunk=8, workers=2, fig1_models=["logreg", "lenet"], fig1_every=2,
            fig2_models=["lenet"], fig2_cells=[[0, 4], [-4, 0], [4, 4], [12, 12], [-16, 8], [8, -12]],
-           fig2_threshold=0.2, fig2_train=dict(n_train=2560, epochs=16),
            fig3_models=["lenet_nopool"], fig3_cells=[[0, 4], [0, -12], [0, 8], [12, 12]],
            fig6_indices=[0, 3, 6, 9, 20, 40, 64, 90, 110, 125, 133, 145, 160, 300, 720, 1000],
            fig6_gradient_indices=[0, 6, 20, 64, 133, 300, 720, 1000], fig6_models=[],
