@@ -75,6 +75,13 @@
 # :pyobject: input_gradient
 # ```
 #
+# The NADs are then the eigenvectors of the accumulated second moment $\frac1N \sum_n g_n
+# g_n^\top$, in order of decreasing eigenvalue:
+#
+# ```{literalinclude} ../../nadcore/nads/covariance.py
+# :pyobject: top_eigenvectors
+# ```
+#
 # The accumulation keeps the networks in eight groups (network index modulo 8). Two half
 # estimates (even and odd networks) tell whether $N$ is large enough: their top-$k$ subspaces
 # agree once the estimate has converged. Leaving out one group at a time gives a jackknife

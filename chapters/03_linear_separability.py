@@ -64,6 +64,11 @@
 # $(k_1, k_2) \in \{-16, -14, \dots, 14\}^2$ with the constant direction at the centre and the
 # highest frequencies at the corners (`nadcore.data.fourier_grid`). The claims below compare
 # *low* frequencies, $\max(|k_1|, |k_2|) \le 4$, with *high* ones, $\max(|k_1|, |k_2|) \ge 8$.
+# One direction of the grid:
+#
+# ```{literalinclude} ../../nadcore/data/directions.py
+# :pyobject: fourier_basis_vector
+# ```
 
 # %% tags=["parameters"]
 profile = "cpu"  # "smoke" (tests), "cpu" (laptop, minutes), "paper" (the papers' scale)
@@ -94,7 +99,16 @@ fig = study.draw_directions()
 # training samples for 20 epochs, 1,580 SGD steps. The book uses that recipe for every
 # network: LeNet and logistic regression in this build, the paper's big networks in the
 # campaign below, which also measures it against the follow-up paper's recipe. (The setting
-# `outputs=1` trains one logit with the logistic loss instead.)
+# `outputs=1` trains one logit with the logistic loss instead.) The schedule and the update,
+# shared by every chapter's training loop:
+#
+# ```{literalinclude} ../../nadcore/train/recipe.py
+# :pyobject: lr_at
+# ```
+#
+# ```{literalinclude} ../../nadcore/train/recipe.py
+# :pyobject: sgd_step
+# ```
 #
 # Each number a claim uses comes from `seeds` independent runs per direction (three on the
 # `cpu` and `paper` profiles): each seed draws its own training and test sets, initialisation

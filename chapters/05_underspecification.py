@@ -130,11 +130,20 @@ print(study.sample_sizes())
 #
 # For every pair of NAD indices $(i_1, i_2)$ on a grid and every seed, we train a fresh
 # two-channel network on $\mathcal{D}(u_{i_1}) \oplus \mathcal{D}(u_{i_2})$ with $\epsilon_1 = 1$,
-# $\epsilon_2 = 0.5$ and $\sigma = 1$. Each network is then tested on fresh samples in three ways,
-# following the paper's Fig. 2a: with both channels, with channel 2 zeroed (only channel 1 on), and
-# with channel 1 zeroed (only channel 2 on). A network that uses only one channel keeps its
-# accuracy when the other channel is switched off and drops to chance when that channel itself is
-# switched off.
+# $\epsilon_2 = 0.5$ and $\sigma = 1$, both channels sharing one label:
+#
+# ```{literalinclude} ../../nadcore/data/underspec.py
+# :pyobject: underspecified_dataset
+# ```
+#
+# Each network is then tested on fresh samples in three ways, following the paper's Fig. 2a: with
+# both channels, with channel 2 zeroed (only channel 1 on), and with channel 1 zeroed (only
+# channel 2 on). A network that uses only one channel keeps its accuracy when the other channel is
+# switched off and drops to chance when that channel itself is switched off:
+#
+# ```{literalinclude} ../../nadcore/chapters/underspecification/runs.py
+# :pyobject: channel_ablation_accuracy
+# ```
 #
 # Training follows the appendix: SGD with momentum 0.9, batches of 128, the logistic loss (one
 # output; the paper used cross-entropy on two outputs, which is the same model family) and a

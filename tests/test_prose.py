@@ -70,3 +70,21 @@ def test_the_check_catches_an_outcome(tmp_path):
                   "# %%\nprint('as in the paper')\n")
     found = outcome_words(ch)
     assert len(found) == 2 and ":2:" in found[0] and ":3:" in found[1]  # markdown only; code is free
+
+
+INCLUDE = re.compile(r"```\{literalinclude\} \.\./\.\./(\S+)\n# :pyobject: (\S+)")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_the_code_on_the_page_exists(path):
+    """Every function a chapter shows (``literalinclude :pyobject:``) is in the file it names, and
+    chapters 2-5 each show at least three of the functions that compute their figures."""
+    shown = INCLUDE.findall(path.read_text())
+    for file, obj in shown:
+        source = (REPO / file).read_text()
+        *owner, name = obj.split(".")
+        assert re.search(rf"^\s*(?:def|class) {re.escape(name)}\b", source, re.M), f"{path.stem}: {obj} not in {file}"
+        if owner:
+            assert re.search(rf"^class {re.escape(owner[0])}\b", source, re.M), f"{path.stem}: {obj} not in {file}"
+    if path.stem[:2] in ("02", "03", "04", "05"):
+        assert len(shown) >= 3, f"{path.stem} shows {len(shown)} functions of nadcore; the page should show three"
