@@ -208,17 +208,20 @@ for arch, slug in cfg["index_models"].items():
 # of at least 0.9 and a rank correlation of at least 0.5; both bounds are registered in
 # `nadcore/chapters/nad_atlas/claims.py` (the AUC's with the tool, the rank's after a first look
 # at the scores on the authors' NADs, before this book's own NADs and the trained atlas cells
-# were scored). The predictions come from three sets of NADs: the authors' published ones, this
-# book's exact-gradient NADs of the full-width networks (chapter 2's), and this book's NADs of
-# the big networks at the width the campaign trains them, scored on the campaign's own cells.
+# were scored). The predictions come from three sets of NADs: the authors' published ones; this
+# book's NADs of the full-width networks (chapter 2's: the authors' secant estimator where chapter
+# 2 computes it, for LogReg and LeNet, exact gradients for the big networks; LeNet's and LogReg's
+# exact-gradient NADs are scored beside them, without a claim); and this book's exact-gradient
+# NADs of the big networks at the width the campaign trains them, scored on the campaign's own
+# cells of the same narrow network.
 
 # %%
 sets = study.prediction_sets(results)
 fig = study.draw_predictions(sets)
 
 # %%
-scores = study.prediction_table(sets)
-print(scores.to_string(index=False, float_format="{:.3f}".format))
+scores = study.prediction_table(sets)  # the table behind the sentences below (data link)
+display(Markdown(study.describe_predictions(scores)))
 
 # %%
 fig = study.draw_narrow_predictions(sets)
@@ -246,6 +249,9 @@ fig = study.draw_atlas_predictions(predicted)
 # %%
 cells = study.atlas_cells(predicted)
 fig = study.draw_atlas_cells(cells)
+
+# %%
+display(Markdown(study.describe_atlas_cells(cells)))
 
 # %% tags=["nbval-check-output"]
 for claim, evidence in study.atlas_prediction_evidence(cells, results).items():

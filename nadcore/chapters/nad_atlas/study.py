@@ -23,6 +23,7 @@ from nadcore.chapters.linear_separability.quantities import rank_correlations
 from nadcore.chapters.linear_separability.runs import steps_per_run
 from nadcore.chapters.nad_atlas import figures as plots
 from nadcore.chapters.nad_atlas import runs as atlas
+from nadcore.chapters.nad_atlas.claims import USEFUL_AUC, USEFUL_RANK
 from nadcore.chapters.nad_atlas.prediction import CHANCE, LEARNABLE, prediction_agreement
 from nadcore.data.directions import fourier_grid
 from nadcore.nads import GROUPS, subspace_overlap
@@ -313,16 +314,44 @@ class Study:
     def draw_predictions(self, sets: dict):
         """The paper's five: predicted from the published NADs, from this book's NADs, and the
         published map (and the figure's data file)."""
-        rows = {"predicted, published NADs": ("predicted", {PAPER_FIVE[a]: p for a, (p, _, _) in sets[""].items()}),
-                "predicted, this book's NADs": ("predicted", {PAPER_FIVE[a]: p for a, (p, _, _) in
-                                                             sets["own-"].items()}),
-                "published accuracy": ("accuracy", {PAPER_FIVE[a]: m for a, (_, m, _) in sets[""].items()})}
+        def row(prefix, which):  # every network in its column, None where a set lacks it
+            return {name: (sets[prefix][a][which] if a in sets[prefix] else None) for a, name in PAPER_FIVE.items()}
+
+        rows = {"predicted, published NADs": ("predicted", row("", 0)),
+                "predicted, this book's NADs": ("predicted", row("own-", 0)),
+                "published accuracy": ("accuracy", row("", 1))}
         fig = plots.prediction_maps(rows, GRID, title="Fig. 1 predicted from the NADs, beside the published map")
         self.ch.figure_data("predicted_fig1", pd.concat(
             [pd.DataFrame({"NADs": PREDICTION_SOURCES[prefix], "network": PAPER_FIVE[a], "k1": GRID.k1.ravel(),
                            "k2": GRID.k2.ravel(), "predicted": p.ravel(), "measured": m.ravel()})
              for prefix, preds in sets.items() for a, (p, m, _) in preds.items()], ignore_index=True))
         return fig
+
+    @staticmethod
+    def describe_predictions(table: pd.DataFrame) -> str:
+        """Sentences written from :meth:`prediction_table`: per set of NADs, each network's AUC
+        and rank correlation, and where a score falls short of a useful predictor's bound (or
+        cannot be computed)."""
+        def score(v, lo, hi):
+            return "undefined" if not np.isfinite(v) else f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
+
+        lines = []
+        for nads, part in table.groupby("NADs", sort=False):
+            items, short, unscored = [], [], []
+            for _, r in part.iterrows():
+                auc, rank = score(r["AUC"], r["AUC low"], r["AUC high"]), score(r["rank"], r["rank low"], r["rank high"])
+                items.append(f"{r['network']} ({r['estimator']}, {r['networks']:,} networks): AUC {auc}, rank {rank}")
+                if np.isfinite(r["AUC high"]) and r["AUC high"] < USEFUL_AUC:
+                    short.append(f"{r['network']}'s AUC lies below {USEFUL_AUC:g}")
+                if np.isfinite(r["rank high"]) and r["rank high"] < USEFUL_RANK:
+                    short.append(f"{r['network']}'s rank correlation lies below {USEFUL_RANK:g}")
+                if not np.isfinite(r["AUC"]):
+                    unscored.append(f"{r['network']} ({'no learnable' if r['learnable'] == 0 else 'no chance'} cell)")
+            lines.append(f"* **{nads}**: " + "; ".join(items) + "."
+                         + (f" Short of a useful predictor: {', '.join(short)}." if short else "")
+                         + (f" No AUC where the map lacks one of the two kinds of cell: {', '.join(unscored)}."
+                            if unscored else ""))
+        return "\n".join(lines)
 
     def draw_narrow_predictions(self, sets: dict):
         """The big networks at the campaign's width: predicted from their NADs above the cells the
@@ -399,6 +428,27 @@ class Study:
                                        title="Atlas architectures: accuracy on cells chosen before training")
         self.ch.figure_data("atlas_cells", pd.concat(cells.values(), ignore_index=True))
         return fig
+
+    @staticmethod
+    def describe_atlas_cells(cells: dict) -> str:
+        """One sentence per atlas architecture, written from its trained cells: how many it
+        learned (accuracy >= 0.9) and left at chance (<= 0.6), and how the predicted scores of
+        the two groups compare."""
+        lines = []
+        for label, rows in cells.items():
+            acc, pred = rows["test_acc"].to_numpy(float), rows["predicted"].to_numpy(float)
+            learned, chance = acc >= LEARNABLE, acc <= CHANCE
+            text = (f"* **{label}** learned {int(learned.sum())} of its {len(rows)} cells and left "
+                    f"{int(chance.sum())} at chance")
+            if learned.any() and chance.any():
+                text += (f"; predicted scores {pred[learned].min():.2g} to {pred[learned].max():.2g} on the cells it "
+                         f"learned, {pred[chance].min():.2g} to {pred[chance].max():.2g} on those it did not")
+            elif learned.all():
+                text += (f": every cell, also those predicted as low as {pred.min():.2g} times an average "
+                         "direction. The NADs order the directions; whether the network learns the "
+                         "disfavoured ones anyway, they do not say")
+            lines.append(text + ".")
+        return "\n".join(lines)
 
     def atlas_prediction_evidence(self, cells: dict, results: dict) -> dict:
         """``{claim id: keywords}`` of ``predict-atlas-<slug>-auc`` and ``-rank`` for each atlas
