@@ -220,7 +220,7 @@ sets = study.prediction_sets(results)
 fig = study.draw_predictions(sets)
 
 # %%
-scores = study.prediction_table(sets)  # the table behind the sentences below (data link)
+scores = study.prediction_table(sets)  # the table behind the sentences (data link)
 display(Markdown(study.describe_predictions(scores)))
 
 # %%

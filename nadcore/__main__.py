@@ -30,8 +30,13 @@ import argparse
 import json
 import os
 import sys
+import time
 
+import numpy as np
+
+from nadcore.data.directions import fourier_grid
 from nadcore.nads import NADResult, compute_nads, subspace_overlap
+from nadcore.nads.predict import predicted_fig1_map
 from nadcore.nads.published import load_published_nads
 from nadcore.nets import ModelSpecError
 
@@ -257,13 +262,6 @@ def predict(model: str, out: str, networks: int = PREDICT_NETWORKS, seed: int = 
     """Write the Fig. 1 map predicted from ``model``'s NADs (:func:`nadcore.nads.predict.predicted_fig1_map`)
     to ``out`` (.csv: ``k1, k2, predicted``; an image: the map beside the grid of directions);
     returns ``(out, meta)``."""
-    import time
-
-    import numpy as np
-
-    from nadcore.nads.predict import predicted_fig1_map
-    from nadcore.data.directions import fourier_grid
-
     ext = os.path.splitext(out)[1].lower().lstrip(".")
     images = ("png", "pdf", "svg", "jpg", "jpeg")
     if ext != "csv" and ext not in images:
@@ -298,10 +296,12 @@ def predict(model: str, out: str, networks: int = PREDICT_NETWORKS, seed: int = 
         m = r.meta or {}
         fig = predicted_beside_directions(score, grid, title=f"{model}: Fig. 1 predicted from "
                                           f"{m.get('networks', '?')} networks' {m.get('method', '')} NADs")
-        fig.savefig(out, dpi=120)
+        tmp = f"{out}.part"
+        fig.savefig(tmp, dpi=120, format=ext)
         plt.close(fig)
+        os.replace(tmp, out)
     meta = {"model": model, "networks": (r.meta or {}).get("networks"), "seconds": round(time.perf_counter() - t0, 1),
-            "highest": [int(x) for x in np.unravel_index(np.argmax(score), grid.shape)],
+            "highest": list(grid.frequencies[int(np.argmax(score))]),
             "spread_log10": round(float(np.log10(score.max() / score.min())), 3)}
     return out, meta
 

@@ -116,7 +116,8 @@ def test_no_private_names_across_modules():
 
 
 #: function-level imports of nadcore modules that load an optional heavy package, and why
-DEFERRED = {("nadcore.__main__", "nadcore.chapters.nads.figures"): "matplotlib, needed by the `show` command only"}
+DEFERRED = {("nadcore.__main__", "nadcore.chapters.nads.figures"): "matplotlib, needed by the `show` command only",
+            ("nadcore.__main__", "nadcore.chapters.nad_atlas.figures"): "matplotlib, for `predict --out map.png` only"}
 
 
 def test_nadcore_imports_at_module_level():
