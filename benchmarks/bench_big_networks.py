@@ -26,6 +26,7 @@ same matrix product and convolution in bf16: fast on CPUs with avx512_bf16 or AM
 its compilation falls in the two warm-up steps and is not counted): whether fusing DenseNet-121's
 many small layers lifts it off its per-layer overhead.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -41,15 +42,23 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
-
 from common import cpu_times, load, machine, matmul_peak, median, steal_share, timed_rate  # noqa: E402
+
 from nadcore.nets import build_model, forward_flops  # noqa: E402
 from nadcore.runtime import cpu_flags, native_bf16  # noqa: E402
 from nadcore.train.loops import channels_last_applies  # noqa: E402
 from nadcore.train.recipe import autocast_context  # noqa: E402
 
-NETWORKS = ["resnet18?width=8", "resnet18?width=16", "resnet18?width=32", "vgg11?width=8", "vgg11?width=16",
-            "vgg11?width=32", "densenet121?growth_rate=8", "densenet121?growth_rate=16"]
+NETWORKS = [
+    "resnet18?width=8",
+    "resnet18?width=16",
+    "resnet18?width=32",
+    "vgg11?width=8",
+    "vgg11?width=16",
+    "vgg11?width=32",
+    "densenet121?growth_rate=8",
+    "densenet121?growth_rate=16",
+]
 QUICK = ["resnet18?width=8", "vgg11?width=8"]
 BATCH, CELL_IMAGES, CELL_TEST = 128, 10000 * 20, 10000
 
@@ -61,8 +70,7 @@ def conv_peak(reps: int = 5, dtype=torch.float32) -> float:
     return timed_rate(lambda: F.conv2d(x, w, padding=1), 2 * 128 * 64 * 32 * 32 * 64 * 9, reps)
 
 
-def images_per_second(spec: str, steps: int, threads: int, autocast: str | None = None,
-                      compile: bool = False) -> float:
+def images_per_second(spec: str, steps: int, threads: int, autocast: str | None = None, compile: bool = False) -> float:
     """Training images/s of ``spec`` with ``threads`` torch threads (the median step of ``steps``
     after two warm-up steps), under bf16 autocast where ``autocast`` says so, and through
     ``torch.compile`` where ``compile`` says so (its compilation falls in the warm-up steps)."""
@@ -98,11 +106,16 @@ def measure(spec: str, steps: int, autocast: str | None = None, compile: bool = 
         two = sum(pool.map(_worker, [(spec, steps, 1, autocast, compile)] * 2))
     flops = forward_flops(build_model(spec, 1, 2, seed=0), (1, 32, 32))
     best = max(one, two)
-    return {"network": spec, "forward_mflop": flops / 1e6, "images_per_s_1x2": one, "images_per_s_2x1": two,
-            "gflops": 3 * flops * best / 1e9,
-            "hours_per_cell": (CELL_IMAGES + CELL_TEST / 3) / best / 3600,
-            # one of the campaign's two one-thread workers: its share of the 2-process rate
-            "worker_hours_per_run": (CELL_IMAGES + CELL_TEST / 3) / (two / 2) / 3600}
+    return {
+        "network": spec,
+        "forward_mflop": flops / 1e6,
+        "images_per_s_1x2": one,
+        "images_per_s_2x1": two,
+        "gflops": 3 * flops * best / 1e9,
+        "hours_per_cell": (CELL_IMAGES + CELL_TEST / 3) / best / 3600,
+        # one of the campaign's two one-thread workers: its share of the 2-process rate
+        "worker_hours_per_run": (CELL_IMAGES + CELL_TEST / 3) / (two / 2) / 3600,
+    }
 
 
 def bf16_flags() -> str:
@@ -116,8 +129,11 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=12)
     ap.add_argument("--json", default=None)
     ap.add_argument("--autocast", choices=["bf16"], default=None, help="train under bf16 autocast")
-    ap.add_argument("--compile", action="store_true",
-                    help="train through torch.compile (needs a C++ compiler; minutes of compilation per network)")
+    ap.add_argument(
+        "--compile",
+        action="store_true",
+        help="train through torch.compile (needs a C++ compiler; minutes of compilation per network)",
+    )
     ap.add_argument("--quick", action="store_true", help="two tiny networks, 2 steps: a smoke test")
     a = ap.parse_args(argv)
     nets = QUICK if a.quick else (a.networks.split(",") if a.networks else NETWORKS)
@@ -133,20 +149,33 @@ def main(argv=None) -> int:
     for r in rows:
         r["peak_fraction"] = r["gflops"] / peak
     precision = ("bf16 autocast" if a.autocast else "fp32") + (", torch.compile" if a.compile else "")
-    out = {"machine": machine(), "precision": precision, "bf16_flags": bf16_flags(),
-           "peak_gflops": peak, "load_start": l0, "load_end": load(),
-           "steal": steal_share(t0),
-           "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "rows": rows}
-    print(f"{out['machine']['cpu']}, {out['machine']['cores']} cores (bf16 instructions: {out['bf16_flags']}), "
-          f"torch {out['machine']['torch']}; {precision}, peak {peak:.0f} GFLOP/s; load {l0} -> "
-          f"{out['load_end']}; CPU time stolen by the hypervisor {out['steal']:.0%}; {out['date']}")
-    print("| network | forward MFLOP | images/s (1 process, 2 threads) | images/s (2 processes) | GFLOP/s | "
-          "fraction of peak | hours per Fig. 1 cell |")
+    out = {
+        "machine": machine(),
+        "precision": precision,
+        "bf16_flags": bf16_flags(),
+        "peak_gflops": peak,
+        "load_start": l0,
+        "load_end": load(),
+        "steal": steal_share(t0),
+        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+        "rows": rows,
+    }
+    print(
+        f"{out['machine']['cpu']}, {out['machine']['cores']} cores (bf16 instructions: {out['bf16_flags']}), "
+        f"torch {out['machine']['torch']}; {precision}, peak {peak:.0f} GFLOP/s; load {l0} -> "
+        f"{out['load_end']}; CPU time stolen by the hypervisor {out['steal']:.0%}; {out['date']}"
+    )
+    print(
+        "| network | forward MFLOP | images/s (1 process, 2 threads) | images/s (2 processes) | GFLOP/s | "
+        "fraction of peak | hours per Fig. 1 cell |"
+    )
     print("|---|---|---|---|---|---|---|")
     for r in rows:
-        print(f"| `{r['network']}` | {r['forward_mflop']:.1f} | {r['images_per_s_1x2']:.0f} | "
-              f"{r['images_per_s_2x1']:.0f} | {r['gflops']:.0f} | {r['peak_fraction']:.0%} | "
-              f"{r['hours_per_cell']:.2f} |")
+        print(
+            f"| `{r['network']}` | {r['forward_mflop']:.1f} | {r['images_per_s_1x2']:.0f} | "
+            f"{r['images_per_s_2x1']:.0f} | {r['gflops']:.0f} | {r['peak_fraction']:.0%} | "
+            f"{r['hours_per_cell']:.2f} |"
+        )
     if a.json:
         Path(a.json).write_text(json.dumps(out, indent=1))
     return 0

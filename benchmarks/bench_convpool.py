@@ -16,6 +16,7 @@ counts twice that with an input gradient, once without), and the whole ``train_m
 these kernels and with torch's grouped convolutions (the path without them). Needs the native
 kernels (a C compiler).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -28,16 +29,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 import torch  # noqa: E402
-
 from bench_training import SETTINGS, make_problem  # noqa: E402
 from common import load, machine, median  # noqa: E402
+
 from nadcore.kernels import native  # noqa: E402
-from nadcore.train import train_many  # noqa: E402
 from nadcore.kernels.cpu import keep_freed_memory  # noqa: E402
+from nadcore.train import train_many  # noqa: E402
 
 # model -> Cin -> (stage, multiply-adds per example)
-STAGES = {"lenet": {1: ("conv1", 28 * 28 * 6 * 25), 6: ("conv2", 10 * 10 * 16 * 150)},
-          "lenet_nopool": {1: ("conv1", 28 * 28 * 6 * 25), 6: ("conv2", 24 * 24 * 16 * 150)}}
+STAGES = {
+    "lenet": {1: ("conv1", 28 * 28 * 6 * 25), 6: ("conv2", 10 * 10 * 16 * 150)},
+    "lenet_nopool": {1: ("conv1", 28 * 28 * 6 * 25), 6: ("conv2", 24 * 24 * 16 * 150)},
+}
 
 
 class _Timed:
@@ -53,6 +56,7 @@ class _Timed:
             t0 = time.perf_counter()
             fn(*args)
             self.times.setdefault((name, args[4], args[1]), []).append(time.perf_counter() - t0)
+
         return timed
 
 
@@ -69,15 +73,25 @@ def main(argv=None):
     keep_freed_memory()
     torch.set_num_threads(1)
     m = machine()
-    print(f"{a.model}, {a.models} models x {a.n_train} samples, 2 epochs per call, batch 128; {m['cpu']}, "
-          f"one thread, torch {m['torch']}; load {load()}")
+    print(
+        f"{a.model}, {a.models} models x {a.n_train} samples, 2 epochs per call, batch 128; {m['cpu']}, "
+        f"one thread, torch {m['torch']}; load {load()}"
+    )
     data, models = make_problem(a.model, a.models, a.n_train)
 
     def call():
         t0 = time.perf_counter()
-        train_many(models, [d[0] for d in data], [d[1] for d in data], epochs=2,
-                   generators=[torch.Generator().manual_seed(i) for i in range(a.models)],
-                   xs_test=[d[2] for d in data], ys_test=[d[3] for d in data], device="cpu", **SETTINGS)
+        train_many(
+            models,
+            [d[0] for d in data],
+            [d[1] for d in data],
+            epochs=2,
+            generators=[torch.Generator().manual_seed(i) for i in range(a.models)],
+            xs_test=[d[2] for d in data],
+            ys_test=[d[3] for d in data],
+            device="cpu",
+            **SETTINGS,
+        )
         return time.perf_counter() - t0
 
     lib = native._lib
@@ -107,12 +121,24 @@ def main(argv=None):
         rows[f"{stage} {direction}"] = {"ms": ms, "gflops": flops / ms / 1e6, "calls": len(ts)}
         print(f"{stage + ' ' + direction:<22}{ms:>12.3f}{flops / ms / 1e6:>9.1f}{len(ts):>7}")
     total, torch_total = median(calls), median(torch_calls)
-    print(f"train_many call: {total * 1e3:.1f} ms with the C kernels, {torch_total * 1e3:.1f} ms with "
-          f"torch's convolutions (medians of {a.reps}); load {load()}")
+    print(
+        f"train_many call: {total * 1e3:.1f} ms with the C kernels, {torch_total * 1e3:.1f} ms with "
+        f"torch's convolutions (medians of {a.reps}); load {load()}"
+    )
     if a.json:
-        Path(a.json).write_text(json.dumps({"machine": m, "model": a.model, "models": a.models, "kernels": rows,
-                                            "call_ms": total * 1e3, "torch_call_ms": torch_total * 1e3},
-                                           indent=1))
+        Path(a.json).write_text(
+            json.dumps(
+                {
+                    "machine": m,
+                    "model": a.model,
+                    "models": a.models,
+                    "kernels": rows,
+                    "call_ms": total * 1e3,
+                    "torch_call_ms": torch_total * 1e3,
+                },
+                indent=1,
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -9,6 +9,7 @@ the parameters (``kernels.draw.draw_parameters``, one thread), the input gradien
 (``kernels.lenet.lenet_gradients``), and the float64 accumulation of g g^T (``GroupSums.add``, one
 chunk of 256 rows at a time). Medians over repetitions.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -21,8 +22,8 @@ sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-
 from common import load, machine, median  # noqa: E402
+
 from nadcore import kernels  # noqa: E402
 from nadcore.kernels.draw import draw_parameters, parameter_buffers  # noqa: E402
 from nadcore.kernels.lenet import lenet_gradients  # noqa: E402
@@ -67,8 +68,11 @@ def main(argv=None):
     runs = [one_run(a.networks) for _ in range(a.reps)]
     med = {k: median([r[k] for r in runs]) for k in runs[0]}
     total = sum(med.values())
-    print("us per network: " + ", ".join(f"{k} {v:.1f}" for k, v in med.items())
-          + f"; total {total:.1f} ({1e6 / total:,.0f} networks/s per thread); load {load()}")
+    print(
+        "us per network: "
+        + ", ".join(f"{k} {v:.1f}" for k, v in med.items())
+        + f"; total {total:.1f} ({1e6 / total:,.0f} networks/s per thread); load {load()}"
+    )
     return med
 
 

@@ -25,6 +25,7 @@ the table reports the medians over repetitions of the rates and of the per-repet
 and the 1-minute load average seen. Targets: secant >= 5x the authors' procedure for
 LeNet and ResNet-18, LeNet gradient >= 200x at 8,192 networks.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,15 +40,20 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 import torch  # noqa: E402
-
 from common import load, machine, median  # noqa: E402
+
 from nadcore import nads  # noqa: E402
-from nadcore.nets import REGISTRY  # noqa: E402
 from nadcore.kernels.cpu import keep_freed_memory  # noqa: E402
+from nadcore.nets import REGISTRY  # noqa: E402
 
 # networks per measurement at --scale 1: (authors, nadcore secant, nadcore gradient)
-COUNTS = {"lenet": (30, 400, 8192), "resnet18": (1, 4, 64), "vgg11": (1, 8, 128),
-          "densenet121": (1, 2, 32), "logreg": (50, 500, 20000)}
+COUNTS = {
+    "lenet": (30, 400, 8192),
+    "resnet18": (1, 4, 64),
+    "vgg11": (1, 8, 128),
+    "densenet121": (1, 2, 32),
+    "logreg": (50, 500, 20000),
+}
 
 
 def authors_procedure(spec: str, n: int, seed: int = 0) -> float:
@@ -68,8 +74,7 @@ def authors_procedure(spec: str, n: int, seed: int = 0) -> float:
 
 
 def nadcore_rate(spec: str, n: int, method: str, precision: str = "float32") -> float:
-    r = nads.compute_nads(spec, num_networks=max(n, 2), seed=0, method=method, device="cpu",
-                          precision=precision)
+    r = nads.compute_nads(spec, num_networks=max(n, 2), seed=0, method=method, device="cpu", precision=precision)
     return r.meta["networks_per_second"]
 
 
@@ -77,9 +82,29 @@ def cli_gradient_rate(spec: str, n: int) -> float:
     """networks_per_second of ``python -m nadcore nads ... --method gradient`` (this checkout)."""
     with tempfile.TemporaryDirectory() as d:
         out = Path(d) / "g.npz"
-        run = subprocess.run([sys.executable, "-m", "nadcore", "nads", "--model", spec, "--networks",
-                              str(n), "--method", "gradient", "--device", "cpu", "--out", str(out),
-                              "--quiet"], capture_output=True, text=True, cwd=ROOT, check=True)
+        run = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "nadcore",
+                "nads",
+                "--model",
+                spec,
+                "--networks",
+                str(n),
+                "--method",
+                "gradient",
+                "--device",
+                "cpu",
+                "--out",
+                str(out),
+                "--quiet",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+            check=True,
+        )
     return float(json.loads(run.stdout.splitlines()[0])["networks_per_second"])
 
 
@@ -123,11 +148,15 @@ def main(argv=None):
     m = machine()
     print(f"{m['cpu']}, {m['cores']} cores, torch {m['torch']}, {m['threads']} threads; load {load()}")
     rows = [bench_model(s, a.reps, a.scale, a.gradient_networks, a.bf16) for s in a.models.split(",")]
-    print(f"\n{'model':<12}{'authors':>10}{'secant':>10}{'gradient':>11}{'secant/auth':>13}"
-          f"{'grad/auth':>11}{'load':>7}   (networks per second, medians of {a.reps})")
+    print(
+        f"\n{'model':<12}{'authors':>10}{'secant':>10}{'gradient':>11}{'secant/auth':>13}"
+        f"{'grad/auth':>11}{'load':>7}   (networks per second, medians of {a.reps})"
+    )
     for r in rows:
-        print(f"{r['model']:<12}{r['authors']:>10.3g}{r['secant']:>10.3g}{r['gradient']:>11.4g}"
-              f"{r['secant_ratio']:>12.1f}x{r['gradient_ratio']:>10.0f}x{r['load']:>7.1f}")
+        print(
+            f"{r['model']:<12}{r['authors']:>10.3g}{r['secant']:>10.3g}{r['gradient']:>11.4g}"
+            f"{r['secant_ratio']:>12.1f}x{r['gradient_ratio']:>10.0f}x{r['load']:>7.1f}"
+        )
         if "secant_bf16" in r:
             print(f"{'':<12}bf16 secant {r['secant_bf16']:.3g}/s ({r['secant_bf16_ratio']:.1f}x)")
     if a.json:

@@ -30,6 +30,7 @@ BLAS's product alone, which on AMD CPUs runs MKL's AVX2 path at less than half o
 the fractions reported before then were about twice too high.) Below 50%, a torch.profiler table of one ``train_many`` call shows which operations hold it
 back. Targets: ratio_vs_loop >= 4 for LeNet, peak_fraction >= 0.5.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,12 +45,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "benchmarks")]
 
 import torch  # noqa: E402
-
 from common import load, machine, matmul_peak, median  # noqa: E402
+
 from nadcore.data import directional_train_test, fourier_basis_vector  # noqa: E402
+from nadcore.kernels.cpu import keep_freed_memory  # noqa: E402
 from nadcore.nets import build_model, forward_flops  # noqa: E402
 from nadcore.train import train_classifier, train_many  # noqa: E402
-from nadcore.kernels.cpu import keep_freed_memory  # noqa: E402
 
 SETTINGS = dict(batch_size=128, max_lr=0.5)
 N_TEST = 256
@@ -59,8 +60,9 @@ def make_problem(model: str, n_models: int, n_train: int, seed: int = 0):
     data, models = [], []
     for i in range(n_models):
         v = fourier_basis_vector(2 * (i % 8) - 8, 2 * (i // 8) - 8)
-        data.append(directional_train_test(v, n_train, N_TEST, 3.0, 1.0,
-                                           generator=torch.Generator().manual_seed(seed + i)))
+        data.append(
+            directional_train_test(v, n_train, N_TEST, 3.0, 1.0, generator=torch.Generator().manual_seed(seed + i))
+        )
         models.append(build_model(model, seed=(seed, 1000 + i)))
     return data, models
 
@@ -75,8 +77,17 @@ def run_loop(model, n_models, n_train, epochs):
     data, models = make_problem(model, n_models, n_train)
     t0 = time.perf_counter()
     for i, (m, d) in enumerate(zip(models, data)):
-        train_classifier(m, d[0], d[1], epochs=epochs, generator=torch.Generator().manual_seed(i),
-                         x_test=d[2], y_test=d[3], device="cpu", **SETTINGS)
+        train_classifier(
+            m,
+            d[0],
+            d[1],
+            epochs=epochs,
+            generator=torch.Generator().manual_seed(i),
+            x_test=d[2],
+            y_test=d[3],
+            device="cpu",
+            **SETTINGS,
+        )
     return time.perf_counter() - t0
 
 
@@ -87,10 +98,18 @@ def run_batched(model, n_models, n_train, epochs, chunk, threads=None, span=Fals
     data, models = make_problem(model, n_models, n_train)
     t0 = time.perf_counter()
     for s in range(0, n_models, chunk):
-        d = data[s:s + chunk]
-        train_many(models[s:s + chunk], [a[0] for a in d], [a[1] for a in d], epochs=epochs,
-                   generators=[torch.Generator().manual_seed(s + i) for i in range(len(d))],
-                   xs_test=[a[2] for a in d], ys_test=[a[3] for a in d], device="cpu", **SETTINGS)
+        d = data[s : s + chunk]
+        train_many(
+            models[s : s + chunk],
+            [a[0] for a in d],
+            [a[1] for a in d],
+            epochs=epochs,
+            generators=[torch.Generator().manual_seed(s + i) for i in range(len(d))],
+            xs_test=[a[2] for a in d],
+            ys_test=[a[3] for a in d],
+            device="cpu",
+            **SETTINGS,
+        )
     return (t0, time.perf_counter()) if span else time.perf_counter() - t0
 
 
@@ -99,8 +118,18 @@ def run_processes(ex, model, n_models, n_train, epochs, chunk, processes):
     is the system's monotonic clock, shared by the processes; making the problems is not timed,
     as for the other configurations)."""
     per = -(-n_models // processes)
-    spans = list(ex.map(run_batched, [model] * processes, [per] * processes, [n_train] * processes,
-                        [epochs] * processes, [chunk] * processes, [1] * processes, [True] * processes))
+    spans = list(
+        ex.map(
+            run_batched,
+            [model] * processes,
+            [per] * processes,
+            [n_train] * processes,
+            [epochs] * processes,
+            [chunk] * processes,
+            [1] * processes,
+            [True] * processes,
+        )
+    )
     return max(e for _, e in spans) - min(s for s, _ in spans), per * processes
 
 
@@ -116,8 +145,7 @@ def profile_table(model, n_train, chunk, rows=12) -> str:
     try:
         train_many(models, *args, generators=[torch.Generator().manual_seed(i) for i in range(chunk)], **kw)
         with profile() as p:
-            train_many(models, *args, generators=[torch.Generator().manual_seed(i) for i in range(chunk)],
-                       **kw)
+            train_many(models, *args, generators=[torch.Generator().manual_seed(i) for i in range(chunk)], **kw)
     finally:
         torch.set_num_threads(threads)
     return p.key_averages().table(sort_by="self_cpu_time_total", row_limit=rows)
@@ -137,9 +165,11 @@ def main(argv=None):
     keep_freed_memory()  # every side runs under nadcore's allocator setting
     m = machine()
     steps = a.epochs * -(-a.n_train // 128)
-    print(f"{a.model}, 1x32x32, {a.models} models x {a.epochs} epochs x {a.n_train} samples "
-          f"({steps} SGD steps of 128 per model); {m['cpu']}, {m['cores']} cores, torch {m['torch']}, "
-          f"{m['threads']} threads; load {load()}")
+    print(
+        f"{a.model}, 1x32x32, {a.models} models x {a.epochs} epochs x {a.n_train} samples "
+        f"({steps} SGD steps of 128 per model); {m['cpu']}, {m['cores']} cores, torch {m['torch']}, "
+        f"{m['threads']} threads; load {load()}"
+    )
     chunks = [int(c) for c in a.chunks.split(",") if c]
     flops = flops_per_model(a.model, a.n_train, a.epochs)
     peaks = [matmul_peak()]
@@ -148,8 +178,17 @@ def main(argv=None):
     ex = None
     if a.processes > 1:
         ex = cf.ProcessPoolExecutor(a.processes, mp_context=mp.get_context("spawn"))
-        list(ex.map(run_batched, [a.model] * a.processes, [1] * a.processes, [128] * a.processes,
-                    [1] * a.processes, [1] * a.processes, [1] * a.processes))  # imports, warm-up
+        list(
+            ex.map(
+                run_batched,
+                [a.model] * a.processes,
+                [1] * a.processes,
+                [128] * a.processes,
+                [1] * a.processes,
+                [1] * a.processes,
+                [1] * a.processes,
+            )
+        )  # imports, warm-up
     configs: dict[str, list] = {}
     loads = []
     try:
@@ -164,20 +203,34 @@ def main(argv=None):
                 t[f"train_many({c}) x {a.processes} processes"] = sec * a.models / n
             for k, v in t.items():
                 configs.setdefault(k, []).append(v)
-            print(f"  rep {r + 1}: " + ", ".join(f"{k} {v:.2f} s" for k, v in t.items()) + f"; load {load()}",
-                  flush=True)
+            print(
+                f"  rep {r + 1}: " + ", ".join(f"{k} {v:.2f} s" for k, v in t.items()) + f"; load {load()}", flush=True
+            )
             loads.append(load())
     finally:
         if ex is not None:
             ex.shutdown()
     peaks.append(matmul_peak())
     loop = configs["loop"]
-    out = {"model": a.model, "machine": m, "models": a.models, "n_train": a.n_train, "epochs": a.epochs,
-           "reps": a.reps, "load": median(loads), "flops_per_model": flops, "configs": {}}
+    out = {
+        "model": a.model,
+        "machine": m,
+        "models": a.models,
+        "n_train": a.n_train,
+        "epochs": a.epochs,
+        "reps": a.reps,
+        "load": median(loads),
+        "flops_per_model": flops,
+        "configs": {},
+    }
     for k, ts in configs.items():
         ratio = median([l / t for l, t in zip(loop, ts)])
-        out["configs"][k] = {"seconds": median(ts), "models_per_min": a.models / median(ts) * 60,
-                             "ratio_vs_loop": ratio, "gflops": flops * a.models / median(ts) / 1e9}
+        out["configs"][k] = {
+            "seconds": median(ts),
+            "models_per_min": a.models / median(ts) * 60,
+            "ratio_vs_loop": ratio,
+            "gflops": flops * a.models / median(ts) / 1e9,
+        }
     best = max((k for k in configs if k != "loop"), key=lambda k: out["configs"][k]["ratio_vs_loop"])
     out["best"] = best
     out["ratio_vs_loop"] = out["configs"][best]["ratio_vs_loop"]
@@ -186,14 +239,17 @@ def main(argv=None):
     out["peak_fraction"] = out["gflops"] / out["peak_gflops"]
     print(f"\n{'configuration':<36}{'seconds':>9}{'models/min':>12}{'vs loop':>9}{'GFLOP/s':>9}")
     for k, c in out["configs"].items():
-        print(f"{k:<36}{c['seconds']:>9.2f}{c['models_per_min']:>12.1f}{c['ratio_vs_loop']:>8.2f}x"
-              f"{c['gflops']:>9.1f}")
-    print(f"best: {best}: {out['ratio_vs_loop']:.2f}x the loop, {out['gflops']:.1f} GFLOP/s = "
-          f"{100 * out['peak_fraction']:.0f}% of the fp32 matmul peak {out['peak_gflops']:.0f} GFLOP/s "
-          f"(load {out['load']:.1f})")
+        print(f"{k:<36}{c['seconds']:>9.2f}{c['models_per_min']:>12.1f}{c['ratio_vs_loop']:>8.2f}x{c['gflops']:>9.1f}")
+    print(
+        f"best: {best}: {out['ratio_vs_loop']:.2f}x the loop, {out['gflops']:.1f} GFLOP/s = "
+        f"{100 * out['peak_fraction']:.0f}% of the fp32 matmul peak {out['peak_gflops']:.0f} GFLOP/s "
+        f"(load {out['load']:.1f})"
+    )
     if out["peak_fraction"] < 0.5:
-        print(f"\nBelow 50% of the peak; where one train_many call ({chunks[0]} models, one thread, "
-              "one epoch) spends its time:")
+        print(
+            f"\nBelow 50% of the peak; where one train_many call ({chunks[0]} models, one thread, "
+            "one epoch) spends its time:"
+        )
         print(profile_table(a.model, a.n_train, chunks[0]))
     if a.json:
         with open(a.json, "w") as f:

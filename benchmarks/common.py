@@ -1,4 +1,5 @@
 """Shared pieces of the benchmarks: the machine, load averages, medians, the fp32 matmul peak."""
+
 from __future__ import annotations
 
 import os
@@ -20,8 +21,13 @@ def machine() -> dict:
     except OSError:
         pass
     gpu = torch.cuda.get_device_name(0) if torch.cuda.is_available() else None
-    return {"cpu": cpu, "cores": os.cpu_count(), "torch": torch.__version__,
-            "threads": torch.get_num_threads(), "gpu": gpu}
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "torch": torch.__version__,
+        "threads": torch.get_num_threads(),
+        "gpu": gpu,
+    }
 
 
 def load() -> float:
@@ -86,4 +92,4 @@ def matmul_rates(n: int = 2048, reps: int = 5, dtype=torch.float32) -> dict:
     bt = b.T.contiguous()
     if dtype == torch.float32 and onednn_applies(a, bt):
         products["onednn"] = lambda: torch.ops.mkldnn._linear_pointwise(a, bt, None, "none", [], "")
-    return {name: timed_rate(product, 2 * n ** 3, reps) for name, product in products.items()}
+    return {name: timed_rate(product, 2 * n**3, reps) for name, product in products.items()}

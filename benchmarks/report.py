@@ -18,6 +18,7 @@ timings on a shared machine are inflated and noisy, so run it on an idle one. ``
 the work down: a smoke test of the script, not numbers to publish (it writes no page unless
 ``--out`` names one).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -37,8 +38,13 @@ README = ROOT / "benchmarks" / "README.md"
 #: report.py rewrites everything above this line of benchmarks/README.md and keeps what follows.
 MARKER = "<!-- Everything above this line is written by benchmarks/report.py; what follows is kept as it is. -->"
 
-TARGETS = {"lenet secant": 5.0, "resnet18 secant": 5.0, "lenet gradient": 200.0,
-           "training ratio": 4.0, "training peak": 0.5}
+TARGETS = {
+    "lenet secant": 5.0,
+    "resnet18 secant": 5.0,
+    "lenet gradient": 200.0,
+    "training ratio": 4.0,
+    "training peak": 0.5,
+}
 
 HEADER = """\
 # nadcore benchmarks
@@ -150,9 +156,21 @@ def run_benchmarks(reps: int, quick: bool, json_dir: Path) -> dict:
         train_args += ["--models", "4", "--n-train", "256", "--epochs", "1"]
     nad = _run("bench_nads.py", nad_args, json_dir / "nads.json")
     tr = _run("bench_training.py", train_args, json_dir / "training.json")
-    command = "python benchmarks/report.py" + (" --quick" if quick else "") + ("" if quick or reps == 3 else f" --reps {reps}")
-    results = {"command": command, "date": f"{start:%Y-%m-%d %H:%M %Z}", "machine": machine(),
-               "load_start": load0, "load_end": load(), "reps": reps, "nads": nad, "training": tr}
+    command = (
+        "python benchmarks/report.py"
+        + (" --quick" if quick else "")
+        + ("" if quick or reps == 3 else f" --reps {reps}")
+    )
+    results = {
+        "command": command,
+        "date": f"{start:%Y-%m-%d %H:%M %Z}",
+        "machine": machine(),
+        "load_start": load0,
+        "load_end": load(),
+        "reps": reps,
+        "nads": nad,
+        "training": tr,
+    }
     (json_dir / "report.json").write_text(json.dumps(results, indent=1))
     return results
 
@@ -162,10 +180,15 @@ def main(argv=None):
     ap.add_argument("--quick", action="store_true", help="scaled-down smoke run (not numbers to publish)")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--json-dir", default=None, help="keep the benchmarks' JSON files (and report.json) here")
-    ap.add_argument("--from-json", default=None, metavar="REPORT_JSON",
-                    help="write the page from an earlier run's report.json instead of running the benchmarks")
-    ap.add_argument("--out", default=None,
-                    help="the page to write (default benchmarks/README.md; with --quick, none unless given)")
+    ap.add_argument(
+        "--from-json",
+        default=None,
+        metavar="REPORT_JSON",
+        help="write the page from an earlier run's report.json instead of running the benchmarks",
+    )
+    ap.add_argument(
+        "--out", default=None, help="the page to write (default benchmarks/README.md; with --quick, none unless given)"
+    )
     a = ap.parse_args(argv)
     if a.from_json:
         results = json.loads(Path(a.from_json).read_text())

@@ -42,12 +42,12 @@ import numpy as np
 import pandas as pd
 from IPython.display import Markdown
 
-from nadcore.theory import linear_pooling
-from nadcore.theory import pooling as theory
 from nadcore.book import setup
 from nadcore.chapters.pooling import figures as plots
 from nadcore.chapters.pooling import study
 from nadcore.runtime import generator
+from nadcore.theory import linear_pooling
+from nadcore.theory import pooling as theory
 
 ch = setup("01_pooling", profile=profile, seed=seed, device=device, knobs=knobs)
 cfg = ch.cfg

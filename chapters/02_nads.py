@@ -217,6 +217,7 @@ figs = study.draw_spectra(spectra)
 
 # %%
 from nadcore.book.explorer import nad_explorer
+
 nad_explorer(spectra)
 
 # %% [markdown]

@@ -19,4 +19,5 @@ Subpackages mirror the papers; imports only point down this list (tests/test_lay
 ``python -m nadcore`` is a command line tool (``nads``, ``compare``, ``show``). Nothing is
 computed, and nothing compiled, at import time.
 """
+
 __version__ = "0.3.0"

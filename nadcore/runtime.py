@@ -9,6 +9,7 @@
 
 This module imports nothing else from nadcore: every other layer may use it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -24,9 +25,25 @@ from typing import Iterable
 import numpy as np
 import torch
 
-__all__ = ["threads", "resolve_device", "derived_seed", "derived_seeds", "generator", "canonical", "digest",
-           "file_sha256", "source_digest", "commit_info", "machine_info", "cpu_model", "cpu_flags", "BF16_FLAGS",
-           "native_bf16", "utc_now", "write_json_atomic"]
+__all__ = [
+    "threads",
+    "resolve_device",
+    "derived_seed",
+    "derived_seeds",
+    "generator",
+    "canonical",
+    "digest",
+    "file_sha256",
+    "source_digest",
+    "commit_info",
+    "machine_info",
+    "cpu_model",
+    "cpu_flags",
+    "BF16_FLAGS",
+    "native_bf16",
+    "utc_now",
+    "write_json_atomic",
+]
 
 
 # --------------------------------------------------------------------------------------------
@@ -165,10 +182,18 @@ def commit_info(root: Path) -> dict:
     tree has uncommitted changes to tracked files."""
     env = os.environ.get("NADBOOK_COMMIT")
     try:
-        sha = subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True,
-                             timeout=10).stdout.strip()
-        dirty = bool(subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root,
-                                    capture_output=True, text=True, timeout=10).stdout.strip())
+        sha = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+        dirty = bool(
+            subprocess.run(
+                ["git", "status", "--porcelain", "--untracked-files=no"],
+                cwd=root,
+                capture_output=True,
+                text=True,
+                timeout=10,
+            ).stdout.strip()
+        )
     except (OSError, subprocess.SubprocessError):
         sha, dirty = "", None
     return {"commit": sha or env or "unknown", "dirty": dirty if sha else None}
@@ -210,23 +235,36 @@ def cpu_model() -> str:
     name = _cpuinfo("model name") or platform.processor() or platform.machine() or "unknown"
     family, model = _cpuinfo("cpu family"), _cpuinfo("model")
     flags = cpu_flags()
-    ext = [e for e, f in (("AVX-512", "avx512f"), ("AVX512-BF16", "avx512_bf16"), ("AMX", "amx_bf16"))
-           if f in flags]
+    ext = [e for e, f in (("AVX-512", "avx512f"), ("AVX512-BF16", "avx512_bf16"), ("AMX", "amx_bf16")) if f in flags]
     parts = ([f"family {family} model {model}"] if family and model else []) + [f"{os.cpu_count()} cores"] + ext
     return f"{name} ({', '.join(parts)})"
 
 
 def machine_info(device: torch.device) -> dict:
     """CPU, GPU, driver, CUDA, cuDNN, torch and Python versions (what the provenance records)."""
-    out = {"device": str(device), "torch": torch.__version__, "python": platform.python_version(),
-           "platform": f"{platform.system()} {platform.machine()}", "cpu": cpu_model(),
-           "cpu_threads": torch.get_num_threads()}
+    out = {
+        "device": str(device),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "platform": f"{platform.system()} {platform.machine()}",
+        "cpu": cpu_model(),
+        "cpu_threads": torch.get_num_threads(),
+    }
     if device.type == "cuda":
-        out.update(gpu=torch.cuda.get_device_name(device), cuda=torch.version.cuda,
-                   cudnn=torch.backends.cudnn.version())
+        out.update(
+            gpu=torch.cuda.get_device_name(device), cuda=torch.version.cuda, cudnn=torch.backends.cudnn.version()
+        )
         try:
-            out["driver"] = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
-                                           capture_output=True, text=True, timeout=20).stdout.strip().splitlines()[0]
+            out["driver"] = (
+                subprocess.run(
+                    ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],
+                    capture_output=True,
+                    text=True,
+                    timeout=20,
+                )
+                .stdout.strip()
+                .splitlines()[0]
+            )
         except (OSError, subprocess.SubprocessError, IndexError):
             out["driver"] = "unknown"
     else:

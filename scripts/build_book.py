@@ -8,6 +8,7 @@
 
 See nadcore/book/build.py, which does the work.
 """
+
 import sys
 from pathlib import Path
 

@@ -13,6 +13,7 @@ counted the same way. Prints one row per chapter with its share of science lines
 code line and whether the chapter defines functions; ``tests/test_layout.py`` holds the
 chapters to at least 70%, 88 characters and none.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,7 +35,7 @@ def code_cells(path: Path) -> list[tuple[int, list[str]]]:
         if line.startswith("# %%"):
             if kind == "code":
                 cells.append((start, cur))
-            kind = ("markdown" if "[markdown]" in line else "parameters" if '"parameters"' in line else "code")
+            kind = "markdown" if "[markdown]" in line else "parameters" if '"parameters"' in line else "code"
             cur, start = [], n + 1
             continue
         if kind == "code":
@@ -49,8 +50,12 @@ def _is_plumbing(node) -> bool:
         return True
     if isinstance(node, (ast.Expr, ast.Assign)):
         text = ast.unparse(node)
-        return bool(re.match(r"^(\w+ = )?setup\(", text) or text.startswith(("ch.finish(", "ch.figure_data("))
-                    or _SETTING.match(text) or "lambda" in text)
+        return bool(
+            re.match(r"^(\w+ = )?setup\(", text)
+            or text.startswith(("ch.finish(", "ch.figure_data("))
+            or _SETTING.match(text)
+            or "lambda" in text
+        )
     return False
 
 
@@ -68,8 +73,10 @@ def _classify(body) -> tuple[int, int]:
         elif isinstance(node, (ast.For, ast.If, ast.With, ast.While, ast.Try)):
             inner = [*getattr(node, "body", []), *getattr(node, "orelse", []), *getattr(node, "finalbody", [])]
             s, p = _classify(inner)
-            science, plumbing = science + s, plumbing + p + (lines - sum(
-                (n.end_lineno or n.lineno) - n.lineno + 1 for n in inner))
+            science, plumbing = (
+                science + s,
+                plumbing + p + (lines - sum((n.end_lineno or n.lineno) - n.lineno + 1 for n in inner)),
+            )
         elif lines <= MAX_STATEMENT:
             science += lines
         else:
@@ -91,8 +98,15 @@ def count(path: Path) -> dict:
         s, p = _classify(tree.body)
         science, plumbing = science + s, plumbing + p
     total = science + plumbing
-    return {"chapter": Path(path).stem, "code lines": total, "science": science, "plumbing": plumbing,
-            "science share": science / total if total else 1.0, "longest line": longest, "defines functions": defines}
+    return {
+        "chapter": Path(path).stem,
+        "code lines": total,
+        "science": science,
+        "plumbing": plumbing,
+        "science share": science / total if total else 1.0,
+        "longest line": longest,
+        "defines functions": defines,
+    }
 
 
 def main(argv=None) -> int:
@@ -104,8 +118,10 @@ def main(argv=None) -> int:
     print("|---|---|---|---|---|---|---|")
     for p in paths:
         r = count(p)
-        print(f"| {r['chapter']} | {r['code lines']} | {r['science']} | {r['plumbing']} | {r['science share']:.0%} | "
-              f"{r['longest line']} | {'yes' if r['defines functions'] else 'no'} |")
+        print(
+            f"| {r['chapter']} | {r['code lines']} | {r['science']} | {r['plumbing']} | {r['science share']:.0%} | "
+            f"{r['longest line']} | {'yes' if r['defines functions'] else 'no'} |"
+        )
     return 0
 
 

@@ -12,6 +12,7 @@ written by :func:`nadcore.book.scorecard.write_page`; then builds it with ``jupy
 (seconds) and prints where ``scorecard.html`` is. tests/test_browser.py uses it to check the page
 in a browser without the smoke book.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -35,18 +36,23 @@ def stub_chapter(path: Path, stem: str, claims: list[dict]) -> None:
     import nbformat
 
     title = stem.split("_", 1)[-1].replace("_", " ").capitalize()
-    cells = [nbformat.v4.new_markdown_cell(f"# {title} (preview stub)\n\nThe chapter as the scorecard "
-                                           "links to it: only its claims' verdict lines.")]
+    cells = [
+        nbformat.v4.new_markdown_cell(
+            f"# {title} (preview stub)\n\nThe chapter as the scorecard links to it: only its claims' verdict lines."
+        )
+    ]
     for c in claims:
-        cells.append(nbformat.v4.new_markdown_cell(
-            f"(claim-{c['id']})=\n**{c.get('verdict', 'inconclusive')}** - {c['id']}"))
+        cells.append(
+            nbformat.v4.new_markdown_cell(f"(claim-{c['id']})=\n**{c.get('verdict', 'inconclusive')}** - {c['id']}")
+        )
     nb = nbformat.v4.new_notebook(cells=cells)
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
     nbformat.write(nb, str(path))
 
 
-def build_preview(card_path: Path = FIXTURE, out: Path = ROOT / "_build" / "scorecard-preview",
-                  coverage=None, quiet: bool = False) -> tuple[Path, int]:
+def build_preview(
+    card_path: Path = FIXTURE, out: Path = ROOT / "_build" / "scorecard-preview", coverage=None, quiet: bool = False
+) -> tuple[Path, int]:
     """(the built ``scorecard.html``, jupyter-book's exit status); ``coverage``: (have, missing)
     lines of the section on the papers' networks."""
 
@@ -72,9 +78,23 @@ def build_preview(card_path: Path = FIXTURE, out: Path = ROOT / "_build" / "scor
 
         with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):
             rc = subprocess.call(
-                [sys.executable, "-c", "import sys; from jupyter_book.cli.main import main; sys.exit(main())",
-                 "build", str(out), "--builder", "html", "-W", "--keep-going", "--all", "--toc", str(toc)],
-                cwd=str(out), stdout=subprocess.DEVNULL)
+                [
+                    sys.executable,
+                    "-c",
+                    "import sys; from jupyter_book.cli.main import main; sys.exit(main())",
+                    "build",
+                    str(out),
+                    "--builder",
+                    "html",
+                    "-W",
+                    "--keep-going",
+                    "--all",
+                    "--toc",
+                    str(toc),
+                ],
+                cwd=str(out),
+                stdout=subprocess.DEVNULL,
+            )
     else:
         rc = build.build_html(out, toc)
     return out / "_build" / "html" / "book" / "executed" / f"{build.SCORECARD}.html", rc
@@ -84,9 +104,13 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("card", nargs="?", type=Path, default=FIXTURE, help="scorecard JSON (default: the test fixture)")
     p.add_argument("--out", type=Path, default=ROOT / "_build" / "scorecard-preview")
-    p.add_argument("--missing", action="append", default=[], metavar="LINE",
-                   help="a figure's networks not yet computed, for the section on the papers' networks "
-                        "(repeatable)")
+    p.add_argument(
+        "--missing",
+        action="append",
+        default=[],
+        metavar="LINE",
+        help="a figure's networks not yet computed, for the section on the papers' networks (repeatable)",
+    )
     a = p.parse_args(argv)
     page, rc = build_preview(a.card, a.out, ([], a.missing))
     print(f"jupyter-book exit status {rc}; open {page}")

@@ -9,6 +9,7 @@ nothing cached is read back), and writes tests/reference/<stem>.json: the text t
 tagged ``nbval-check-output`` printed. The nbval tests compare fresh runs against these files;
 commit the regenerated files together with the change that explains why the numbers moved.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -20,8 +21,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(ROOT), str(ROOT / "tests")]
 
-from nadcore.book import build as bb  # noqa: E402
 from reference_outputs import differences, load_reference, write_reference  # noqa: E402
+
+from nadcore.book import build as bb  # noqa: E402
 
 
 def main(argv=None) -> int:
@@ -38,8 +40,7 @@ def main(argv=None) -> int:
         for path in chapters:
             out = tmp / "executed" / f"{path.stem}.ipynb"
             with bb.chapter_environment(tmp / "cache", tmp / "executed"):
-                secs = bb.execute_chapter(path, out, {"profile": "smoke"}, work_dir=tmp / "running",
-                                          progress_bar=False)
+                secs = bb.execute_chapter(path, out, {"profile": "smoke"}, work_dir=tmp / "running", progress_bar=False)
             nb = json.loads(out.read_text())
             had = load_reference(path.stem) is not None
             changed = differences(path.stem, nb) if had else ["new"]

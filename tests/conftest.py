@@ -34,12 +34,11 @@ Knobs (environment variables):
                                tagged outputs check cache round-trips rather than recomputation)
   NADBOOK_ROOT=DIR             test another book root's chapters/ (used to test the pipeline itself)
 """
+
 from __future__ import annotations
 
-import importlib.util
 import os
 import shutil
-import sys
 import tempfile
 import time
 from collections import defaultdict
@@ -47,7 +46,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-
 from reference_outputs import is_checked, is_near_chance, load_reference, outputs_agree
 
 TESTS_DIR = Path(__file__).resolve().parent
@@ -59,6 +57,7 @@ SMOKE = {"profile": "smoke"}
 def _load_build_book():
     """The book build (nadcore.book.build, which scripts/build_book.py runs)."""
     from nadcore.book import build
+
     return build
 
 
@@ -75,8 +74,8 @@ class Reference:
     """Outcome of the papermill reference run of one chapter on the smoke profile."""
 
     chapter: Path
-    notebook: Path | None      # executed notebook (None if it failed)
-    error: Exception | None    # ChapterFailed / ChapterError
+    notebook: Path | None  # executed notebook (None if it failed)
+    error: Exception | None  # ChapterFailed / ChapterError
     seconds: float
 
 
@@ -112,8 +111,9 @@ class SmokeRuns:
             t0 = time.perf_counter()
             try:
                 with bb.chapter_environment(self.ref_cache, self.executed):
-                    bb.execute_chapter(chapter, out, SMOKE, work_dir=self.base / "running",
-                                       cwd=book_root(), progress_bar=False)
+                    bb.execute_chapter(
+                        chapter, out, SMOKE, work_dir=self.base / "running", cwd=book_root(), progress_bar=False
+                    )
                 res = Reference(chapter, out, None, time.perf_counter() - t0)
             except (bb.ChapterFailed, bb.ChapterError) as exc:
                 res = Reference(chapter, None, exc, time.perf_counter() - t0)
@@ -168,8 +168,8 @@ class SmokeChapters(pytest.Collector):
 
 
 try:
-    from nbval.plugin import IPyNbCell, IPyNbFile, find_comment_markers, find_metadata_tags
     from nbval.kernel import CURRENT_ENV_KERNEL_NAME, RunningKernel
+    from nbval.plugin import IPyNbCell, IPyNbFile, find_comment_markers, find_metadata_tags
 except ImportError:  # pragma: no cover - nbval is in requirements.txt
     IPyNbFile = None
 
@@ -217,8 +217,7 @@ if IPyNbFile is not None:
                 yield ChapterProblem.from_parent(self, name="parameters", message=str(exc))
                 return
             nb.metadata.setdefault("papermill", {})
-            self.nb = parameterize_notebook(nb, dict(SMOKE), kernel_name=bb.KERNEL_NAME,
-                                            language="python")
+            self.nb = parameterize_notebook(nb, dict(SMOKE), kernel_name=bb.KERNEL_NAME, language="python")
             cell_num = 0
             for cell in self.nb.cells:
                 if cell.cell_type != "code":
@@ -226,8 +225,9 @@ if IPyNbFile is not None:
                 options = defaultdict(bool, find_metadata_tags(cell.metadata))
                 options.update(dict(find_comment_markers(cell.source)))
                 options.setdefault("check", self.compare_outputs)
-                item = ChapterCell.from_parent(self, name=f"Cell {cell_num}", cell_num=cell_num,
-                                               cell=cell, options=options)
+                item = ChapterCell.from_parent(
+                    self, name=f"Cell {cell_num}", cell_num=cell_num, cell=cell, options=options
+                )
                 self.items.append(item)
                 yield item
                 cell_num += 1
@@ -245,8 +245,10 @@ if IPyNbFile is not None:
             executed = nbformat.read(str(ref.notebook), as_version=4)
             ref_cells = [c for c in executed.cells if c.cell_type == "code"]
             if [c.source for c in ref_cells] != [i.cell.source for i in self.items]:
-                raise RuntimeError(f"{self.nodeid}: the executed reference notebook does not have "
-                                   "the same code cells as the parameterised chapter")
+                raise RuntimeError(
+                    f"{self.nodeid}: the executed reference notebook does not have "
+                    "the same code cells as the parameterised chapter"
+                )
             committed = load_reference(self.path.stem) or []
             checked = [i for i, c in zip(self.items, ref_cells) if is_checked(c)]
             for item, ref_cell in zip(self.items, ref_cells):
@@ -259,15 +261,17 @@ if IPyNbFile is not None:
                         f"no committed reference output for {self.nodeid}, Cell {item.cell_num}: "
                         f"the chapter has {len(checked)} checked cells, tests/reference/"
                         f"{self.path.stem}.json has {len(committed) or 'none'}; run `python "
-                        f"scripts/update_references.py --chapters {self.path.stem}` and commit the file")
+                        f"scripts/update_references.py --chapters {self.path.stem}` and commit the file"
+                    )
             else:
                 for item, r in zip(checked, committed):
                     item.cell.outputs = [nbformat.from_dict(o) for o in r["outputs"]]
             opt = self.config.option
             kernel_name = opt.nbval_kernel_name or CURRENT_ENV_KERNEL_NAME
             with runs.bb.chapter_environment(runs.nbval_cache, runs.nbval_output):
-                self.kernel = RunningKernel(kernel_name, cwd=str(book_root()),
-                                            startup_timeout=opt.nbval_kernel_startup_timeout)
+                self.kernel = RunningKernel(
+                    kernel_name, cwd=str(book_root()), startup_timeout=opt.nbval_kernel_startup_timeout
+                )
             self.setup_sanitize_files()
 
         def _failing_cell_num(self, error) -> int | None:
@@ -306,8 +310,7 @@ if IPyNbFile is not None:
                 if num is None or num == self.cell_num:
                     raise ReferenceRunError(error)
                 state = "before" if self.cell_num < num else "after"
-                pytest.skip(f"not re-run: {self.parent.nodeid} fails at Cell {num} "
-                            f"(this cell is {state} it)")
+                pytest.skip(f"not re-run: {self.parent.nodeid} fails at Cell {num} (this cell is {state} it)")
             super().runtest()
 
         def repr_failure(self, excinfo):
@@ -316,14 +319,15 @@ if IPyNbFile is not None:
             if isinstance(exc, ReferenceMissing):
                 return str(exc)
             if isinstance(exc, ReferenceRunError):
-                return (f"{chapter} fails on the smoke profile (papermill run, Cell "
-                        f"{self.cell_num}):\n{exc.error}")
+                return f"{chapter} fails on the smoke profile (papermill run, Cell {self.cell_num}):\n{exc.error}"
             text = super().repr_failure(excinfo)
             if "Cell outputs differ" in str(exc):
-                head = (f"{chapter}, Cell {self.cell_num}: this `nbval-check-output` cell printed "
-                        "something else than the committed reference (tests/reference/; smoke "
-                        "profile). If the change is intended, regenerate it with `python "
-                        "scripts/update_references.py` and commit it")
+                head = (
+                    f"{chapter}, Cell {self.cell_num}: this `nbval-check-output` cell printed "
+                    "something else than the committed reference (tests/reference/; smoke "
+                    "profile). If the change is intended, regenerate it with `python "
+                    "scripts/update_references.py` and commit it"
+                )
             else:
                 head = f"{chapter}, Cell {self.cell_num} raised when nbval re-ran the chapter"
             return f"{head}\n{text}"

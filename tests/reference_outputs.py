@@ -35,6 +35,7 @@ checked cells: closed forms, Monte Carlo draws, NAD estimates (averages over ran
 SGD), data draws and the committed bundles. Every chapter with trained cells has such a cell
 (tests/test_references.py checks that a changed seed still fails chapters 1 and 5).
 """
+
 from __future__ import annotations
 
 import json
@@ -44,8 +45,14 @@ from pathlib import Path
 REFERENCE_DIR = Path(__file__).resolve().parent / "reference"
 CHECK_TAG = "nbval-check-output"
 NEAR_CHANCE_TAG = "near-chance"
-_DROP = {"image/png", "image/jpeg", "image/svg+xml", "text/html",
-         "application/vnd.jupyter.widget-view+json", "application/vnd.jupyter.widget-state+json"}
+_DROP = {
+    "image/png",
+    "image/jpeg",
+    "image/svg+xml",
+    "text/html",
+    "application/vnd.jupyter.widget-view+json",
+    "application/vnd.jupyter.widget-state+json",
+}
 
 
 def _tags(cell) -> list[str]:
@@ -85,8 +92,12 @@ def merge_streams(outputs: list[dict]) -> list[dict]:
     into chunks depending on timing; nbval merges them the same way before comparing)."""
     merged = []
     for o in outputs:
-        if (merged and o.get("output_type") == "stream" and merged[-1].get("output_type") == "stream"
-                and merged[-1].get("name") == o.get("name")):
+        if (
+            merged
+            and o.get("output_type") == "stream"
+            and merged[-1].get("output_type") == "stream"
+            and merged[-1].get("name") == o.get("name")
+        ):
             merged[-1] = {**merged[-1], "text": merged[-1]["text"] + o["text"]}
         else:
             merged.append(o)
@@ -102,9 +113,14 @@ def checked_outputs(nb) -> list[dict]:
             continue
         if is_checked(cell):
             src = cell["source"] if isinstance(cell["source"], str) else "".join(cell["source"])
-            rows.append({"cell": k, "source": src.splitlines()[0] if src else "",
-                         "near_chance": is_near_chance(cell),
-                         "outputs": merge_streams([clean_output(o) for o in cell.get("outputs", [])])})
+            rows.append(
+                {
+                    "cell": k,
+                    "source": src.splitlines()[0] if src else "",
+                    "near_chance": is_near_chance(cell),
+                    "outputs": merge_streams([clean_output(o) for o in cell.get("outputs", [])]),
+                }
+            )
         k += 1
     return rows
 
@@ -116,8 +132,7 @@ def reference_path(stem: str) -> Path:
 def write_reference(stem: str, nb) -> Path:
     REFERENCE_DIR.mkdir(parents=True, exist_ok=True)
     path = reference_path(stem)
-    path.write_text(json.dumps({"profile": "smoke", "cells": checked_outputs(nb)}, indent=1,
-                               ensure_ascii=False) + "\n")
+    path.write_text(json.dumps({"profile": "smoke", "cells": checked_outputs(nb)}, indent=1, ensure_ascii=False) + "\n")
     return path
 
 
@@ -141,12 +156,14 @@ _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?!
 _MARGIN = r"(?: by less than its CPU margin \(#, one standard error\))?"  # numbers are "#" by then
 #: a reason's CPU margin: it comes and goes with the verdict, so it is left out, number and all
 _MARGIN_TEXT = re.compile(r" by less than its CPU margin \([^)]*\)")
-_VERDICT = re.compile(r"\*\*(?:reproduced|not reproduced|inconclusive)\*\*|"
-                      r"(?:the value|the whole interval) (?:satisfies|violates) the criterion|"
-                      r"the interval (?:satisfies|violates) the criterion" + _MARGIN + "|"
-                      r"(?:the value|the whole interval) lies (?:within|outside) the paper's value \+- the tolerance|"
-                      r"the interval (?:clears|overlaps) the edge of the tolerance band" + _MARGIN + "|"
-                      r"the interval straddles the threshold")
+_VERDICT = re.compile(
+    r"\*\*(?:reproduced|not reproduced|inconclusive)\*\*|"
+    r"(?:the value|the whole interval) (?:satisfies|violates) the criterion|"
+    r"the interval (?:satisfies|violates) the criterion" + _MARGIN + "|"
+    r"(?:the value|the whole interval) lies (?:within|outside) the paper's value \+- the tolerance|"
+    r"the interval (?:clears|overlaps) the edge of the tolerance band" + _MARGIN + "|"
+    r"the interval straddles the threshold"
+)
 
 
 _MEASURED = re.compile(r"Measured ([^\s\[]+) \[([^,\]]+), ([^\]]+)\]")  # a claim's value [low, high]
@@ -189,8 +206,11 @@ def texts_agree(ref: str, got: str, near_chance: bool = False) -> bool:
     ref, got = _MARGIN_TEXT.sub("", ref), _MARGIN_TEXT.sub("", got)
     skeleton = [" ".join(_VERDICT.sub("VERDICT", _NUMBER.sub("#", t)).split()) for t in (ref, got)]
     nums = [_numbers(t) for t in (ref, got)]
-    return (skeleton[0] == skeleton[1] and len(nums[0]) == len(nums[1])
-            and all(_numbers_agree(a, b, near_chance) for a, b in zip(*nums)))
+    return (
+        skeleton[0] == skeleton[1]
+        and len(nums[0]) == len(nums[1])
+        and all(_numbers_agree(a, b, near_chance) for a, b in zip(*nums))
+    )
 
 
 def outputs_agree(ref_outputs, got_outputs, near_chance: bool = False) -> bool:
@@ -203,12 +223,15 @@ def differences(stem: str, nb) -> list[str]:
     """Where the checked cells of the executed ``nb`` differ from the committed reference."""
     ref = load_reference(stem)
     if ref is None:
-        return [f"no committed reference for {stem}: run `python scripts/update_references.py "
-                f"--chapters {stem}` and commit tests/reference/{stem}.json"]
+        return [
+            f"no committed reference for {stem}: run `python scripts/update_references.py "
+            f"--chapters {stem}` and commit tests/reference/{stem}.json"
+        ]
     got = checked_outputs(nb)
     if len(ref) != len(got):
-        return [f"{stem}: {len(got)} checked cells, the reference has {len(ref)}; "
-                "regenerate the reference"]
-    return [f"{stem}, Cell {g['cell']}: printed something else than the reference"
-            for r, g in zip(ref, got)
-            if not outputs_agree(r["outputs"], g["outputs"], g["near_chance"])]
+        return [f"{stem}: {len(got)} checked cells, the reference has {len(ref)}; regenerate the reference"]
+    return [
+        f"{stem}, Cell {g['cell']}: printed something else than the reference"
+        for r, g in zip(ref, got)
+        if not outputs_agree(r["outputs"], g["outputs"], g["near_chance"])
+    ]

@@ -1,15 +1,15 @@
 """Chapter 7's library side: patch embeddings as pooling (nadcore.theory.patches), the atlas
 functions (nadcore.chapters.nad_atlas.runs), the claims registered before the run."""
+
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 import torch
 
 from nadcore.book import claims, profiles
 from nadcore.chapters.nad_atlas import runs as atlas
-from nadcore.nads import NADResult, compute_nads, subspace_overlap
+from nadcore.nads import NADResult, compute_nads
 from nadcore.runtime import threads
 from nadcore.theory.patches import alias_energy_fraction, token_alias_mask
 
@@ -55,9 +55,12 @@ def test_alias_energy_fraction_is_a_property_of_the_subspace():
 
 # ------------------------------------------------------------------ fingerprints
 def _result(U, networks=64):
-    D = U.shape[1]
-    return NADResult(np.linspace(1, 0.01, len(U)), U, {"networks": networks, "input_shape": [1, 32, 32]},
-                     {"split_half": np.array([0.9, 0.9, 0.9, 0.9])})
+    return NADResult(
+        np.linspace(1, 0.01, len(U)),
+        U,
+        {"networks": networks, "input_shape": [1, 32, 32]},
+        {"split_half": np.array([0.9, 0.9, 0.9, 0.9])},
+    )
 
 
 def test_fingerprint_distances_and_tree_separate_two_families():
@@ -74,8 +77,9 @@ def test_fingerprint_distances_and_tree_separate_two_families():
     M = atlas.distance_matrix(pairs, results)
     assert np.allclose(M, M.T) and np.all(np.diag(M) == 0)
     assert M[0, 1] < 0.2 and M[2, 3] < 0.2 and M[0, 2] > 0.9
-    text = atlas.describe_fingerprints(M, list(results), {"a1": "A", "a2": "A", "b1": "B", "b2": "B"},
-                                       atlas.noise_floor(results, 16), 2)
+    text = atlas.describe_fingerprints(
+        M, list(results), {"a1": "A", "a2": "A", "b1": "B", "b2": "B"}, atlas.noise_floor(results, 16), 2
+    )
     assert "{a1, a2} (A)" in text and "{b1, b2} (B)" in text and "0 of the 2 clusters mix families" in text
     distinct, told = atlas.distinct_architectures(M, list(results), {l: 0.1 for l in results})
     assert told == list(results) and distinct == []  # each has a twin nearer than its noise 0.1

@@ -1,5 +1,6 @@
 """The benchmark scripts run and write what their docstrings promise (not their timings: those
 are measured on an idle machine, never asserted by tests)."""
+
 import importlib.util
 import json
 import subprocess
@@ -15,25 +16,56 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def test_bench_gpu_runs_on_the_cpu_and_prints_its_tables(tmp_path):
     out = tmp_path / "g.json"
-    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"), "--quick", "--device", "cpu",
-                    "--archs", "logreg", "--sections", "accuracy,secant,gradient,fig1,full",
-                    "--full", "logreg:tf32", "--json", str(out)], check=True, cwd=ROOT, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "bench_gpu.py"),
+            "--quick",
+            "--device",
+            "cpu",
+            "--archs",
+            "logreg",
+            "--sections",
+            "accuracy,secant,gradient,fig1,full",
+            "--full",
+            "logreg:tf32",
+            "--json",
+            str(out),
+        ],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+    )
     r = json.loads(out.read_text())
     assert not r.get("errors") and not r.get("skipped"), r
     assert r["accuracy"]["logreg"]["float32"]["rel_error"] < 1e-5
     assert r["secant"]["logreg"]["float32"]["networks_per_second"] > 0
     assert r["gradient"]["logreg"]["networks"] >= 2 and r["fig1"]["logreg"]["paper_runs"] == 768
     assert r["full"]["logreg:tf32"]["networks_per_second"] > 0
-    table = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"), "--table", str(out)],
-                           check=True, cwd=ROOT, capture_output=True, text=True).stdout
-    for heading in ("| secant NADs |", "| 10,000 networks, timed whole |", "| gradient NADs (float32) |",
-                    "| Fig. 1 training |"):
+    table = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_gpu.py"), "--table", str(out)],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout
+    for heading in (
+        "| secant NADs |",
+        "| 10,000 networks, timed whole |",
+        "| gradient NADs (float32) |",
+        "| Fig. 1 training |",
+    ):
         assert heading in table, table
 
 
 def test_bench_gradient_steps_runs_and_prints_its_three_steps():
-    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_gradient_steps.py"), "--networks", "300",
-                          "--reps", "1"], check=True, cwd=ROOT, capture_output=True, text=True).stdout
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_gradient_steps.py"), "--networks", "300", "--reps", "1"],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout
     line = out.strip().splitlines()[-1]
     assert line.startswith("us per network: draw ") and "gradients" in line and "accumulation" in line, out
 
@@ -42,9 +74,23 @@ def test_bench_convpool_times_both_stages_in_both_directions(tmp_path):
     if not native.available():
         pytest.skip("nadcore.kernels.native is unavailable (no C compiler): the benchmark has nothing to time")
     out = tmp_path / "k.json"
-    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_convpool.py"), "--models", "2",
-                    "--n-train", "256", "--reps", "1", "--json", str(out)], check=True, cwd=ROOT,
-                   capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "bench_convpool.py"),
+            "--models",
+            "2",
+            "--n-train",
+            "256",
+            "--reps",
+            "1",
+            "--json",
+            str(out),
+        ],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+    )
     r = json.loads(out.read_text())
     assert set(r["kernels"]) == {f"conv{i} {d}" for i in (1, 2) for d in ("forward", "backward")}
     # one call per step: 2 epochs of 2 steps of 128 (the test set's forward calls are not counted)
@@ -61,18 +107,42 @@ def _report_module():
 
 #: what report.py gathers from one run (report.json), with the numbers of the committed table
 RECORDED = {
-    "command": "python benchmarks/report.py --reps 5", "date": "2026-11-23 21:57 UTC",
+    "command": "python benchmarks/report.py --reps 5",
+    "date": "2026-11-23 21:57 UTC",
     "machine": {"cpu": "AMD EPYC", "cores": 2, "torch": "2.14.1+cu130", "threads": 2, "gpu": None},
-    "load_start": 0.52, "load_end": 1.81, "reps": 5,
-    "nads": {"rows": [
-        {"model": "lenet", "networks": {"authors": 64, "secant": 512, "gradient": 8192}, "authors": 36.8,
-         "secant": 248.0, "gradient": 13390.0, "secant_ratio": 6.6, "gradient_ratio": 436.0},
-        {"model": "resnet18", "networks": {"authors": 2, "secant": 4, "gradient": 64}, "authors": 0.0391,
-         "secant": 0.284, "gradient": 30.4, "secant_ratio": 7.3, "gradient_ratio": 778.0}]},
-    "training": {"best": "train_many(4) x 2 processes",
-                 "configs": {"loop": {"models_per_min": 583.1},
-                             "train_many(4) x 2 processes": {"models_per_min": 3095.1}},
-                 "ratio_vs_loop": 5.23, "gflops": 274.5, "peak_gflops": 468.0, "peak_fraction": 274.5 / 468.0},
+    "load_start": 0.52,
+    "load_end": 1.81,
+    "reps": 5,
+    "nads": {
+        "rows": [
+            {
+                "model": "lenet",
+                "networks": {"authors": 64, "secant": 512, "gradient": 8192},
+                "authors": 36.8,
+                "secant": 248.0,
+                "gradient": 13390.0,
+                "secant_ratio": 6.6,
+                "gradient_ratio": 436.0,
+            },
+            {
+                "model": "resnet18",
+                "networks": {"authors": 2, "secant": 4, "gradient": 64},
+                "authors": 0.0391,
+                "secant": 0.284,
+                "gradient": 30.4,
+                "secant_ratio": 7.3,
+                "gradient_ratio": 778.0,
+            },
+        ]
+    },
+    "training": {
+        "best": "train_many(4) x 2 processes",
+        "configs": {"loop": {"models_per_min": 583.1}, "train_many(4) x 2 processes": {"models_per_min": 3095.1}},
+        "ratio_vs_loop": 5.23,
+        "gflops": 274.5,
+        "peak_gflops": 468.0,
+        "peak_fraction": 274.5 / 468.0,
+    },
 }
 
 
@@ -86,11 +156,18 @@ def test_report_writes_the_page_from_json_results_without_running_benchmarks(tmp
     report.main(["--from-json", str(tmp_path / "report.json"), "--out", str(page)])
     text = page.read_text()
     assert text.startswith("# nadcore benchmarks\n") and report.MARKER in text
-    for script in ("bench_nads.py", "bench_training.py", "bench_convpool.py", "bench_gradient_steps.py",
-                   "bench_gpu.py"):
+    for script in (
+        "bench_nads.py",
+        "bench_training.py",
+        "bench_convpool.py",
+        "bench_gradient_steps.py",
+        "bench_gpu.py",
+    ):
         assert f"`{script}`" in text
-    assert ("Command: `python benchmarks/report.py --reps 5` on 2026-11-23 21:57 UTC; AMD EPYC, 2 cores, "
-            "torch 2.14.1+cu130 (2 threads); load average 0.52 at the start, 1.81 at the end.") in text
+    assert (
+        "Command: `python benchmarks/report.py --reps 5` on 2026-11-23 21:57 UTC; AMD EPYC, 2 cores, "
+        "torch 2.14.1+cu130 (2 threads); load average 0.52 at the start, 1.81 at the end."
+    ) in text
     assert "| LeNet gradient NADs, CLI, 8,192 networks (networks/s) | 1.339e+04 |" in text
     assert "| LeNet D(v) training, GFLOP/s (analytic) | 274.5 | fp32 matmul peak 468 | 59% | >= 50% | yes |" in text
 
@@ -109,16 +186,41 @@ def test_report_writes_the_page_from_json_results_without_running_benchmarks(tmp
 
 def test_bench_big_networks_prints_images_per_second_and_the_cost_of_a_cell(tmp_path):
     out = tmp_path / "b.json"
-    text = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_big_networks.py"), "--quick",
-                           "--json", str(out)], check=True, cwd=ROOT, capture_output=True, text=True).stdout
+    text = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_big_networks.py"), "--quick", "--json", str(out)],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    ).stdout
     r = json.loads(out.read_text())
     assert r["peak_gflops"] > 0 and "steal" in r
     assert [x["network"] for x in r["rows"]] == ["resnet18?width=8", "vgg11?width=8"]
-    assert all(x["images_per_s_1x2"] > 0 and x["images_per_s_2x1"] > 0 and 0 < x["peak_fraction"]
-               and x["worker_hours_per_run"] > 0 for x in r["rows"])
+    assert all(
+        x["images_per_s_1x2"] > 0
+        and x["images_per_s_2x1"] > 0
+        and 0 < x["peak_fraction"]
+        and x["worker_hours_per_run"] > 0
+        for x in r["rows"]
+    )
     assert "| `resnet18?width=8` |" in text and "hours per Fig. 1 cell" in text
     assert r["precision"] == "fp32" and r["bf16_flags"]
-    subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_big_networks.py"), "--networks", "vgg11?width=8",
-                    "--steps", "1", "--autocast", "bf16", "--json", str(out)], check=True, cwd=ROOT, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "bench_big_networks.py"),
+            "--networks",
+            "vgg11?width=8",
+            "--steps",
+            "1",
+            "--autocast",
+            "bf16",
+            "--json",
+            str(out),
+        ],
+        check=True,
+        cwd=ROOT,
+        capture_output=True,
+    )
     r = json.loads(out.read_text())
     assert r["precision"] == "bf16 autocast" and r["rows"][0]["images_per_s_1x2"] > 0 and r["peak_gflops"] > 0

@@ -1,4 +1,5 @@
 """nadcore.book: the chapter-setup layer (profiles, knobs, provenance, claims, figure data)."""
+
 from __future__ import annotations
 
 import ast
@@ -10,8 +11,7 @@ import pytest
 
 import nadcore
 from nadcore import kernels
-from nadcore.book import evidence
-from nadcore.book import knob_names, resolve, setup
+from nadcore.book import evidence, knob_names, resolve, setup
 from nadcore.book.profiles import PROFILES
 
 STEMS = [p.stem for p in sorted((Path(__file__).parents[1] / "chapters").glob("[0-9]*.py"))]
@@ -41,8 +41,17 @@ def test_unknown_knobs_are_refused_with_suggestions(tmp_path, monkeypatch):
 def test_claims_figure_data_and_provenance(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("NADBOOK_OUTPUT", str(tmp_path))
     ch = setup("01_pooling", profile="smoke", seed=5, device="cpu")
-    assert ch.claim("test-claim", "A statement.", evidence.Criterion("x", ">=", 0.1),
-                    values=[0.5, 0.6, 0.55], steps=100, paper_steps=400) is None
+    assert (
+        ch.claim(
+            "test-claim",
+            "A statement.",
+            evidence.Criterion("x", ">=", 0.1),
+            values=[0.5, 0.6, 0.55],
+            steps=100,
+            paper_steps=400,
+        )
+        is None
+    )
     c = ch.claims[-1]
     assert c.verdict == "reproduced" and c.budget_fraction == 0.25 and c.seeds == 3
     assert c.kernel_path == kernels.path()  # which kernels made the numbers
@@ -75,8 +84,14 @@ def test_only_the_setup_layer_reads_profiles():
                 modules = [f"{node.module or ''}.{a.name}" for a in node.names]
             elif isinstance(node, ast.Import):
                 modules = [a.name for a in node.names]
-            bad = [m for m in modules if "profiles" in m or "settings" in m.split(".")
-                   or m.split(".")[:3] in (["nadcore", "book", "setup"],) or m in ("nadcore.book.setup",)]
+            bad = [
+                m
+                for m in modules
+                if "profiles" in m
+                or "settings" in m.split(".")
+                or m.split(".")[:3] in (["nadcore", "book", "setup"],)
+                or m in ("nadcore.book.setup",)
+            ]
             assert not bad, f"{f.relative_to(root)} imports the setup layer or profiles: {bad}"
 
 

@@ -6,6 +6,7 @@ _config.yml and book/ pages, and rendered with ``scripts/build_book.py --no-exec
 (``jupyter-book build --builder html -W --keep-going``). The real book/executed/ and _build/ are
 left alone.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -14,17 +15,34 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-
 from conftest import REPO, _load_build_book, book_root, chapter_sources
 
 bb = _load_build_book()
 
 # (tag, attribute) pairs whose URL the browser fetches when the page loads
-FETCHED = {("script", "src"), ("link", "href"), ("img", "src"), ("iframe", "src"),
-           ("source", "src"), ("audio", "src"), ("video", "src"), ("embed", "src"),
-           ("object", "data"), ("script", "data-jupyter-widgets-cdn")}
-LINK_RELS_FETCHED = {"stylesheet", "preload", "modulepreload", "prefetch", "icon", "shortcut icon",
-                     "manifest", "dns-prefetch", "preconnect"}
+FETCHED = {
+    ("script", "src"),
+    ("link", "href"),
+    ("img", "src"),
+    ("iframe", "src"),
+    ("source", "src"),
+    ("audio", "src"),
+    ("video", "src"),
+    ("embed", "src"),
+    ("object", "data"),
+    ("script", "data-jupyter-widgets-cdn"),
+}
+LINK_RELS_FETCHED = {
+    "stylesheet",
+    "preload",
+    "modulepreload",
+    "prefetch",
+    "icon",
+    "shortcut icon",
+    "manifest",
+    "dns-prefetch",
+    "preconnect",
+}
 
 
 class _Refs(HTMLParser):
@@ -36,7 +54,7 @@ class _Refs(HTMLParser):
         attrs = dict(attrs)
         if tag == "link" and (attrs.get("rel") or "").lower() not in LINK_RELS_FETCHED:
             return
-        for (t, a) in FETCHED:
+        for t, a in FETCHED:
             if t == tag and attrs.get(a):
                 self.refs.append((tag, a, attrs[a]))
 
@@ -82,8 +100,10 @@ def built_book(smoke):
 
 def test_book_builds_with_warnings_as_errors(built_book):
     html, refs, rc = built_book
-    assert rc == 0, ("jupyter-book build -W failed on the smoke notebooks (its output, with the "
-                     "warnings, is in the captured stdout above)")
+    assert rc == 0, (
+        "jupyter-book build -W failed on the smoke notebooks (its output, with the "
+        "warnings, is in the captured stdout above)"
+    )
     assert (html / "index.html").exists()
 
 
@@ -91,11 +111,13 @@ def test_every_chapter_has_a_page(built_book):
     html, refs, rc = built_book
     assert (html / "book" / "intro.html").exists() and (html / "book" / "references.html").exists()
     failed = {s: r.error for s, r in refs.items() if r.error is not None}
-    missing = [s for s, r in refs.items()
-               if r.error is None and not (html / "book" / "executed" / f"{s}.html").exists()]
+    missing = [
+        s for s, r in refs.items() if r.error is None and not (html / "book" / "executed" / f"{s}.html").exists()
+    ]
     assert not missing, f"no HTML page for chapter(s) {missing}"
     assert not failed, "chapter(s) failed on the smoke profile, so they have no page:\n" + "\n".join(
-        f"- {s}: {str(e).splitlines()[0]}" for s, e in failed.items())
+        f"- {s}: {str(e).splitlines()[0]}" for s, e in failed.items()
+    )
     assert set(refs) == {c.stem for c in chapter_sources()}
 
 
@@ -103,8 +125,9 @@ def test_no_cdn_requests(built_book):
     html, _, _ = built_book
     pages = sorted(html.rglob("*.html"))
     assert pages
-    remote = [(str(p.relative_to(html)), f"<{t} {a}={u!r}>")
-              for p in pages for (t, a, u) in page_refs(p) if is_remote(u)]
+    remote = [
+        (str(p.relative_to(html)), f"<{t} {a}={u!r}>") for p in pages for (t, a, u) in page_refs(p) if is_remote(u)
+    ]
     assert not remote, "pages load remote resources:\n" + "\n".join(f"{p}: {r}" for p, r in remote)
 
 

@@ -27,12 +27,13 @@ Chromium is not optional: without ``/usr/bin/chromium`` (or ``$NADBOOK_CHROMIUM`
 ``NADBOOK_BROWSER_HTML=_build/html`` to check an already built book (e.g. the cpu-profile build of
 ``python scripts/build_book.py``) instead of the smoke book.
 """
+
 from __future__ import annotations
 
 import contextlib
 import functools
-import json
 import http.server
+import json
 import os
 import re
 import shutil
@@ -41,22 +42,33 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-
 from conftest import REPO, chapter_sources
 
 CHROMIUM = os.environ.get("NADBOOK_CHROMIUM", "/usr/bin/chromium")
-CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync", "--no-first-run"]
-INSTALL_HINT = ("run `bash scripts/install.sh` (it installs Debian's `chromium` with apt-get and the "
-                "`playwright` Python package from requirements.txt; no browser download needed)")
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+INSTALL_HINT = (
+    "run `bash scripts/install.sh` (it installs Debian's `chromium` with apt-get and the "
+    "`playwright` Python package from requirements.txt; no browser download needed)"
+)
 EXTERNAL_HTML = os.environ.get("NADBOOK_BROWSER_HTML")
 VIEWPORT = {"width": 1280, "height": 900}
 TIMEOUT_MS = 30_000
 
 # Raw TeX that MathJax should have replaced (searched in the page text outside code blocks).
-RAW_TEX = [(re.compile(r"\$\$"), "$$"), (re.compile(r"\\\(|\\\)"), r"\( \)"),
-           (re.compile(r"\\\[|\\\]"), r"\[ \]"), (re.compile(r"\\begin\{"), r"\begin{"),
-           (re.compile(r"(?<![\w$])\$[^$\n]{0,80}?\\[A-Za-z]+[^$\n]{0,80}?\$"), "$...\\cmd...$")]
+RAW_TEX = [
+    (re.compile(r"\$\$"), "$$"),
+    (re.compile(r"\\\(|\\\)"), r"\( \)"),
+    (re.compile(r"\\\[|\\\]"), r"\[ \]"),
+    (re.compile(r"\\begin\{"), r"\begin{"),
+    (re.compile(r"(?<![\w$])\$[^$\n]{0,80}?\\[A-Za-z]+[^$\n]{0,80}?\$"), "$...\\cmd...$"),
+]
 
 
 def _screenshot_dir() -> Path:
@@ -71,8 +83,14 @@ def expected_pages() -> list[str]:
     if EXTERNAL_HTML:
         root = Path(EXTERNAL_HTML)
         return sorted(str(p.relative_to(root)) for p in _html_pages(root)) or ["index.html"]
-    return (["index.html", "book/intro.html", "book/references.html", "book/executed/scorecard.html",
-             "genindex.html", "search.html"] + [f"book/executed/{c.stem}.html" for c in chapter_sources()])
+    return [
+        "index.html",
+        "book/intro.html",
+        "book/references.html",
+        "book/executed/scorecard.html",
+        "genindex.html",
+        "search.html",
+    ] + [f"book/executed/{c.stem}.html" for c in chapter_sources()]
 
 
 def _html_pages(root: Path) -> list[Path]:
@@ -113,8 +131,9 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 @contextlib.contextmanager
 def serve(directory):
     """Base URL of ``directory`` served on 127.0.0.1 (random free port) while the block runs."""
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
-                                            functools.partial(_QuietHandler, directory=str(directory)))
+    httpd = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(directory))
+    )
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
@@ -186,8 +205,12 @@ def open_page(browser, base: str, rel: str):
 
     page.on("console", on_console)
     page.on("pageerror", lambda exc: log.page_errors.append(str(exc)))
-    page.on("response", lambda r: r.status >= 400 and urlsplit(r.url).path != "/favicon.ico"
-            and log.http_errors.append(f"{r.status} {r.url}"))
+    page.on(
+        "response",
+        lambda r: (
+            r.status >= 400 and urlsplit(r.url).path != "/favicon.ico" and log.http_errors.append(f"{r.status} {r.url}")
+        ),
+    )
     page.goto(base + rel, wait_until="load")
     page.wait_for_load_state("networkidle")
     _settle(page)
@@ -223,7 +246,9 @@ const unrendered = () => Array.from(document.querySelectorAll(
 });
 """
 
-PAGE_FACTS_JS = RENDERED_JS + """
+PAGE_FACTS_JS = (
+    RENDERED_JS
+    + """
 () => {
   const skip = 'pre, code, script, style, textarea, noscript, mjx-container, .MathJax, .highlight';
   const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
@@ -255,6 +280,7 @@ PAGE_FACTS_JS = RENDERED_JS + """
   };
 }
 """
+)
 
 
 #: the least a cell's figure may be scaled down to fit the page: below it, its 8-10 pt labels read
@@ -303,27 +329,37 @@ def test_page_in_browser(rel, book_html, server, browser):
         if not facts["mathjax"]:
             problems.append(f"{facts['math']} math element(s) but MathJax did not load")
         elif facts["untypeset"]:
-            problems.append(f"{len(facts['untypeset'])} of {facts['math']} math element(s) not typeset "
-                            f"by MathJax, e.g. {facts['untypeset'][0]!r}")
+            problems.append(
+                f"{len(facts['untypeset'])} of {facts['math']} math element(s) not typeset "
+                f"by MathJax, e.g. {facts['untypeset'][0]!r}"
+            )
     broken = [i["src"] for i in facts["images"] if not i["ok"]]
     if broken:
         problems.append(f"{len(broken)} of {len(facts['images'])} image(s) did not load: {broken[:5]}")
     small = [f"{i['src']} at {i['scale']:.0%}" for i in facts["images"] if i["ok"] and i["scale"] < MIN_FIGURE_SCALE]
     if small:
-        problems.append(f"{len(small)} figure(s) shrunk below {MIN_FIGURE_SCALE:.0%} of their size to fit the page "
-                        f"at {VIEWPORT['width']} px, so their labels are unreadable (too many panels in a row, or "
-                        f"a title wider than the panels): {small[:3]}")
+        problems.append(
+            f"{len(small)} figure(s) shrunk below {MIN_FIGURE_SCALE:.0%} of their size to fit the page "
+            f"at {VIEWPORT['width']} px, so their labels are unreadable (too many panels in a row, or "
+            f"a title wider than the panels): {small[:3]}"
+        )
     if facts["unrendered"]:
-        problems.append(f"{facts['unrendered']} of {facts['views']} widget view(s) not rendered "
-                        "(widget state missing from the notebook, or the widget manager failed)")
+        problems.append(
+            f"{facts['unrendered']} of {facts['views']} widget view(s) not rendered "
+            "(widget state missing from the notebook, or the widget manager failed)"
+        )
     if facts["scrolling"]:
-        problems.append(f"{len(facts['scrolling'])} code cell(s) scroll sideways at {VIEWPORT['width']} px, "
-                        f"e.g. {facts['scrolling'][0]!r}")
+        problems.append(
+            f"{len(facts['scrolling'])} code cell(s) scroll sideways at {VIEWPORT['width']} px, "
+            f"e.g. {facts['scrolling'][0]!r}"
+        )
     paths = MACHINE_PATH.findall(facts["outputs"])
     if paths:
         problems.append(f"a machine path in the outputs: {paths[0]!r}")
-    summary = (f"{rel}: {facts['math']} math element(s), {facts['mjx']} MathJax container(s), "
-               f"{len(facts['images'])} image(s), {facts['views']} widget view(s); screenshot {shot}")
+    summary = (
+        f"{rel}: {facts['math']} math element(s), {facts['mjx']} MathJax container(s), "
+        f"{len(facts['images'])} image(s), {facts['views']} widget view(s); screenshot {shot}"
+    )
     print(summary)
     assert not problems, summary + "\n- " + "\n- ".join(problems)
 
@@ -352,14 +388,16 @@ _NAD_EXPLORER = re.compile(r'"_dom_classes": \[[^\]]*"nad-explorer"|class=\\?"na
 
 
 def _explorer_pages(book_html) -> list[str]:
-    return sorted(str(p.relative_to(book_html)) for p in _html_pages(book_html)
-                  if _NAD_EXPLORER.search(p.read_text(encoding="utf-8", errors="replace")))
+    return sorted(
+        str(p.relative_to(book_html))
+        for p in _html_pages(book_html)
+        if _NAD_EXPLORER.search(p.read_text(encoding="utf-8", errors="replace"))
+    )
 
 
 def test_nad_explorer_slider_changes_the_nad(book_html, server, browser):
     pages = _explorer_pages(book_html)
-    assert pages, ("no page holds a NAD explorer (chapters/02_nads.py should call "
-                   "nadcore.book.explorer.nad_explorer)")
+    assert pages, "no page holds a NAD explorer (chapters/02_nads.py should call nadcore.book.explorer.nad_explorer)"
     shots = _screenshot_dir()
     for rel in pages:
         ctx, page, log = open_page(browser, server, rel)
@@ -375,9 +413,12 @@ def test_nad_explorer_slider_changes_the_nad(book_html, server, browser):
             handle.focus()
             for _ in range(3):
                 handle.press("ArrowRight")
-            page.wait_for_function("([el, src]) => Array.from(el.querySelectorAll('img.nadx-img'))"
-                                   ".some(i => i.offsetParent !== null && i.src !== src)",
-                                   arg=[root.element_handle(), before["srcs"][0]], timeout=10_000)
+            page.wait_for_function(
+                "([el, src]) => Array.from(el.querySelectorAll('img.nadx-img'))"
+                ".some(i => i.offsetParent !== null && i.src !== src)",
+                arg=[root.element_handle(), before["srcs"][0]],
+                timeout=10_000,
+            )
             after = root.evaluate(SHOWN_NAD_JS)
             root.screenshot(path=str(shots / _shot_name(rel, "__nad-explorer-after.png")))
             assert after["ok"] and after["srcs"][0] != before["srcs"][0]
@@ -388,9 +429,12 @@ def test_nad_explorer_slider_changes_the_nad(book_html, server, browser):
             options = [o.replace("\xa0", " ").strip() for o in select.locator("option").all_text_contents()]
             assert len(options) >= 2, "the explorer offers a single architecture"
             select.select_option(index=1)
-            page.wait_for_function("([el, src]) => Array.from(el.querySelectorAll('img.nadx-img'))"
-                                   ".some(i => i.offsetParent !== null && i.src !== src)",
-                                   arg=[root.element_handle(), after["srcs"][0]], timeout=10_000)
+            page.wait_for_function(
+                "([el, src]) => Array.from(el.querySelectorAll('img.nadx-img'))"
+                ".some(i => i.offsetParent !== null && i.src !== src)",
+                arg=[root.element_handle(), after["srcs"][0]],
+                timeout=10_000,
+            )
             other = root.evaluate(SHOWN_NAD_JS)
             assert options[1] in other["info"] and re.search(r"NAD 3(?!\d)", other["info"]), other["info"]
             root.screenshot(path=str(shots / _shot_name(rel, "__nad-explorer-other-arch.png")))
@@ -400,8 +444,11 @@ def test_nad_explorer_slider_changes_the_nad(book_html, server, browser):
 
 
 def test_direction_explorer_shows_the_selected_direction(book_html, server, browser):
-    pages = sorted(str(p.relative_to(book_html)) for p in _html_pages(book_html)
-                   if "direction-explorer" in p.read_text(encoding="utf-8", errors="replace"))
+    pages = sorted(
+        str(p.relative_to(book_html))
+        for p in _html_pages(book_html)
+        if "direction-explorer" in p.read_text(encoding="utf-8", errors="replace")
+    )
     assert pages, "no page shows the direction explorer: chapter 3 calls nadcore.book.explorer.direction_explorer"
     for rel in pages:
         ctx, page, log = open_page(browser, server, rel)
@@ -415,8 +462,9 @@ def test_direction_explorer_shows_the_selected_direction(book_html, server, brow
             assert n > 1
             target = cells.nth(n - 1)  # a corner: the highest frequency, not the initial cell
             target.hover()
-            page.wait_for_function("([img, src]) => img.src !== src", arg=[img.element_handle(), before],
-                                   timeout=10_000)
+            page.wait_for_function(
+                "([img, src]) => img.src !== src", arg=[img.element_handle(), before], timeout=10_000
+            )
             info = root.locator(".dirx-info").inner_text()
             assert "%" in info or "not measured" in info
             root.screenshot(path=str(_screenshot_dir() / _shot_name(rel, "__direction-explorer.png")))
@@ -466,8 +514,10 @@ def scorecard_problems(page, n_claims: int | None) -> tuple[dict, list[str]]:
     problems = []
     badges = [b for b in facts["badges"] if b["claim"]]
     if n_claims is not None and (facts["claims"] != n_claims or len(badges) != n_claims):
-        problems.append(f"{n_claims} claims in scorecard.json, {facts['claims']} claim lines and "
-                        f"{len(badges)} verdict badges on the page")
+        problems.append(
+            f"{n_claims} claims in scorecard.json, {facts['claims']} claim lines and "
+            f"{len(badges)} verdict badges on the page"
+        )
     if facts["claimsWithOneBadge"] != facts["claims"]:
         problems.append(f"{facts['claims'] - facts['claimsWithOneBadge']} claim line(s) without exactly one badge")
     for b in facts["badges"]:
@@ -475,8 +525,10 @@ def scorecard_problems(page, n_claims: int | None) -> tuple[dict, list[str]]:
         if not b["shown"] or b["width"] <= 0 or b["height"] <= 0:
             problems.append(f"verdict badge of {where} is not shown")
         elif b["left"] < 0 or b["right"] > facts["vw"] + 0.5:
-            problems.append(f"verdict badge of {where} lies outside the {facts['vw']} px viewport "
-                            f"(x from {b['left']:.0f} to {b['right']:.0f}): it needs horizontal scrolling")
+            problems.append(
+                f"verdict badge of {where} lies outside the {facts['vw']} px viewport "
+                f"(x from {b['left']:.0f} to {b['right']:.0f}): it needs horizontal scrolling"
+            )
         elif b["clippedBy"]:
             problems.append(f"verdict badge of {where} is cut off by a scrolling container {b['clippedBy']}")
         if b["verdict"] not in b["text"]:
@@ -512,12 +564,20 @@ def fixture_scorecard(tmp_path_factory):
     """(html root, number of claims) of the Scorecard page rendered alone from the fixture."""
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("nadbook_preview_scorecard", REPO / "scripts" / "preview_scorecard.py")
+    spec = importlib.util.spec_from_file_location(
+        "nadbook_preview_scorecard", REPO / "scripts" / "preview_scorecard.py"
+    )
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
-    page, rc = mod.build_preview(mod.FIXTURE, tmp_path_factory.mktemp("scorecard-preview"),
-                                 (["Fig. 6: 1 of 4 networks"], ["Fig. 6: ResNet-18, VGG-11"]), quiet=True)
-    assert rc == 0 and page.exists(), "jupyter-book could not build the Scorecard preview (scripts/preview_scorecard.py)"
+    page, rc = mod.build_preview(
+        mod.FIXTURE,
+        tmp_path_factory.mktemp("scorecard-preview"),
+        (["Fig. 6: 1 of 4 networks"], ["Fig. 6: ResNet-18, VGG-11"]),
+        quiet=True,
+    )
+    assert rc == 0 and page.exists(), (
+        "jupyter-book could not build the Scorecard preview (scripts/preview_scorecard.py)"
+    )
     return page.parents[2], len(json.loads(mod.FIXTURE.read_text())["claims"])
 
 

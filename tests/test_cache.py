@@ -1,4 +1,5 @@
 """nadcore.book.cache: keys that see the config and the code, atomic checksummed entries, no pickle."""
+
 import inspect
 import json
 import os
@@ -13,10 +14,10 @@ import pytest
 
 import nadcore
 from nadcore import kernels
-from nadcore.kernels import native
 from nadcore.book import cache as cache_mod
 from nadcore.book.cache import Cache, code_fingerprint
 from nadcore.book.nad_jobs import cached_nads
+from nadcore.kernels import native
 from nadcore.runtime import digest
 from nadcore.train import lr_at
 
@@ -56,6 +57,7 @@ def test_digest_is_the_one_hash_and_sees_shape_and_dtype():
     assert digest(a) != digest(a.reshape(2, 3)) != digest(a.astype(np.float64))
     assert digest({"b": 1, "a": [1, 2]}) == digest({"a": [1, 2], "b": 1})
     import torch
+
     assert digest(torch.arange(6, dtype=torch.float32)) == digest(a)
 
 
@@ -70,8 +72,9 @@ def test_interrupted_write_leaves_no_entry(tmp_path):
 def test_temporary_folders_of_dead_processes_are_removed(tmp_path):
     c = Cache(tmp_path)
     c.save("f", {"n": 0}, {"a": np.ones(1)})
-    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
-                          capture_output=True, text=True).stdout.strip()
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True
+    ).stdout.strip()
     orphan = tmp_path / "f" / f".abc.{dead}.xyz"
     orphan.mkdir()
     (orphan / "arrays.npz").write_bytes(b"half")
@@ -154,7 +157,7 @@ def test_editing_a_user_model_recomputes_its_cached_nads(tmp_path, monkeypatch):
     np.testing.assert_array_equal(first.eigenvalues, again.eigenvalues)
     # edit the model's forward (the file, as a user would): a new entry, new numbers
     mod.write_text(body.replace("SCALE = 1.0", "SCALE = 3.0"))
-    os.utime(mod, ns=(mod.stat().st_atime_ns, mod.stat().st_mtime_ns + 10 ** 9))
+    os.utime(mod, ns=(mod.stat().st_atime_ns, mod.stat().st_mtime_ns + 10**9))
     sys.modules.pop("mynets_fp", None)
     edited = cached_nads("mynets_fp:factory", **kw)
     assert len(list((tmp_path / "cache" / "nads").iterdir())) == 2

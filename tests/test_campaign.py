@@ -2,6 +2,7 @@
 scripts/run_campaign.py makes a bundle with its ledger, resumes without recomputing (from the
 cache, or from the ledger alone), stops at its time budget, refuses bad arguments, and gives the
 same bundle through a local Dask cluster as in-process."""
+
 import importlib.util
 import json
 import os
@@ -30,7 +31,7 @@ def test_distinct_cells_cover_the_grid_once_under_the_transposition():
     cells = campaigns.distinct_cells(grid)
     assert len(cells) == len(set(cells)) == 136  # 16 * 17 / 2: the diagonal and one triangle
     assert set(cells) | {campaigns.mirror(*c) for c in cells} == set(grid.frequencies)
-    assert set(cells[:len(grid.subgrid(8).frequencies)]) <= set(grid.subgrid(4).frequencies)  # coarse first
+    assert set(cells[: len(grid.subgrid(8).frequencies)]) <= set(grid.subgrid(4).frequencies)  # coarse first
 
 
 def test_row_cells_are_the_full_rows_coarse_to_fine():
@@ -46,8 +47,12 @@ def test_row_cells_are_the_full_rows_coarse_to_fine():
 def test_cpu_campaign_plans_the_issue_order():
     tasks, settings = campaigns.plan("cpu")
     first = [(t.figure, t.spec) for t in tasks[:4]]
-    assert first == [("fig1", "vgg11?width=8"), ("fig1", "vgg11?width=16"), ("fig1", "resnet18?width=8"),
-                     ("fig1", "resnet18?width=16")]  # the width study decides first
+    assert first == [
+        ("fig1", "vgg11?width=8"),
+        ("fig1", "vgg11?width=16"),
+        ("fig1", "resnet18?width=8"),
+        ("fig1", "resnet18?width=16"),
+    ]  # the width study decides first
     rows = [t for t in tasks if t.figure == "fig1" and t.stage in (2, 4)]
     assert [t.spec for t in rows] == ["vgg11?width=8", "resnet18?width=16"] and all(t.runs == 32 for t in rows)
     train = tasks[0].jobs[0].config["train"]
@@ -70,8 +75,11 @@ def test_tiny_bundle_rows_and_provenance(bundle):
     out, _, _ = bundle
     fig1 = pd.read_csv(out / CHAPTER / "fig1.csv")
     assert list(fig1.columns) == campaigns.COLUMNS["fig1"] + ["kernel_path"]
-    assert sorted(fig1.groupby(["model", "width"]).size().items()) == [(("resnet18", 4), 5), (("vgg11", 2), 1),
-                                                                       (("vgg11", 4), 2)]
+    assert sorted(fig1.groupby(["model", "width"]).size().items()) == [
+        (("resnet18", 4), 5),
+        (("vgg11", 2), 1),
+        (("vgg11", 4), 2),
+    ]
     assert set(fig1["precision"]) == {"fp32", "bf16"} and (fig1["precision"] == "bf16").sum() == 1
     fig6 = pd.read_csv(out / CHAPTER / "fig6.csv")
     assert list(fig6.columns) == campaigns.COLUMNS["fig6"] + ["kernel_path"]
@@ -115,13 +123,19 @@ def test_tiny_follow_up_runs_train_chapter_5s_experiments_on_the_published_nads(
     prov = json.loads((out / "provenance.json").read_text())
     jobs = [j for j in prov["jobs"].values() if j["figure"] == "us-fig2"]
     assert [j["labels"] for j in jobs] == [[[0, 0]], [[0, 1000]], [[1000, 0]], [[1000, 1000]]]
-    assert {(j["device"], j["trainer"]) for j in prov["jobs"].values() if j["figure"].startswith("us-")} \
-        == {("cpu", "many")}
+    assert {(j["device"], j["trainer"]) for j in prov["jobs"].values() if j["figure"].startswith("us-")} == {
+        ("cpu", "many")
+    }
     # the stage's network must take the published NADs in chapter 5's settings
     with pytest.raises(ValueError, match="nad_source"):
-        campaigns._underspec_task(dict(campaigns.TINY["stages"][-1], overrides={"nad_source": {"default": "gradient"}}),
-                                  0, {"model": "resnet18", "width": 4, "recipe": "follow-up", "precision": "fp32"},
-                                  "resnet18?width=4", [0], "cpu")
+        campaigns._underspec_task(
+            dict(campaigns.TINY["stages"][-1], overrides={"nad_source": {"default": "gradient"}}),
+            0,
+            {"model": "resnet18", "width": 4, "recipe": "follow-up", "precision": "fp32"},
+            "resnet18?width=4",
+            [0],
+            "cpu",
+        )
 
 
 def test_tiny_fig7_poisons_cifar10_along_the_published_nads(bundle):
@@ -154,8 +168,9 @@ def test_tiny_fig8_trains_on_the_original_and_the_flipped_representation(bundle)
     assert task.jobs[1].config["nads"]["published"] == "vgg11" and task.jobs[0].config["nads"] is None
     assert campaigns.networks("tiny", "fig8") == ["vgg11"]
     prov = json.loads((out / "provenance.json").read_text())  # every job's ledger names its device
-    assert {(j["device"], j["trainer"]) for j in prov["jobs"].values() if j["figure"] in ("fig7", "fig8")} \
-        == {("cpu", "many")}
+    assert {(j["device"], j["trainer"]) for j in prov["jobs"].values() if j["figure"] in ("fig7", "fig8")} == {
+        ("cpu", "many")
+    }
     fig8_stage = next(s for s in campaigns.TINY["stages"] if s["figure"] == "fig8")
     assert campaigns.profile_settings("tiny", "fig8", "vgg11") == (campaigns._profile_cfg(fig8_stage), 4)
 
@@ -217,8 +232,7 @@ def test_resumes_from_the_cache_and_from_the_ledger_alone(bundle, tmp_path):
 
 def test_budget_stops_before_a_job_that_would_not_fit(tmp_path):
     out = tmp_path / "b"
-    args = ["--campaign", "tiny", "--out", str(out), "--cache", str(tmp_path / "c"), "--nice", "0",
-            "--stages", "2"]
+    args = ["--campaign", "tiny", "--out", str(out), "--cache", str(tmp_path / "c"), "--nice", "0", "--stages", "2"]
     assert run_campaign.main(args + ["--budget", "0"]) == 0  # no time at all: nothing starts
     prov = json.loads((out / "provenance.json").read_text())
     assert prov["sessions"][0]["jobs_computed"] == 0 and "budget" in prov["sessions"][0]["stopped"]
@@ -236,8 +250,7 @@ def test_the_ledger_says_why_a_session_ended(tmp_path, monkeypatch):
     from nadcore.book import campaign
 
     out = tmp_path / "b"
-    args = ["--campaign", "tiny", "--out", str(out), "--cache", str(tmp_path / "c"), "--nice", "0",
-            "--stages", "2"]
+    args = ["--campaign", "tiny", "--out", str(out), "--cache", str(tmp_path / "c"), "--nice", "0", "--stages", "2"]
 
     def boom(*a, **k):
         raise RuntimeError("NYI: something the trainer cannot do")
@@ -265,8 +278,7 @@ def test_one_process_writes_a_bundle_at_a_time(tmp_path, capsys):
     import time
 
     out = tmp_path / "b"
-    args = ["--campaign", "tiny", "--out", str(out), "--cache", str(tmp_path / "c"), "--nice", "0",
-            "--stages", "2"]
+    args = ["--campaign", "tiny", "--out", str(out), "--cache", str(tmp_path / "c"), "--nice", "0", "--stages", "2"]
     with cp.writing(out):
         assert run_campaign.main(args) == 2
         assert f"is being written by campaign process {os.getpid()}" in capsys.readouterr().err
@@ -324,11 +336,27 @@ def test_a_local_dask_cluster_gives_the_same_bundle(bundle, tmp_path):
     out, _, _ = bundle
     environ = dict(os.environ)
     other = tmp_path / "dask"
-    args = ["--campaign", "tiny", "--out", str(other), "--cache", str(tmp_path / "c"), "--nice", "0",
-            "--dask", "local:2", "--emulated-bf16"]
+    args = [
+        "--campaign",
+        "tiny",
+        "--out",
+        str(other),
+        "--cache",
+        str(tmp_path / "c"),
+        "--nice",
+        "0",
+        "--dask",
+        "local:2",
+        "--emulated-bf16",
+    ]
     assert run_campaign.main(args) == 0
-    for chapter, fig in ((CHAPTER, "fig1"), (CHAPTER, "fig3"), (CHAPTER, "fig6"), (campaigns.CIFAR_CHAPTER, "fig7"),
-                       (campaigns.CIFAR_CHAPTER, "fig8")):
+    for chapter, fig in (
+        (CHAPTER, "fig1"),
+        (CHAPTER, "fig3"),
+        (CHAPTER, "fig6"),
+        (campaigns.CIFAR_CHAPTER, "fig7"),
+        (campaigns.CIFAR_CHAPTER, "fig8"),
+    ):
         a = pd.read_csv(out / chapter / f"{fig}.csv")
         b = pd.read_csv(other / chapter / f"{fig}.csv")
         pd.testing.assert_frame_equal(a, b)
@@ -352,8 +380,23 @@ def test_coverage_names_every_bundle_that_has_a_network(tmp_path):
     fig1 = next(c for c in campaigns.coverage("cpu", tmp_path) if c["figure"] == "fig1")
     assert "paper" not in fig1["networks"]["resnet18"]
     # Figs. 7 and 8 count the runs at the width of the network's stage, not at another width
-    fig8 = pd.DataFrame([dict(model="vgg11", width=w, recipe="authors", precision="fp32", experiment=e, seed=0,
-                              epochs=50, train_acc=1.0, test_acc=0.5) for w in (16, 32) for e in ("clean", "flip")])
+    fig8 = pd.DataFrame(
+        [
+            dict(
+                model="vgg11",
+                width=w,
+                recipe="authors",
+                precision="fp32",
+                experiment=e,
+                seed=0,
+                epochs=50,
+                train_acc=1.0,
+                test_acc=0.5,
+            )
+            for w in (16, 32)
+            for e in ("clean", "flip")
+        ]
+    )
     fig8.iloc[:3].to_csv(tmp_path / "cpu" / campaigns.CIFAR_CHAPTER / "fig8.csv", index=False)
     vgg = next(c for c in campaigns.coverage("cpu", tmp_path) if c["figure"] == "fig8")["networks"]["vgg11"]
     assert vgg == "campaign cpu (width 32, 1 runs)"
@@ -371,16 +414,41 @@ def test_paper_campaign_jobs_fit_a_lease_command_and_the_trainer_can_be_replaced
 
 
 def test_the_paper_campaigns_report_reads_its_ledger_without_a_gpu(tmp_path, capsys):
-    assert run_campaign.main(["--campaign", "paper", "--report", "--figures", "fig1", "--archs", "resnet18",
-                              "--cache", str(tmp_path / "c")]) == 0
+    assert (
+        run_campaign.main(
+            [
+                "--campaign",
+                "paper",
+                "--report",
+                "--figures",
+                "fig1",
+                "--archs",
+                "resnet18",
+                "--cache",
+                str(tmp_path / "c"),
+            ]
+        )
+        == 0
+    )
     assert "| 0 | fig1 | resnet18 | authors |" in capsys.readouterr().out
 
 
 def test_the_report_costs_a_task_without_a_done_job_from_a_benchmark(tmp_path, capsys):
     rates = tmp_path / "bench.json"
     rates.write_text(json.dumps({"rows": [{"network": "resnet18", "worker_hours_per_run": 0.5}]}))
-    args = ["--campaign", "paper", "--report", "--figures", "fig1", "--archs", "resnet18",
-            "--cache", str(tmp_path / "c"), "--out", str(tmp_path / "bundle")]
+    args = [
+        "--campaign",
+        "paper",
+        "--report",
+        "--figures",
+        "fig1",
+        "--archs",
+        "resnet18",
+        "--cache",
+        str(tmp_path / "c"),
+        "--out",
+        str(tmp_path / "bundle"),
+    ]
     assert run_campaign.main(args + ["--rates", str(rates), "--workers", "2"]) == 0
     out = capsys.readouterr().out
     tasks, _ = campaigns.plan("paper", figures=["fig1"], archs=["resnet18"])
@@ -394,6 +462,7 @@ def test_the_report_costs_a_task_without_a_done_job_from_a_benchmark(tmp_path, c
 
 def test_the_report_costs_a_figure_not_yet_run_from_the_same_networks_runs(bundle, tmp_path):
     import shutil
+
     out, _, _ = bundle
     copy = tmp_path / "b"
     shutil.copytree(out, copy)
@@ -455,19 +524,33 @@ def test_a_background_campaign_yields_to_other_sessions():
     import subprocess
     import sys
 
-    code = ("from pathlib import Path; from nadcore.book.campaign import lower_priority; "
-            "print(lower_priority(5, session=True)); import os; print(os.getsid(0) == os.getpid()); "
-            "g = Path('/proc/self/autogroup'); print(g.read_text().split()[-1] if g.exists() else 'none')")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=REPO,
-                         env={**os.environ, "PYTHONPATH": str(REPO)}).stdout.split("\n")
+    code = (
+        "from pathlib import Path; from nadcore.book.campaign import lower_priority; "
+        "print(lower_priority(5, session=True)); import os; print(os.getsid(0) == os.getpid()); "
+        "g = Path('/proc/self/autogroup'); print(g.read_text().split()[-1] if g.exists() else 'none')"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    ).stdout.split("\n")
     assert out[1] == "True"  # its own session
     if Path("/proc/self/autogroup").exists():
         assert out[0] == "nice 5, its own session, autogroup nice 5" and out[2] == "5"
     else:
         assert out[0] == "nice 5, its own session (no autogroups here)" and out[2] == "none"
     # started under `setsid`, it leads its session already: the autogroup still gets the nice
-    lead = subprocess.run([sys.executable, "-c", "import os; os.setsid(); " + code], capture_output=True,
-                          text=True, check=True, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)})
+    lead = subprocess.run(
+        [sys.executable, "-c", "import os; os.setsid(); " + code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert lead.stdout.split("\n")[0] == out[0]
 
 

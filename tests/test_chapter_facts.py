@@ -5,6 +5,7 @@ against closed forms) and therefore reproduced even on the smoke profile.
 The chapters run once per session (tests/conftest.py's papermill reference runs, shared with the
 nbval items); these tests read what those runs wrote beside the executed notebooks.
 """
+
 from __future__ import annotations
 
 import csv
@@ -23,15 +24,19 @@ DOWNLOAD = re.compile(r"\{download\}`data <data/([^/]+)/([^>]+\.csv)>`")
 
 #: claims that hold at any scale: exact computations, Theorem 1 against Monte Carlo (a z-score),
 #: and LogReg's secant NADs equal to its gradient NADs (a linear model)
-EXACT = {"01_pooling": ["thm1-blind", "thm1-anisotropic", "thm1-monte-carlo", "lemma1-hessian"],
-         "02_nads": ["logreg-secant-equals-gradient"],
-         "06_open_questions": ["oq5-eq4-eq5-exact"]}
+EXACT = {
+    "01_pooling": ["thm1-blind", "thm1-anisotropic", "thm1-monte-carlo", "lemma1-hessian"],
+    "02_nads": ["logreg-secant-equals-gradient"],
+    "06_open_questions": ["oq5-eq4-eq5-exact"],
+}
 #: columns a reader's script may rely on
-COLUMNS = {("03_linear_separability", "fig1"): {"model", "k1", "k2", "seed", "test_acc", "train_acc"},
-           ("04_cifar10", "fig8"): {"model", "representation", "seed", "train_acc", "test_acc"},
-           ("06_open_questions", "fig1_maps"): {"variant", "seed", "k1", "k2", "test_acc", "train_acc"},
-           ("07_nad_atlas", "fingerprints"): {"a", "b", "k", "overlap", "distance", "family_a", "family_b"},
-           ("07_nad_atlas", "architectures"): {"architecture", "family", "spec", "parameters", "networks", "seconds"}}
+COLUMNS = {
+    ("03_linear_separability", "fig1"): {"model", "k1", "k2", "seed", "test_acc", "train_acc"},
+    ("04_cifar10", "fig8"): {"model", "representation", "seed", "train_acc", "test_acc"},
+    ("06_open_questions", "fig1_maps"): {"variant", "seed", "k1", "k2", "test_acc", "train_acc"},
+    ("07_nad_atlas", "fingerprints"): {"a", "b", "k", "overlap", "distance", "family_a", "family_b"},
+    ("07_nad_atlas", "architectures"): {"architecture", "family", "spec", "parameters", "networks", "seconds"},
+}
 
 
 def _run(smoke, stem):
@@ -51,8 +56,12 @@ def _claims(smoke, stem):
 @pytest.mark.parametrize("stem", CHAPTERS)
 def test_claims_are_complete_and_shown_on_the_page(smoke, stem):
     nb = json.loads(Path(_run(smoke, stem)).read_text())
-    shown = "".join("".join(o.get("data", {}).get("text/markdown", ""))
-                    for c in nb["cells"] if c["cell_type"] == "code" for o in c.get("outputs", []))
+    shown = "".join(
+        "".join(o.get("data", {}).get("text/markdown", ""))
+        for c in nb["cells"]
+        if c["cell_type"] == "code"
+        for o in c.get("outputs", [])
+    )
     for c in _claims(smoke, stem):
         assert set(c) >= set(CLAIM_KEYS), f"{c['id']} lacks {set(CLAIM_KEYS) - set(c)}"
         assert c["chapter"] == stem and c["verdict"] in VERDICTS
@@ -112,9 +121,14 @@ def test_chapter_alone_equals_chapter_in_the_build(smoke, tmp_path):
     in_build = _claims(smoke, "04_cifar10")
     out = tmp_path / "alone"
     with smoke.bb.chapter_environment(tmp_path / "cache", out):
-        smoke.bb.execute_chapter(REPO / "chapters" / "04_cifar10.py", out / "04_cifar10.ipynb",
-                                 {"profile": "smoke"}, work_dir=tmp_path / "running", cwd=REPO,
-                                 progress_bar=False)
+        smoke.bb.execute_chapter(
+            REPO / "chapters" / "04_cifar10.py",
+            out / "04_cifar10.ipynb",
+            {"profile": "smoke"},
+            work_dir=tmp_path / "running",
+            cwd=REPO,
+            progress_bar=False,
+        )
     alone = json.loads((out / "claims" / "04_cifar10.json").read_text())["claims"]
     keys = ("id", "value", "ci_low", "ci_high", "verdict")
     assert [{k: c[k] for k in keys} for c in alone] == [{k: c[k] for k in keys} for c in in_build]

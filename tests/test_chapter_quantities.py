@@ -2,6 +2,7 @@
 (energy in a map's high-accuracy region, combs of spikes), the width study's overlaps, and the
 campaign bundle's summaries (maps with mirrored cells, distances to the published map, gaps,
 intervals over cells or seeds)."""
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -57,8 +58,20 @@ def test_width_overlaps_put_a_copy_at_one_and_the_floor_beside_it():
 
 
 def _frame(cells, accs, seeds=(0,), arch="resnet18", width=16):
-    rows = [{"model": arch, "width": width, "recipe": "authors", "k1": a, "k2": b, "seed": s,
-             "test_acc": acc, "train_acc": 1.0} for s in seeds for (a, b), acc in zip(cells, accs)]
+    rows = [
+        {
+            "model": arch,
+            "width": width,
+            "recipe": "authors",
+            "k1": a,
+            "k2": b,
+            "seed": s,
+            "test_acc": acc,
+            "train_acc": 1.0,
+        }
+        for s in seeds
+        for (a, b), acc in zip(cells, accs)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -104,18 +117,27 @@ def test_seeds_that_trained_only_some_cells_do_not_make_a_per_seed_interval():
 
 
 def test_select_keeps_one_network_width_and_recipe():
-    f = pd.concat([_frame([(0, 0)], [0.9]), _frame([(0, 0)], [0.6], width=8),
-                   _frame([(0, 0)], [0.7], arch="vgg11", width=8)])
+    f = pd.concat(
+        [_frame([(0, 0)], [0.9]), _frame([(0, 0)], [0.6], width=8), _frame([(0, 0)], [0.7], arch="vgg11", width=8)]
+    )
     assert list(bundled.select(f, "resnet18", 16)["test_acc"]) == [0.9]
     assert len(bundled.select(f, "resnet18")) == 2 and bundled.select(None, "vgg11").empty
 
 
 def test_headline_counts_the_papers_claims_only_and_says_what_it_leaves_out():
-    claims = [{"kind": "paper", "verdict": "reproduced", "budget_fraction": 1.0, "settings": {"width": 16},
-               "profile": "campaign cpu"},
-              {"kind": "paper", "verdict": "inconclusive", "budget_fraction": 0.2, "settings": {}},
-              {"kind": "check", "verdict": "reproduced"}, {"kind": "calibration", "verdict": "reproduced"},
-              {"kind": "follow-up", "verdict": "not reproduced"}]
+    claims = [
+        {
+            "kind": "paper",
+            "verdict": "reproduced",
+            "budget_fraction": 1.0,
+            "settings": {"width": 16},
+            "profile": "campaign cpu",
+        },
+        {"kind": "paper", "verdict": "inconclusive", "budget_fraction": 0.2, "settings": {}},
+        {"kind": "check", "verdict": "reproduced"},
+        {"kind": "calibration", "verdict": "reproduced"},
+        {"kind": "follow-up", "verdict": "not reproduced"},
+    ]
     assert headline(claims) == "Paper claims reproduced: 1 of 2"
     text = limits(claims)
     assert "2 of them" in text and "1 check" in text and "1 calibration" in text
@@ -129,9 +151,15 @@ def _study(profile="smoke"):
     from nadcore.book import profiles
     from nadcore.chapters.linear_separability.study import Study
 
-    ch = SimpleNamespace(cfg=profiles.resolve("03_linear_separability", profile), seeds=[0], cache=None,
-                         executor=lambda: None, device="cpu", profile=profile,
-                         paper_cfg=profiles.resolve("03_linear_separability", "paper"))
+    ch = SimpleNamespace(
+        cfg=profiles.resolve("03_linear_separability", profile),
+        seeds=[0],
+        cache=None,
+        executor=lambda: None,
+        device="cpu",
+        profile=profile,
+        paper_cfg=profiles.resolve("03_linear_separability", "paper"),
+    )
     return Study(ch)
 
 
@@ -173,10 +201,11 @@ def test_full_width_claims_are_named_so_and_count_only_on_cells_the_published_ma
     ids = {c.id for c in CLAIMS}
     study, bundle = _study(), SimpleNamespace(name="paper", title=lambda: "campaign 'paper'")
     easy = [(0, 4), (0, 0), (0, -16), (-16, -16)]
-    full = study.big_fig1_evidence(bundle, "resnet18", 64, _frame(easy, published_fig1_map("resnet18", easy),
-                                                                  width=64))
-    assert set(full) == {f"fig1-{c}-resnet18-full-width" for c in ("train-fit", "matches-published",
-                                                                   "frequency-gap")} and set(full) <= ids
+    full = study.big_fig1_evidence(bundle, "resnet18", 64, _frame(easy, published_fig1_map("resnet18", easy), width=64))
+    assert (
+        set(full) == {f"fig1-{c}-resnet18-full-width" for c in ("train-fit", "matches-published", "frequency-gap")}
+        and set(full) <= ids
+    )
     for claim in ("matches-published", "frequency-gap"):  # every network learns these cells
         assert not any(full[f"fig1-{claim}-resnet18-full-width"]["preconditions"].values())
     hard = easy + [(2, 2)]  # both frequencies 2 mod 4: at chance in the published map
@@ -220,14 +249,30 @@ def test_big_fig6_names_full_width_claims_so_and_tests_the_fitted_sigma_on_each_
     idx = [0, 3, 6, 9, 64, 300, 720, 1000]
 
     def bundle(name, width, shift):  # sigma 3 on the published curve (+ shift), sigma 1 learns everything
-        rows = [dict(model="resnet18", width=width, recipe="authors", sigma=s, nad_index=i, seed=0,
-                     test_acc=(min(1.0, pub[i] + shift) if s == 3.0 else 1.0), train_acc=1.0,
-                     eigenvalue=1.0 / (1 + i)) for s in (3.0, 1.0) for i in idx]
-        return SimpleNamespace(name=name, title=lambda: f"campaign {name!r}",
-                               frame=lambda chapter, figure: pd.DataFrame(rows))
+        rows = [
+            dict(
+                model="resnet18",
+                width=width,
+                recipe="authors",
+                sigma=s,
+                nad_index=i,
+                seed=0,
+                test_acc=(min(1.0, pub[i] + shift) if s == 3.0 else 1.0),
+                train_acc=1.0,
+                eigenvalue=1.0 / (1 + i),
+            )
+            for s in (3.0, 1.0)
+            for i in idx
+        ]
+        return SimpleNamespace(
+            name=name, title=lambda: f"campaign {name!r}", frame=lambda chapter, figure: pd.DataFrame(rows)
+        )
 
-    big6 = study.big_fig6(published, (bundle("cpu", 16, 0.05), {"resnet18": 16, "vgg11": 8}),
-                          (bundle("paper", 64, 0.0), {"resnet18": 64, "vgg11": 64}))
+    big6 = study.big_fig6(
+        published,
+        (bundle("cpu", 16, 0.05), {"resnet18": 16, "vgg11": 8}),
+        (bundle("paper", 64, 0.0), {"resnet18": 64, "vgg11": 64}),
+    )
     ids = {c.id for c in CLAIMS}
     kinds = ("first-vs-beyond", "monotone", "sigma-validation")
     assert set(big6["evidence"]) == {f"fig6-{k}-resnet18{s}" for k in kinds for s in ("", "-full-width")}
@@ -235,7 +280,8 @@ def test_big_fig6_names_full_width_claims_so_and_tests_the_fitted_sigma_on_each_
     full = big6["evidence"]["fig6-sigma-validation-resnet18-full-width"]
     assert full["interval"].value < 0 and full["settings"]["width"] == 64  # sigma 3 is the closer one
     assert big6["evidence"]["fig6-first-vs-beyond-resnet18-full-width"]["interval"].value == pytest.approx(
-        np.mean([pub[i] for i in idx[:4]]) - np.mean([pub[i] for i in idx[-2:]]))
+        np.mean([pub[i] for i in idx[:4]]) - np.mean([pub[i] for i in idx[-2:]])
+    )
     assert len(big6["table"]) == 4 and study.big_fig6(published) is None
 
 
@@ -247,10 +293,24 @@ def test_a_campaign_fig6_curve_enters_the_book_once_it_spans_the_nad_sequence():
     idx = [0, 3, 6, 9, 64, 300, 720, 1000]
 
     def bundle(upto):  # sigma 3 on every index; sigma 1 stopped after its first ``upto`` indices
-        rows = [dict(model="resnet18", width=16, recipe="authors", sigma=s, nad_index=i, seed=0, test_acc=0.6,
-                     train_acc=1.0, eigenvalue=1.0 / (1 + i))
-                for s, n in ((3.0, upto[0]), (1.0, upto[1])) for i in idx[:n]]
-        return SimpleNamespace(name="cpu", title=lambda: "campaign 'cpu'", frame=lambda chapter, figure: pd.DataFrame(rows))
+        rows = [
+            dict(
+                model="resnet18",
+                width=16,
+                recipe="authors",
+                sigma=s,
+                nad_index=i,
+                seed=0,
+                test_acc=0.6,
+                train_acc=1.0,
+                eigenvalue=1.0 / (1 + i),
+            )
+            for s, n in ((3.0, upto[0]), (1.0, upto[1]))
+            for i in idx[:n]
+        ]
+        return SimpleNamespace(
+            name="cpu", title=lambda: "campaign 'cpu'", frame=lambda chapter, figure: pd.DataFrame(rows)
+        )
 
     widths = {"resnet18": 16, "vgg11": 8}
     big6 = study.big_fig6(published, (bundle((8, 6)), widths))
@@ -274,10 +334,23 @@ def test_densenet121_fig6_enters_with_the_first_cpu_stage_at_the_papers_sigma():
     assert sorted(stage["indices"]) == campaigns.FIG6_INDICES[::2]  # every other index
     # the ends first: the stage's first two jobs (one round of two workers) already span it
     assert bundled.fig6_spans(stage["indices"][:2]) and not bundled.fig6_spans(stage["indices"][2:])
-    rows = [dict(model="densenet121", width=8, recipe="authors", sigma=3.0, nad_index=i, seed=0,
-                 test_acc=published["densenet121"]["test_acc"][i], train_acc=1.0, eigenvalue=1.0 / (1 + i))
-            for i in stage["indices"]]
-    bundle = SimpleNamespace(name="cpu", title=lambda: "campaign 'cpu'", frame=lambda chapter, figure: pd.DataFrame(rows))
+    rows = [
+        dict(
+            model="densenet121",
+            width=8,
+            recipe="authors",
+            sigma=3.0,
+            nad_index=i,
+            seed=0,
+            test_acc=published["densenet121"]["test_acc"][i],
+            train_acc=1.0,
+            eigenvalue=1.0 / (1 + i),
+        )
+        for i in stage["indices"]
+    ]
+    bundle = SimpleNamespace(
+        name="cpu", title=lambda: "campaign 'cpu'", frame=lambda chapter, figure: pd.DataFrame(rows)
+    )
     big6 = study.big_fig6(published, (bundle, dict(campaigns.CPU["widths"])))
     assert set(big6["evidence"]) == {"fig6-first-vs-beyond-densenet121", "fig6-monotone-densenet121"}
     assert set(big6["evidence"]) <= {c.id for c in CLAIMS}
@@ -289,12 +362,17 @@ def test_densenet121_fig6_ends_alternate_so_every_round_of_two_jobs_spans_the_se
     """DenseNet-121's Fig. 6 ends (14 minutes a job) train the first NADs and those past 700 in
     turn: the same indices as the cheaper networks', and any two consecutive jobs span the
     sequence while both ends last."""
-    stage = next(st for st in campaigns.CPU["stages"] if st["figure"] == "fig6" and st["arch"] == "densenet121"
-                 and sorted(st["indices"]) == sorted(campaigns.FIG6_ENDS))
+    stage = next(
+        st
+        for st in campaigns.CPU["stages"]
+        if st["figure"] == "fig6"
+        and st["arch"] == "densenet121"
+        and sorted(st["indices"]) == sorted(campaigns.FIG6_ENDS)
+    )
     order = stage["indices"]
     assert order == campaigns.FIG6_ENDS_ALTERNATING and len(set(order)) == len(order)
     n_beyond = int(first_and_beyond(order)[1].sum())
-    assert all(bundled.fig6_spans(order[k:k + 2]) for k in range(2 * n_beyond))
+    assert all(bundled.fig6_spans(order[k : k + 2]) for k in range(2 * n_beyond))
     assert order[:2] == [0, 720]
 
 
@@ -309,17 +387,31 @@ def test_the_recipe_check_sets_both_recipes_beside_the_published_map():
 
     study = _study()
     assert campaigns.RECIPE_CELLS["resnet18"][:2] == campaigns.DIAGNOSTIC["resnet18"]
-    pub = dict(zip(map(tuple, campaigns.RECIPE_CELLS["resnet18"]),
-                   published_fig1_map("resnet18", campaigns.RECIPE_CELLS["resnet18"])))
-    acc = {("authors", (2, 2)): 0.50, ("authors", (2, 4)): 0.86, ("follow-up", (2, 2)): 0.70,
-           ("follow-up", (2, 4)): 0.95, ("authors", (0, 0)): 1.0}  # (0, 0): one recipe only
-    rows = [dict(model="resnet18", width=16, recipe=r, precision="fp32", k1=c[0], k2=c[1], seed=0,
-                 test_acc=a, train_acc=1.0) for (r, c), a in acc.items()]
+    pub = dict(
+        zip(
+            map(tuple, campaigns.RECIPE_CELLS["resnet18"]),
+            published_fig1_map("resnet18", campaigns.RECIPE_CELLS["resnet18"]),
+        )
+    )
+    acc = {
+        ("authors", (2, 2)): 0.50,
+        ("authors", (2, 4)): 0.86,
+        ("follow-up", (2, 2)): 0.70,
+        ("follow-up", (2, 4)): 0.95,
+        ("authors", (0, 0)): 1.0,
+    }  # (0, 0): one recipe only
+    rows = [
+        dict(
+            model="resnet18", width=16, recipe=r, precision="fp32", k1=c[0], k2=c[1], seed=0, test_acc=a, train_acc=1.0
+        )
+        for (r, c), a in acc.items()
+    ]
     # the width study's extra seeds of the authors' recipe on its cells: not the follow-up's, so
     # not in the comparison, which keeps the seeds both recipes have
     rows += [dict(rows[0], seed=s, test_acc=0.99) for s in (1, 2)]
-    bundle = SimpleNamespace(name="cpu", title=lambda: "campaign 'cpu'",
-                             frame=lambda chapter, figure: pd.DataFrame(rows))
+    bundle = SimpleNamespace(
+        name="cpu", title=lambda: "campaign 'cpu'", frame=lambda chapter, figure: pd.DataFrame(rows)
+    )
     table = study.recipe_checks(bundle, {"resnet18": 16, "vgg11": 8, "densenet121": 8})
     assert list(table.index) == [("ResNet-18 at width 16", 2, 2), ("ResNet-18 at width 16", 2, 4)]
     assert list(table.columns) == ["authors", "follow-up", "published", "arch"] and set(table["arch"]) == {"resnet18"}
@@ -360,18 +452,30 @@ def test_the_recipe_ablation_adds_one_change_of_the_follow_up_recipe_at_a_time()
 
     study = _study()
     acc = {r: 0.52 for r in PAPER["recipes"]} | {"follow-up": 1.0, "authors+momentum": 0.98, "authors+max_lr": 0.90}
-    rows = [dict(model="resnet18", width=16, recipe=r, precision="fp32", k1=c[0], k2=c[1], seed=0,
-                 test_acc=a - 0.2 * (r == "authors+max_lr" and c == cells[1]), train_acc=1.0)
-            for r, a in acc.items() for c in cells]
+    rows = [
+        dict(
+            model="resnet18",
+            width=16,
+            recipe=r,
+            precision="fp32",
+            k1=c[0],
+            k2=c[1],
+            seed=0,
+            test_acc=a - 0.2 * (r == "authors+max_lr" and c == cells[1]),
+            train_acc=1.0,
+        )
+        for r, a in acc.items()
+        for c in cells
+    ]
     rows += [dict(rows[0], recipe="authors", k1=0, k2=0)]  # a cell of one recipe only
-    bundle = SimpleNamespace(name="cpu", title=lambda: "campaign 'cpu'",
-                             frame=lambda chapter, figure: pd.DataFrame(rows))
+    bundle = SimpleNamespace(
+        name="cpu", title=lambda: "campaign 'cpu'", frame=lambda chapter, figure: pd.DataFrame(rows)
+    )
     table = study.recipe_ablation(bundle, {"resnet18": 16, "vgg11": 8, "densenet121": 8})
     assert [c[-2:] for c in table.index] == [tuple(c) for c in cells]
     assert list(table.columns) == [*PAPER["recipes"], "published", "arch"]
     assert study.recipes_that_learn(table) == ["follow-up", "authors+momentum"]
-    assert len(study.recipe_ablation(SimpleNamespace(frame=lambda c, f: pd.DataFrame(rows[:2])),
-                                     {"resnet18": 16})) == 0
+    assert len(study.recipe_ablation(SimpleNamespace(frame=lambda c, f: pd.DataFrame(rows[:2])), {"resnet18": 16})) == 0
 
 
 def test_resnet18_fig2_compares_blind_with_seen_cells_and_counts_censored_runs_as_the_budget():
@@ -381,9 +485,24 @@ def test_resnet18_fig2_compares_blind_with_seen_cells_and_counts_censored_runs_a
 
     cells = [(0, 4), (2, 4), (0, -16), (2, 8), (2, 2), (2, -6)]  # the last two blind in the published map
     iters = [100, 120, 80, 150, 2000, -1]  # (2, -6) never reached the threshold
-    rows = pd.DataFrame([dict(model="resnet18", width=16, recipe="authors", precision="fp32", k1=a, k2=b,
-                              seed=0, iters_to_loss=i, test_acc=0.9, train_acc=1.0, budget=3000)
-                         for (a, b), i in zip(cells, iters)])
+    rows = pd.DataFrame(
+        [
+            dict(
+                model="resnet18",
+                width=16,
+                recipe="authors",
+                precision="fp32",
+                k1=a,
+                k2=b,
+                seed=0,
+                iters_to_loss=i,
+                test_acc=0.9,
+                train_acc=1.0,
+                budget=3000,
+            )
+            for (a, b), i in zip(cells, iters)
+        ]
+    )
     bundle = SimpleNamespace(name="cpu", title=lambda: "campaign 'cpu'", frame=lambda chapter, figure: rows)
     study = _study()
     table = study.big_fig2(bundle, {"resnet18": 16})
@@ -404,14 +523,35 @@ def test_fig3_takes_lenet_without_pooling_from_the_bundle_only_at_the_chapters_s
 
     def study(seeds, **over):
         cfg = profiles.resolve("03_linear_separability", "cpu") | over
-        ch = SimpleNamespace(cfg=cfg, seeds=seeds, cache=None, executor=lambda: None, device="cpu", profile="cpu",
-                             paper_cfg=profiles.resolve("03_linear_separability", "paper"))
+        ch = SimpleNamespace(
+            cfg=cfg,
+            seeds=seeds,
+            cache=None,
+            executor=lambda: None,
+            device="cpu",
+            profile="cpu",
+            paper_cfg=profiles.resolve("03_linear_separability", "paper"),
+        )
         return Study(ch)
 
     cells = [tuple(c) for c in profiles.resolve("03_linear_separability", "cpu")["fig3_cells"]]
-    rows = pd.DataFrame([dict(model="lenet_nopool", width=np.nan, recipe="authors", precision="fp32", k1=a, k2=b,
-                              seed=s, test_acc=0.9 + 0.01 * s + 0.001 * i, train_acc=1.0)
-                         for s in range(3) for i, (a, b) in enumerate(cells)])
+    rows = pd.DataFrame(
+        [
+            dict(
+                model="lenet_nopool",
+                width=np.nan,
+                recipe="authors",
+                precision="fp32",
+                k1=a,
+                k2=b,
+                seed=s,
+                test_acc=0.9 + 0.01 * s + 0.001 * i,
+                train_acc=1.0,
+            )
+            for s in range(3)
+            for i, (a, b) in enumerate(cells)
+        ]
+    )
     bundle = SimpleNamespace(name="cpu", title=lambda: "campaign 'cpu'", frame=lambda chapter, figure: rows)
     got = study([0, 1, 2]).bundled_runs(bundle, "fig3", "lenet_nopool", cells)
     assert got["test_acc"].shape == (3, len(cells)) and got["frequencies"] == cells

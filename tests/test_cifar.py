@@ -1,5 +1,6 @@
 """Fast tests of nadcore.data.cifar, nadcore.data.poisoning and nadcore.chapters.cifar10.runs:
 loading, poisoning and flipping preserve what they must, and the chapter-4 jobs pair their runs."""
+
 from __future__ import annotations
 
 import hashlib
@@ -8,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-from nadcore.data import cifar, poisoning
 from nadcore.book.cache import Cache
 from nadcore.book.runner import run_jobs
 from nadcore.chapters.cifar10 import runs as cifar10
+from nadcore.data import cifar, poisoning
 from nadcore.nads import complete_basis
 
 
@@ -46,8 +47,9 @@ def test_flip_is_orthogonal_and_an_involution(small_images):
     U = complete_basis(_orthonormal_rows(63, 64, seed=2))
     xf = poisoning.flip_representation(x, U)
     assert xf.shape == x.shape and xf.dtype == x.dtype
-    np.testing.assert_allclose(np.linalg.norm(xf.reshape(20, -1), axis=1),
-                               np.linalg.norm(x.reshape(20, -1), axis=1), rtol=1e-5)
+    np.testing.assert_allclose(
+        np.linalg.norm(xf.reshape(20, -1), axis=1), np.linalg.norm(x.reshape(20, -1), axis=1), rtol=1e-5
+    )
     # per channel too: the flip never mixes colour channels
     np.testing.assert_allclose(np.linalg.norm(xf, axis=(2, 3)), np.linalg.norm(x, axis=(2, 3)), rtol=1e-5)
     np.testing.assert_allclose(poisoning.flip_representation(xf, U), x, atol=1e-5)
@@ -113,7 +115,7 @@ def test_poison_torch_and_index_check(small_images):
     assert isinstance(out, torch.Tensor)
     np.testing.assert_allclose(out.numpy(), poisoning.poison(x, y, nads, 3, 0.1), atol=1e-7)
     with pytest.raises(IndexError):
-        poisoning.poison(x, y, nads, 63, 0.1)        # needs NAD 64, which does not exist
+        poisoning.poison(x, y, nads, 63, 0.1)  # needs NAD 64, which does not exist
 
 
 def test_binarise_labels():
@@ -123,8 +125,9 @@ def test_binarise_labels():
 
 # ---------------------------------------------------------------------------- loading
 def test_loader_finds_subset_and_reports_counts():
-    assert cifar.find_subset() is not None, ("the project's CIFAR-10 subset (../shared/data/cifar10-subset) "
-                                             "is not here: chapters 4 and 5 need it")
+    assert cifar.find_subset() is not None, (
+        "the project's CIFAR-10 subset (../shared/data/cifar10-subset) is not here: chapters 4 and 5 need it"
+    )
     data = cifar.load_cifar10(source="subset")
     d = data.description
     assert d["is_subset"] and d["checksum_verified"]
@@ -173,8 +176,9 @@ def test_normalise_matches_authors_constants():
     x = np.broadcast_to(np.asarray(cifar.CIFAR10_MEAN, np.float32)[None, :, None, None], (2, 3, 4, 4))
     np.testing.assert_allclose(cifar.normalise(x), 0.0, atol=1e-6)
     t = cifar.normalise(torch.ones(1, 3, 2, 2))
-    np.testing.assert_allclose(t[0, :, 0, 0].numpy(),
-                               (1 - np.array(cifar.CIFAR10_MEAN)) / np.array(cifar.CIFAR10_STD), rtol=1e-6)
+    np.testing.assert_allclose(
+        t[0, :, 0, 0].numpy(), (1 - np.array(cifar.CIFAR10_MEAN)) / np.array(cifar.CIFAR10_STD), rtol=1e-6
+    )
 
 
 # ---------------------------------------------------------------------------- experiment plumbing
@@ -185,9 +189,16 @@ def test_jobs_pair_their_runs_and_resume_from_the_cache(tmp_path):
     data = cifar.load_cifar10_spec(spec)
     key = {"name": data.description["name"], "sha256": data.description["sha256"]}
     q = _orthonormal_rows(32, 32, seed=8).astype(np.float64)
-    nads = np.kron(q, q)              # a cheap 1024 x 1024 orthogonal matrix (rows orthonormal)
-    kw = dict(seeds=[0, 1], nads=nads, nads_key={"digest": "test"}, data_spec=spec, data_key=key,
-              train=dict(epochs=1, max_lr=0.01, batch_size=2), device="cpu")
+    nads = np.kron(q, q)  # a cheap 1024 x 1024 orthogonal matrix (rows orthonormal)
+    kw = dict(
+        seeds=[0, 1],
+        nads=nads,
+        nads_key={"digest": "test"},
+        data_spec=spec,
+        data_key=key,
+        train=dict(epochs=1, max_lr=0.01, batch_size=2),
+        device="cpu",
+    )
     jobs = cifar10.cifar_jobs("logreg", ["clean", ("poison", 0), ("poison", 5), "flip"], **kw)
     cache = Cache(tmp_path / "cache")
     res = run_jobs(jobs, cifar10.cifar_job, cache=cache)
@@ -210,8 +221,7 @@ def test_leading_energy_and_what_the_flip_moves(small_images):
     xf = poisoning.flip_representation(x.astype(np.float64), U)
     # the flip moves the content along the first k NADs to the last k, and back
     np.testing.assert_allclose(poisoning.leading_energy(xf, U[::-1], 5), e, rtol=1e-8)
-    np.testing.assert_allclose(poisoning.leading_energy(xf, U, 5), poisoning.leading_energy(x, U[::-1], 5),
-                               rtol=1e-8)
+    np.testing.assert_allclose(poisoning.leading_energy(xf, U, 5), poisoning.leading_energy(x, U[::-1], 5), rtol=1e-8)
     one = np.zeros((1, 2, 8, 8))
     one[0, 1] = U[3].reshape(8, 8)
     assert poisoning.leading_energy(one, U, 3)[0] < 1e-12 and abs(poisoning.leading_energy(one, U, 4)[0] - 1) < 1e-12
@@ -220,7 +230,7 @@ def test_leading_energy_and_what_the_flip_moves(small_images):
 def test_carrier_visibility_measures_the_substitution(small_images):
     x, y = small_images
     V = _orthonormal_rows(64, 64, seed=10).astype(np.float64)
-    V[0] = 1 / 8.0                                    # NAD 0 = the constant image (unit norm)
+    V[0] = 1 / 8.0  # NAD 0 = the constant image (unit norm)
     V = complete_basis(V)
     rows = poisoning.carrier_visibility(x, y, V, [0, 5], eps=0.05)
     assert [r["index"] for r in rows] == [0, 5]
@@ -230,7 +240,7 @@ def test_carrier_visibility_measures_the_substitution(small_images):
         assert r["max_abs_change"] == pytest.approx(np.abs(d).max(), rel=1e-6)
         clean = np.linalg.norm(x.reshape(20, -1), axis=1).mean()
         assert r["relative_l2_change"] == pytest.approx(r["l2_change"] / clean, rel=1e-6)
-    assert rows[0]["dc_cosine"] == pytest.approx(1.0, abs=1e-9)   # a carrier on the mean brightness
+    assert rows[0]["dc_cosine"] == pytest.approx(1.0, abs=1e-9)  # a carrier on the mean brightness
     assert rows[1]["dc_cosine"] < 0.5
     # on images with a positive mean, substituting the brightness component is a big change
     assert rows[0]["l2_change"] > 3 * rows[1]["l2_change"]
@@ -243,16 +253,23 @@ def _fake_jobs(tmp_path, experiments, model="logreg", seeds=(0, 1), nads=None, e
     if nads is None:
         q = _orthonormal_rows(32, 32, seed=8).astype(np.float64)
         nads = np.kron(q, q)
-    return cifar10.cifar_jobs(model, experiments, seeds=list(seeds), nads=nads, data_spec=spec,
-                                data_key=cifar.cifar_data_key(data),
-                                train=dict(epochs=epochs, max_lr=0.01, batch_size=2), device="cpu")
+    return cifar10.cifar_jobs(
+        model,
+        experiments,
+        seeds=list(seeds),
+        nads=nads,
+        data_spec=spec,
+        data_key=cifar.cifar_data_key(data),
+        train=dict(epochs=epochs, max_lr=0.01, batch_size=2),
+        device="cpu",
+    )
 
 
 def test_job_keys_name_the_basis_and_data_but_no_paths(tmp_path):
     a = _fake_jobs(tmp_path, ["clean", "flip", ("poison", 3)])
     q = _orthonormal_rows(32, 32, seed=11).astype(np.float64)
     b = _fake_jobs(tmp_path, ["clean", "flip", ("poison", 3)], nads=np.kron(q, q))
-    assert a[0].config == b[0].config                  # the clean run does not depend on the NADs
+    assert a[0].config == b[0].config  # the clean run does not depend on the NADs
     assert a[1].config != b[1].config and a[2].config != b[2].config
     assert a[1].config["nads"]["digest"] != b[1].config["nads"]["digest"]
     key = a[0].config["data"]
@@ -266,7 +283,7 @@ def test_unique_jobs_drops_repeats_in_order(tmp_path):
     u = cifar10.unique_jobs(a + b)
     assert [j.config["experiment"] for j in u] == ["flip", "clean", "poison"]
     longer = _fake_jobs(tmp_path, ["clean"], epochs=2)
-    assert len(cifar10.unique_jobs(a + longer)) == 3   # another training length is another job
+    assert len(cifar10.unique_jobs(a + longer)) == 3  # another training length is another job
 
 
 def test_result_rows_and_seeds_are_independent(tmp_path):
@@ -276,7 +293,11 @@ def test_result_rows_and_seeds_are_independent(tmp_path):
     res = run_jobs(jobs, cifar10.cifar_job, cache=Cache(tmp_path / "cache"))
     rows = cifar10.result_rows(jobs, res)
     assert len(rows) == 4 and [(r["experiment"], r["seed"]) for r in rows] == [
-        ("clean", 0), ("clean", 1), ("poison", 0), ("poison", 1)]
+        ("clean", 0),
+        ("clean", 1),
+        ("poison", 0),
+        ("poison", 1),
+    ]
     assert np.isnan(rows[0]["carrier_test_acc"]) and not np.isnan(rows[2]["carrier_test_acc"])
     assert np.isnan(rows[0]["l2_change"]) and rows[2]["l2_change"] > 0
     assert all(r["epochs"] == 3 and r["model"] == "mlp" for r in rows)
@@ -298,18 +319,52 @@ def test_fig7_of_the_papers_network_comes_from_the_campaign_bundle_on_its_settin
     from nadcore.chapters.cifar10.claims import CAMPAIGN_CLAIMS
     from nadcore.chapters.cifar10.study import Study
 
-    ch = SimpleNamespace(cfg=profiles.resolve("04_cifar10", "smoke"), seeds=[0, 1], seed=0, cache=None,
-                         executor=lambda: None, device="cpu", profile="smoke",
-                         paper_cfg=profiles.resolve("04_cifar10", "paper"))
+    ch = SimpleNamespace(
+        cfg=profiles.resolve("04_cifar10", "smoke"),
+        seeds=[0, 1],
+        seed=0,
+        cache=None,
+        executor=lambda: None,
+        device="cpu",
+        profile="smoke",
+        paper_cfg=profiles.resolve("04_cifar10", "paper"),
+    )
     study = Study(ch, "lenet")
     cfg, width = campaigns.profile_settings("cpu", "fig7", "resnet18")
     early = set(cfg["early"])
-    rows = [dict(model="resnet18", width=width, recipe="authors", precision="fp32", experiment="clean",
-                 nad_index=np.nan, seed=s, epochs=cfg["epochs"], train_acc=1.0, test_acc=0.5, carrier_test_acc=np.nan)
-            for s in (0, 1)]
-    rows += [dict(model="resnet18", width=width, recipe="authors", precision="fp32", experiment="poison",
-                  nad_index=i, seed=s, epochs=cfg["epochs"], train_acc=1.0, test_acc=0.2 if i in early else 0.48,
-                  carrier_test_acc=0.9 if i in early else 0.5) for s in (0, 1) for i in cfg["indices"]]
+    rows = [
+        dict(
+            model="resnet18",
+            width=width,
+            recipe="authors",
+            precision="fp32",
+            experiment="clean",
+            nad_index=np.nan,
+            seed=s,
+            epochs=cfg["epochs"],
+            train_acc=1.0,
+            test_acc=0.5,
+            carrier_test_acc=np.nan,
+        )
+        for s in (0, 1)
+    ]
+    rows += [
+        dict(
+            model="resnet18",
+            width=width,
+            recipe="authors",
+            precision="fp32",
+            experiment="poison",
+            nad_index=i,
+            seed=s,
+            epochs=cfg["epochs"],
+            train_acc=1.0,
+            test_acc=0.2 if i in early else 0.48,
+            carrier_test_acc=0.9 if i in early else 0.5,
+        )
+        for s in (0, 1)
+        for i in cfg["indices"]
+    ]
     (tmp_path / "cpu" / "04_cifar10").mkdir(parents=True)
     pd.DataFrame(rows).to_csv(tmp_path / "cpu" / "04_cifar10" / "fig7.csv", index=False)
     (tmp_path / "cpu" / "provenance.json").write_text(json.dumps({"sessions": [], "jobs": {}}))
@@ -338,8 +393,9 @@ def test_fig7_of_the_papers_network_comes_from_the_campaign_bundle_on_its_settin
     pd.DataFrame(rows[:-1]).to_csv(tmp_path / "cpu" / "04_cifar10" / "fig7.csv", index=False)
     monkeypatch.setenv("NADBOOK_RESULTS", str(tmp_path))
     assert set(study.campaign("fig7")[1]["seed"]) == {0}
-    pd.DataFrame([r for r in rows if r["experiment"] == "poison"]).to_csv(tmp_path / "cpu" / "04_cifar10" / "fig7.csv",
-                                                                          index=False)
+    pd.DataFrame([r for r in rows if r["experiment"] == "poison"]).to_csv(
+        tmp_path / "cpu" / "04_cifar10" / "fig7.csv", index=False
+    )
     with pytest.raises(FileNotFoundError, match="no seed with every fig7 run of resnet18"):
         study.campaign("fig7")
 
@@ -354,16 +410,36 @@ def test_fig8_of_the_papers_cnns_comes_from_the_campaign_bundle_network_by_netwo
     from nadcore.chapters import campaigns
     from nadcore.chapters.cifar10.study import Study
 
-    ch = SimpleNamespace(cfg=profiles.resolve("04_cifar10", "smoke"), seeds=[0, 1], seed=0, cache=None,
-                         executor=lambda: None, device="cpu", profile="smoke",
-                         paper_cfg=profiles.resolve("04_cifar10", "paper"))
+    ch = SimpleNamespace(
+        cfg=profiles.resolve("04_cifar10", "smoke"),
+        seeds=[0, 1],
+        seed=0,
+        cache=None,
+        executor=lambda: None,
+        device="cpu",
+        profile="smoke",
+        paper_cfg=profiles.resolve("04_cifar10", "paper"),
+    )
     study = Study(ch, "lenet")
     assert campaigns.networks("cpu", "fig8") == ["vgg11", "resnet18", "densenet121"]
     cfg, width = campaigns.profile_settings("cpu", "fig8", "resnet18")
     acc = {("resnet18", "clean"): 0.6, ("resnet18", "flip"): 0.4, ("vgg11", "clean"): 0.55, ("vgg11", "flip"): 0.5}
-    rows = [dict(model=m, width=campaigns.profile_settings("cpu", "fig8", m)[1], recipe="authors", precision="fp32",
-                 experiment=e, seed=s, epochs=cfg["flip_epochs"], train_acc=1.0, test_acc=acc[m, e] + 0.01 * s)
-            for m in ("resnet18", "vgg11") for e in ("clean", "flip") for s in (0, 1, 2)]
+    rows = [
+        dict(
+            model=m,
+            width=campaigns.profile_settings("cpu", "fig8", m)[1],
+            recipe="authors",
+            precision="fp32",
+            experiment=e,
+            seed=s,
+            epochs=cfg["flip_epochs"],
+            train_acc=1.0,
+            test_acc=acc[m, e] + 0.01 * s,
+        )
+        for m in ("resnet18", "vgg11")
+        for e in ("clean", "flip")
+        for s in (0, 1, 2)
+    ]
     rows = rows[:-1]  # VGG-11's seed 2 lacks the flipped run: it does not enter; DenseNet-121 has none
     rows += [dict(r, width=4, test_acc=0.1) for r in rows if r["model"] == "vgg11"]  # another width: left out
     (tmp_path / "cpu" / "04_cifar10").mkdir(parents=True)

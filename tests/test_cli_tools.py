@@ -1,5 +1,6 @@
 """`python -m nadcore compare` and `show` (nadcore.__main__): the researcher's NAD tool (README,
 "The NAD tool")."""
+
 from __future__ import annotations
 
 import json
@@ -21,8 +22,11 @@ def _basis(seed: int, D: int) -> np.ndarray:
 
 def _save(path, U, model="toy", method="gradient", networks=10):
     side = int(round(U.shape[1] ** 0.5))
-    r = NADResult(np.linspace(1.0, 0.01, U.shape[0]), U,
-                  {"model": model, "method": method, "networks": networks, "input_shape": [1, side, side]})
+    r = NADResult(
+        np.linspace(1.0, 0.01, U.shape[0]),
+        U,
+        {"model": model, "method": method, "networks": networks, "input_shape": [1, side, side]},
+    )
     return str(r.save(path))
 
 
@@ -58,12 +62,15 @@ def test_compare_prints_overlaps_and_chance(files, capsys):
     rc, out, err = _run(["compare", files["a"], files["a_again"], "--k", "1,2,16"], capsys)
     assert rc == 0, err
     assert "alpha, gradient, 10 networks, 64 NADs of dimension 64" in out
-    lines = {int(l.split()[0]): [float(x) for x in l.split()[1:]] for l in out.splitlines()
-             if l.strip() and l.split()[0].isdigit()}
+    lines = {
+        int(l.split()[0]): [float(x) for x in l.split()[1:]]
+        for l in out.splitlines()
+        if l.strip() and l.split()[0].isdigit()
+    }
     assert set(lines) == {1, 2, 16}
-    assert lines[1][0] == pytest.approx(0.0, abs=1e-9)   # NAD 0 and 1 swapped: k=1 differs ...
-    assert lines[2][0] == pytest.approx(1.0)              # ... but the top-2 subspace is the same
-    assert lines[16][1] == pytest.approx(16 / 64)         # chance column k/D
+    assert lines[1][0] == pytest.approx(0.0, abs=1e-9)  # NAD 0 and 1 swapped: k=1 differs ...
+    assert lines[2][0] == pytest.approx(1.0)  # ... but the top-2 subspace is the same
+    assert lines[16][1] == pytest.approx(16 / 64)  # chance column k/D
     assert lines[16][2] == pytest.approx(1 - lines[16][0])  # distance = 1 - overlap
 
 
@@ -76,7 +83,7 @@ def test_compare_json_and_unrelated_sets_near_chance(files, capsys):
         assert r["chance"] == pytest.approx(r["k"] / 64)
         assert 0.0 <= r["overlap"] <= 1.0 + 1e-9
     assert res["rows"][-1]["overlap"] == pytest.approx(1.0)  # k = D: the whole space
-    assert res["rows"][2]["overlap"] < 0.6                   # unrelated 16-dim subspaces
+    assert res["rows"][2]["overlap"] < 0.6  # unrelated 16-dim subspaces
 
 
 def test_compare_real_nads(files, capsys):
@@ -86,21 +93,39 @@ def test_compare_real_nads(files, capsys):
     assert all(abs(float(l.split()[1]) - 1.0) < 1e-6 for l in out.splitlines()[-2:])
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["compare", "{a}", "{missing}"], "no such file"),
-    (["compare", "{a}", "{dir}"], "is a directory"),
-    (["compare", "{a}", "{small}"], "different dimensions: {a} has D=64, {small} has D=16"),
-    (["compare", "{a}", "{short}", "--k", "4,16"], "k=16 out of range: k must be between 1 and 8"),
-    (["compare", "{a}", "{b}", "--k", "0"], "k=0 out of range"),
-    (["compare", "{a}", "{other}"], "not a NAD file"),
-    (["compare", "{a}", "{junk}"], "cannot read it as a NAD file"),
-    (["show", "{missing}", "--out", "{png}"], "no such file"),
-    (["show", "{a}", "--out", "{png}", "--indices", "0,64"], "NAD indices [64] out of range"),
-    (["show", "{short}", "--out", "{png}", "--n", "9"], "file(s) hold 8 NADs"),
-    (["show", "{a}", "--out", "{dir}/x.xyz"], "unknown image format 'xyz'"),
-    (["nads", "--model", "lenet", "--networks", "4", "--method", "gradient", "--precision", "bf16",
-      "--out", "{dir}/g.npz", "--quiet"], "tf32 and bf16 for the secant only"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["compare", "{a}", "{missing}"], "no such file"),
+        (["compare", "{a}", "{dir}"], "is a directory"),
+        (["compare", "{a}", "{small}"], "different dimensions: {a} has D=64, {small} has D=16"),
+        (["compare", "{a}", "{short}", "--k", "4,16"], "k=16 out of range: k must be between 1 and 8"),
+        (["compare", "{a}", "{b}", "--k", "0"], "k=0 out of range"),
+        (["compare", "{a}", "{other}"], "not a NAD file"),
+        (["compare", "{a}", "{junk}"], "cannot read it as a NAD file"),
+        (["show", "{missing}", "--out", "{png}"], "no such file"),
+        (["show", "{a}", "--out", "{png}", "--indices", "0,64"], "NAD indices [64] out of range"),
+        (["show", "{short}", "--out", "{png}", "--n", "9"], "file(s) hold 8 NADs"),
+        (["show", "{a}", "--out", "{dir}/x.xyz"], "unknown image format 'xyz'"),
+        (
+            [
+                "nads",
+                "--model",
+                "lenet",
+                "--networks",
+                "4",
+                "--method",
+                "gradient",
+                "--precision",
+                "bf16",
+                "--out",
+                "{dir}/g.npz",
+                "--quiet",
+            ],
+            "tf32 and bf16 for the secant only",
+        ),
+    ],
+)
 def test_usage_errors(files, tmp_path, capsys, argv, message):
     fmt = dict(files, missing=str(tmp_path / "nothere.npz"), png=str(tmp_path / "x.png"))
     rc, out, err = _run([a.format(**fmt) for a in argv], capsys)
@@ -115,12 +140,25 @@ def test_bad_k_is_an_argparse_error(files, capsys):
     assert e.value.code == 2 and "comma-separated integers" in capsys.readouterr().err
 
 
-@pytest.mark.parametrize("lanes, message", [("0", "--lanes must be at least 1, got 0"),
-                                            ("two", "--lanes: expected a number, got 'two'")])
+@pytest.mark.parametrize(
+    "lanes, message", [("0", "--lanes must be at least 1, got 0"), ("two", "--lanes: expected a number, got 'two'")]
+)
 def test_bad_lanes_is_an_argparse_error(tmp_path, capsys, lanes, message):
     with pytest.raises(SystemExit) as e:
-        cli.main(["nads", "--model", "logreg", "--networks", "4", "--lanes", lanes,
-                  "--out", str(tmp_path / "l.npz"), "--quiet"])
+        cli.main(
+            [
+                "nads",
+                "--model",
+                "logreg",
+                "--networks",
+                "4",
+                "--lanes",
+                lanes,
+                "--out",
+                str(tmp_path / "l.npz"),
+                "--quiet",
+            ]
+        )
     assert e.value.code == 2 and message in capsys.readouterr().err
     assert not (tmp_path / "l.npz").exists()
 
@@ -129,8 +167,7 @@ def test_show_draws_pixel_and_fourier_rows(files, tmp_path, capsys):
     from PIL import Image
 
     out = tmp_path / "sub" / "nads.png"
-    rc, text, err = _run(["show", files["a"], files["logreg"], "--n", "3", "--out", str(out),
-                          "--dpi", "60"], capsys)
+    rc, text, err = _run(["show", files["a"], files["logreg"], "--n", "3", "--out", str(out), "--dpi", "60"], capsys)
     assert rc == 0, err
     assert "wrote" in text and "NADs 0, 1, 2 of 2 file(s)" in text
     img = np.asarray(Image.open(out).convert("L"), dtype=float)
@@ -142,7 +179,11 @@ def test_show_draws_pixel_and_fourier_rows(files, tmp_path, capsys):
 
 
 def test_module_entry_point(files):
-    run = subprocess.run([sys.executable, "-m", "nadcore", "compare", files["a"], files["b"],
-                          "--k", "1,4"], capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, "-m", "nadcore", "compare", files["a"], files["b"], "--k", "1,4"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     assert "chance k/D" in run.stdout and "0.0625" in run.stdout

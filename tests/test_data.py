@@ -1,16 +1,24 @@
 """nadcore.data: Fourier directions, the Fig. 1 grid, D(v) datasets, channel concatenation."""
+
 import numpy as np
 import pytest
 import torch
 
-from nadcore.data import (concat_channels, directional_dataset, directional_train_test,
-                          fourier_basis_vector, fourier_directions, fourier_grid)
+from nadcore.data import (
+    concat_channels,
+    directional_dataset,
+    directional_train_test,
+    fourier_basis_vector,
+    fourier_directions,
+    fourier_grid,
+)
 
 
 def test_fourier_vectors_are_an_orthonormal_basis():
     size = 8
-    V = np.stack([fourier_basis_vector(a, b, size).numpy().ravel()
-                  for a in range(size) for b in range(size)]).astype(np.float64)
+    V = np.stack([fourier_basis_vector(a, b, size).numpy().ravel() for a in range(size) for b in range(size)]).astype(
+        np.float64
+    )
     assert V.shape == (size * size, size * size)
     np.testing.assert_allclose(V @ V.T, np.eye(size * size), atol=1e-5)
 
@@ -25,8 +33,7 @@ def test_fourier_vector_lives_on_its_frequency():
     # periodic in the frequency and self-conjugate frequencies give the cosine
     np.testing.assert_allclose(fourier_basis_vector(3 + 32, -5, 32), v, atol=1e-6)
     nyq = fourier_basis_vector(16, 0, 32).numpy()[0]
-    np.testing.assert_allclose(nyq, np.cos(np.pi * np.arange(32))[:, None] * np.ones((1, 32)) / 32,
-                               atol=1e-6)
+    np.testing.assert_allclose(nyq, np.cos(np.pi * np.arange(32))[:, None] * np.ones((1, 32)) / 32, atol=1e-6)
 
 
 def test_grid_layout_low_frequencies_at_the_centre():
@@ -50,25 +57,26 @@ def test_directional_dataset_definition():
     x, y = directional_dataset(v * 3.0, 4000, sigma=2.0, epsilon=0.7, generator=g)
     assert x.shape == (4000, 1, 32, 32) and x.dtype == torch.float32
     assert y.dtype == torch.int64 and set(y.unique().tolist()) == {-1, 1}
-    assert abs(y.float().mean().item()) < 0.06                       # balanced in expectation
+    assert abs(y.float().mean().item()) < 0.06  # balanced in expectation
     proj = x.reshape(4000, -1) @ v.reshape(-1)
-    torch.testing.assert_close(proj, 0.7 * y.float(), atol=1e-4, rtol=0)   # separable, margin eps
+    torch.testing.assert_close(proj, 0.7 * y.float(), atol=1e-4, rtol=0)  # separable, margin eps
     w = x.reshape(4000, -1) - proj[:, None] * v.reshape(1, -1)
-    assert abs(w.var().item() * 1024 / 1023 - 4.0) < 0.05              # sigma^2 off the direction
+    assert abs(w.var().item() * 1024 / 1023 - 4.0) < 0.05  # sigma^2 off the direction
     x2, y2 = directional_dataset(v, 4000, 2.0, 0.7, generator=torch.Generator().manual_seed(0))
-    assert torch.equal(y, y2)                                          # v is normalised
+    assert torch.equal(y, y2)  # v is normalised
     torch.testing.assert_close(x, x2, atol=1e-5, rtol=0)
     x3, _ = directional_dataset(v * 3.0, 4000, 2.0, 0.7, generator=torch.Generator().manual_seed(0))
-    assert torch.equal(x3, x)                                         # seeded: reproducible
+    assert torch.equal(x3, x)  # seeded: reproducible
 
 
 def test_authors_signal_is_balanced_with_half_the_margin():
     v = fourier_basis_vector(2, 4)
-    x, y = directional_dataset(v, 1001, sigma=3.0, epsilon=1.0, generator=torch.Generator().manual_seed(0),
-                               signal="authors")
-    assert int((y == 1).sum()) == 501 and int((y == -1).sum()) == 500      # exactly balanced
+    x, y = directional_dataset(
+        v, 1001, sigma=3.0, epsilon=1.0, generator=torch.Generator().manual_seed(0), signal="authors"
+    )
+    assert int((y == 1).sum()) == 501 and int((y == -1).sum()) == 500  # exactly balanced
     proj = x.reshape(1001, -1) @ v.reshape(-1)
-    torch.testing.assert_close(proj, 0.5 * y.float(), atol=1e-4, rtol=0)   # +-(eps/2) v
+    torch.testing.assert_close(proj, 0.5 * y.float(), atol=1e-4, rtol=0)  # +-(eps/2) v
     with pytest.raises(ValueError, match="signal"):
         directional_dataset(v, 10, generator=torch.Generator(), signal="mine")
     with pytest.raises(TypeError, match="explicit torch.Generator"):

@@ -1,5 +1,6 @@
 """The same key holds the same bits: a NAD estimate does not depend on how its work was shared
 out (lanes, running estimates along the way), and the cache serves it whichever way it was made."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,8 +24,10 @@ def _same_bits(a, b):
         assert x.dtype == y.dtype and x.tobytes() == y.tobytes(), k
 
 
-@pytest.mark.parametrize("model,method,points", [("lenet", "gradient", 1), ("lenet", "secant", 1),
-                                                 ("logreg", "gradient", 2), ("mlp", "secant", 1)])
+@pytest.mark.parametrize(
+    "model,method,points",
+    [("lenet", "gradient", 1), ("lenet", "secant", 1), ("logreg", "gradient", 2), ("mlp", "secant", 1)],
+)
 def test_estimate_independent_of_lanes_and_checkpoints(monkeypatch, model, method, points):
     """One go on one lane, with running estimates on two lanes, and on three lanes: the same
     bytes. Chunks of 4 networks per group make the running estimates fall inside chunks."""
@@ -64,9 +67,9 @@ def test_cache_serves_the_same_bits_either_way(tmp_path, monkeypatch):
     _same_bits(plain, with_ck)
     c = Cache(tmp_path / "c")
     first = cached_nads(cache=c, **kw)
-    again = cached_nads(cache=c, checkpoints=[12], **kw)        # recomputed with the checkpoint
+    again = cached_nads(cache=c, checkpoints=[12], **kw)  # recomputed with the checkpoint
     assert list(again.extras["checkpoint_networks"]) == [12, 24]
-    served = cached_nads(cache=c, **kw)                          # the entry with checkpoints serves it
+    served = cached_nads(cache=c, **kw)  # the entry with checkpoints serves it
     assert "checkpoint_networks" in served.extras
     _same_bits(first, again)
     _same_bits(first, served)

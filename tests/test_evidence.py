@@ -1,12 +1,26 @@
 """nadcore.book.evidence: intervals over seeds and verdicts computed from them."""
+
 import math
 
 import numpy as np
 import pytest
 
-from nadcore.book.evidence import (CLAIM_KEYS, Claim, ClaimSpec, Criterion, accuracy_interval, exact_value,
-                                   difference_interval, fisher_interval, jackknife_interval, number,
-                                   paired_gap_interval, read_claims, t_interval, write_claims)
+from nadcore.book.evidence import (
+    CLAIM_KEYS,
+    Claim,
+    ClaimSpec,
+    Criterion,
+    accuracy_interval,
+    difference_interval,
+    exact_value,
+    fisher_interval,
+    jackknife_interval,
+    number,
+    paired_gap_interval,
+    read_claims,
+    t_interval,
+    write_claims,
+)
 
 
 def test_t_interval_matches_the_textbook():
@@ -18,14 +32,17 @@ def test_t_interval_matches_the_textbook():
     assert one.value == 0.7 and math.isnan(one.low)
 
 
-@pytest.mark.parametrize("values,op,threshold,verdict", [
-    ([0.30, 0.32, 0.31], ">=", 0.05, "reproduced"),            # interval above the criterion
-    ([0.00, 0.01, -0.01], ">=", 0.05, "not reproduced"),       # below it
-    ([0.0, 0.10, 0.05], ">=", 0.05, "inconclusive"),           # straddling it
-    ([0.02, 0.03, 0.025], "<=", 0.05, "reproduced"),
-    ([0.2, 0.3, 0.25], "<=", 0.05, "not reproduced"),
-    ([0.6], ">=", 0.5, "inconclusive"),                        # one seed: no interval
-])
+@pytest.mark.parametrize(
+    "values,op,threshold,verdict",
+    [
+        ([0.30, 0.32, 0.31], ">=", 0.05, "reproduced"),  # interval above the criterion
+        ([0.00, 0.01, -0.01], ">=", 0.05, "not reproduced"),  # below it
+        ([0.0, 0.10, 0.05], ">=", 0.05, "inconclusive"),  # straddling it
+        ([0.02, 0.03, 0.025], "<=", 0.05, "reproduced"),
+        ([0.2, 0.3, 0.25], "<=", 0.05, "not reproduced"),
+        ([0.6], ">=", 0.5, "inconclusive"),  # one seed: no interval
+    ],
+)
 def test_verdicts_on_synthetic_intervals(values, op, threshold, verdict):
     assert Criterion("q", op, threshold).verdict(t_interval(values))[0] == verdict
 
@@ -42,17 +59,31 @@ def test_failed_precondition_is_inconclusive_and_winners_need_separated_interval
 
 
 def test_claim_schema_roundtrip(tmp_path):
-    c = Claim.evaluate("x-1", "03_linear_separability", "Fig. 1: ...", Criterion("gap", ">=", 0.05),
-                       t_interval([0.2, 0.3, 0.25]), trained=True, budget_fraction=0.5,
-                       paper_value=0.4, settings={"grid": "8x8"})
+    c = Claim.evaluate(
+        "x-1",
+        "03_linear_separability",
+        "Fig. 1: ...",
+        Criterion("gap", ">=", 0.05),
+        t_interval([0.2, 0.3, 0.25]),
+        trained=True,
+        budget_fraction=0.5,
+        paper_value=0.4,
+        settings={"grid": "8x8"},
+    )
     d = c.to_json()
     assert list(d) == list(CLAIM_KEYS) and d["verdict"] == "reproduced" and d["seeds"] == 3
     assert d["kernel_path"] == ""  # not given: unknown
-    k = Claim.evaluate("x-3", "02_nads", "Fig. 6", Criterion("overlap", ">=", 0.5), exact_value(0.7),
-                       trained=False, kernel_path="native")
+    k = Claim.evaluate(
+        "x-3",
+        "02_nads",
+        "Fig. 6",
+        Criterion("overlap", ">=", 0.5),
+        exact_value(0.7),
+        trained=False,
+        kernel_path="native",
+    )
     assert k.to_json()["kernel_path"] == "native"
-    e = Claim.evaluate("x-2", "01_pooling", "Thm 1", Criterion("max |z|", "<=", 3.0), exact_value(1.2),
-                       trained=False)
+    e = Claim.evaluate("x-2", "01_pooling", "Thm 1", Criterion("max |z|", "<=", 3.0), exact_value(1.2), trained=False)
     assert e.to_json()["budget_fraction"] is None and e.verdict == "reproduced"  # an exact value decides
     write_claims(tmp_path / "claims" / "a.json", "a", [c, e])
     merged = read_claims(sorted((tmp_path / "claims").glob("*.json")))
@@ -72,19 +103,28 @@ def test_intervals_stay_in_their_range():
 
 
 def test_accuracy_interval_adds_the_test_sets_binomial_noise():
-    seeds = [0.80, 0.80, 0.80]                      # no spread over seeds at all
+    seeds = [0.80, 0.80, 0.80]  # no spread over seeds at all
     iv = accuracy_interval(seeds, n_test=1000)
     half = 4.302652729911275 * math.sqrt(0.8 * 0.2 / 1000 / 3)
     assert iv.high - iv.value == pytest.approx(half)
-    assert accuracy_interval(seeds, n_test=10 ** 9).high - 0.8 < 1e-3
+    assert accuracy_interval(seeds, n_test=10**9).high - 0.8 < 1e-3
     d = accuracy_interval([0.1, 0.12, 0.11], n_test=500, difference=True)
     assert d.low > -1 and "binomial" in d.method
 
 
 def test_claim_spec_fills_its_placeholders_and_checks_its_kind():
-    s = ClaimSpec("fig1-gap", "paper", "Sec. 2, Fig. 1", "{model} generalises on low frequencies.",
-                  "gap of {model} at k <= {low}", ">=", "{threshold}", bounds=(-1, 1),
-                  paper_value=0.227, paper_value_source="the published map")
+    s = ClaimSpec(
+        "fig1-gap",
+        "paper",
+        "Sec. 2, Fig. 1",
+        "{model} generalises on low frequencies.",
+        "gap of {model} at k <= {low}",
+        ">=",
+        "{threshold}",
+        bounds=(-1, 1),
+        paper_value=0.227,
+        paper_value_source="the published map",
+    )
     vals = {"model": "lenet", "low": np.int64(4), "threshold": 0.1135}
     c = s.criterion(vals)
     assert str(c) == "gap of lenet at k <= 4 >= 0.114" and c.threshold == 0.1135
@@ -115,8 +155,15 @@ def test_a_one_run_gap_is_paired_with_the_published_values_at_the_same_points():
 
 
 def test_seeds_and_groups_are_told_apart():
-    c = Claim.evaluate("j", "02_nads", "overlap", Criterion("o", ">=", 0.5),
-                       jackknife_interval(0.7, 0.6, 0.8, 8), trained=False, mc_fraction=0.4)
+    c = Claim.evaluate(
+        "j",
+        "02_nads",
+        "overlap",
+        Criterion("o", ">=", 0.5),
+        jackknife_interval(0.7, 0.6, 0.8, 8),
+        trained=False,
+        mc_fraction=0.4,
+    )
     d = c.to_json()
     assert d["seeds"] == 0 and d["groups"] == 8 and d["mc_fraction"] == 0.4
     assert "8 groups" in c.sentence() and "0.4 of the paper's random networks" in c.sentence()
@@ -124,6 +171,7 @@ def test_seeds_and_groups_are_told_apart():
 
 def test_within_criterion_is_the_papers_value_plus_minus_a_tolerance():
     from nadcore.book.evidence import Criterion, Interval
+
     c = Criterion("gap", "within", 0.05, center=0.22)
     assert str(c) == "gap within 0.22 +- 0.05" and c.band == pytest.approx((0.17, 0.27))
     iv = lambda lo, hi: Interval((lo + hi) / 2, lo, hi, 3, "t")  # noqa: E731
@@ -175,8 +223,9 @@ def test_a_closed_form_at_its_bound_is_at_it_on_every_cpu():
     assert Criterion("Bayes accuracy", "<=", 0.5).verdict(exact_value(0.5001))[0] == "not reproduced"
 
 
-@pytest.mark.parametrize("mean,sd,n,op,threshold", [
-    (0.58, 0.05, 3, ">=", 0.5), (0.45, 0.08, 4, "<=", 0.5), (0.03, 0.04, 5, ">", 0.0)])
+@pytest.mark.parametrize(
+    "mean,sd,n,op,threshold", [(0.58, 0.05, 3, ">=", 0.5), (0.45, 0.08, 4, "<=", 0.5), (0.03, 0.04, 5, ">", 0.0)]
+)
 def test_runs_to_decide_gives_the_runs_that_decide_at_the_measured_spread(mean, sd, n, op, threshold):
     from nadcore.book.evidence import runs_to_decide
 
@@ -213,15 +262,15 @@ def test_a_row_is_at_the_papers_settings_only_when_nothing_is_reduced():
     assert not short.at_paper_settings and short.reduced == ["0.2 of the paper's SGD steps"]
     unknown = Claim.evaluate("c", "c", "s", crit, iv, trained=True, reduced=[])  # steps not recorded
     assert not unknown.at_paper_settings
-    narrow = Claim.evaluate("d", "c", "s", crit, iv, trained=False, reduced=["width 16 (paper 64)"],
-                            mc_fraction=0.4)
+    narrow = Claim.evaluate("d", "c", "s", crit, iv, trained=False, reduced=["width 16 (paper 64)"], mc_fraction=0.4)
     assert not narrow.at_paper_settings
     assert narrow.reduced == ["width 16 (paper 64)", "0.4 of the paper's random networks"]
     untrained = Claim.evaluate("e", "c", "s", crit, iv, trained=False, reduced=[])
     assert untrained.at_paper_settings
     assert not Claim.evaluate("f", "c", "s", crit, iv, trained=False).at_paper_settings  # reduced not known
-    undecided = Claim.evaluate("g", "c", "s", crit, _interval_with(0.55, 0.05, 3), trained=False, reduced=[],
-                               hours_per_unit=2.0)
+    undecided = Claim.evaluate(
+        "g", "c", "s", crit, _interval_with(0.55, 0.05, 3), trained=False, reduced=[], hours_per_unit=2.0
+    )
     assert undecided.verdict == "inconclusive" and undecided.to_settle["hours"] > 0
 
 
@@ -231,7 +280,8 @@ def test_paper_settings_reduced_names_each_setting_and_the_width():
     paper = {"train": {"lenet": {"n_train": 10000, "epochs": 50}}, "sigma": 3.0}
     cpu = {"train": {"lenet": {"n_train": 4000, "epochs": 50}}, "sigma": 3.0}
     assert paper_settings_reduced(cpu, paper, ("train.lenet", "sigma"), "", {}) == [
-        "train.lenet.n_train 4000 (paper 10000)"]
+        "train.lenet.n_train 4000 (paper 10000)"
+    ]
     assert paper_settings_reduced(paper, paper, ("train.lenet",), "", {}) == []
     assert paper_settings_reduced(paper, paper, (), "resnet18", {"width": 16}) == ["width 16 (paper 64)"]
     assert paper_settings_reduced(paper, paper, (), "resnet18", {"width": 64}) == []

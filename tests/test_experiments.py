@@ -1,17 +1,18 @@
 """nadcore.book.runner (the runner) and nadcore.chapters.linear_separability.runs: every executor
 (in-process, threads, a local Dask cluster) gives the same results, threads included (no global
 RNG), an interrupted run resumes from the cache, and `accept` decides which cached results serve."""
+
 import concurrent.futures as cf
 
 import numpy as np
 import pytest
 import torch
 
-from nadcore.data import fourier_basis_vector
 from nadcore.book.cache import Cache
 from nadcore.book.runner import Job, JobsInterrupted, run_jobs
-from nadcore.runtime import threads
 from nadcore.chapters.linear_separability.runs import direction_jobs, directional_job, directions_sweep
+from nadcore.data import fourier_basis_vector
+from nadcore.runtime import threads
 
 FREQS = [(0, 2), (4, 0), (8, 8), (-6, 2)]
 SETTINGS = dict(epochs=2, max_lr=0.5, batch_size=32, n_train=64, n_test=64, sigma=1.0, epsilon=1.0)
@@ -19,8 +20,7 @@ SETTINGS = dict(epochs=2, max_lr=0.5, batch_size=32, n_train=64, n_test=64, sigm
 
 def _jobs(model="logreg", chunk=2, seeds=(3,), outputs=1):
     V = np.stack([fourier_basis_vector(a, b).numpy() for a, b in FREQS])
-    return direction_jobs(V, FREQS, seeds, model=model, settings=SETTINGS, chunk=chunk, tag="test",
-                          outputs=outputs)
+    return direction_jobs(V, FREQS, seeds, model=model, settings=SETTINGS, chunk=chunk, tag="test", outputs=outputs)
 
 
 def _same(r1, r2):
@@ -53,17 +53,22 @@ def test_thread_pool_of_eight_equals_in_process_repeatedly(tmp_path):
 
 def test_local_dask_cluster_equals_in_process(tmp_path, restore_environ):
     import distributed
+
     ref = run_jobs(_jobs(), directional_job, cache=Cache(tmp_path / "ref"))
-    with distributed.LocalCluster(processes=True, n_workers=2, threads_per_worker=2,
-                                  host="127.0.0.1", dashboard_address=None) as cluster, \
-            distributed.Client(cluster) as client:
+    with (
+        distributed.LocalCluster(
+            processes=True, n_workers=2, threads_per_worker=2, host="127.0.0.1", dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
         par = run_jobs(_jobs(), directional_job, executor=client, cache=Cache(tmp_path / "dask"))
     _same(ref, par)
     # and the Dask results went to the cache: a second run on their one thread computes nothing
     calls = []
     with threads(1):
-        again = run_jobs(_jobs(), lambda c, **d: calls.append(c), cache=Cache(tmp_path / "dask"),
-                         name="directional_job")
+        again = run_jobs(
+            _jobs(), lambda c, **d: calls.append(c), cache=Cache(tmp_path / "dask"), name="directional_job"
+        )
     assert calls == [] and len(again) == 2
 
 
@@ -84,7 +89,7 @@ def test_interrupted_run_resumes_where_it_stopped(tmp_path):
     assert _CALLS == [0, 1]
     _CALLS.clear()
     res = run_jobs(jobs, _square, cache=cache)
-    assert _CALLS == [2, 3, 4]                       # only the missing jobs ran
+    assert _CALLS == [2, 3, 4]  # only the missing jobs ran
     assert [float(a["y"][0]) for a, _ in res] == [0, 2, 8, 18, 32]
     assert [m["i"] for _, m in res] == list(range(5))
 
@@ -98,13 +103,14 @@ def test_accept_decides_which_cached_results_serve(tmp_path):
     _CALLS.clear()
     seen = []
     scaled = [Job({"i": i}, {"scale": 3.0}) for i in range(3)]
-    res = run_jobs(scaled, _square, cache=cache,
-                   accept=lambda job, arrays, meta: seen.append(meta["i"]) or meta["i"] != 1)
+    res = run_jobs(
+        scaled, _square, cache=cache, accept=lambda job, arrays, meta: seen.append(meta["i"]) or meta["i"] != 1
+    )
     assert seen == [0, 1, 2] and _CALLS == [1]
-    assert [float(a["y"][0]) for a, _ in res] == [0, 3, 4]   # 0 and 2 from the cache, 1 recomputed
+    assert [float(a["y"][0]) for a, _ in res] == [0, 3, 4]  # 0 and 2 from the cache, 1 recomputed
     _CALLS.clear()
     again = run_jobs(jobs, _square, cache=cache)
-    assert _CALLS == [] and float(again[1][0]["y"][0]) == 3   # the recomputed entry replaced the old one
+    assert _CALLS == [] and float(again[1][0]["y"][0]) == 3  # the recomputed entry replaced the old one
 
 
 def _threads_seen(config):
@@ -121,15 +127,15 @@ def test_a_jobs_torch_thread_count_is_part_of_its_key(tmp_path):
     try:
         for n in (1, 2):
             torch.set_num_threads(n)
-            (a, _), = run_jobs(job, _threads_seen, cache=cache)
+            ((a, _),) = run_jobs(job, _threads_seen, cache=cache)
             assert int(a["threads"][0]) == n
         with cf.ThreadPoolExecutor(2) as ex:
-            (a, _), = run_jobs(job, _threads_seen, cache=cache, executor=ex)
+            ((a, _),) = run_jobs(job, _threads_seen, cache=cache, executor=ex)
         assert int(a["threads"][0]) == 1 and torch.get_num_threads() == 2  # the n = 1 entry serves
         assert len(list((tmp_path / "_threads_seen").iterdir())) == 2
-        (a, _), = run_jobs(job, _threads_seen, cache=cache, name="invariant", thread_invariant=True)
+        ((a, _),) = run_jobs(job, _threads_seen, cache=cache, name="invariant", thread_invariant=True)
         torch.set_num_threads(1)
-        (b, _), = run_jobs(job, _threads_seen, cache=cache, name="invariant", thread_invariant=True)
+        ((b, _),) = run_jobs(job, _threads_seen, cache=cache, name="invariant", thread_invariant=True)
         assert int(a["threads"][0]) == int(b["threads"][0]) == 2  # served from the cache
     finally:
         torch.set_num_threads(old)
@@ -137,8 +143,9 @@ def test_a_jobs_torch_thread_count_is_part_of_its_key(tmp_path):
 
 def test_directions_sweep_collects_seeds_and_directions_in_order(tmp_path):
     V = np.stack([fourier_basis_vector(a, b).numpy() for a, b in FREQS[:3]])
-    out = directions_sweep("logreg", V, FREQS[:3], dict(SETTINGS, epochs=1), seeds=[0, 1], chunk=2,
-                           cache=Cache(tmp_path))
+    out = directions_sweep(
+        "logreg", V, FREQS[:3], dict(SETTINGS, epochs=1), seeds=[0, 1], chunk=2, cache=Cache(tmp_path)
+    )
     assert out["test_acc"].shape == (2, 3) and out["iter_loss"].shape == (2, 3, 2)
     assert out["jobs"] == 3 and out["compute_seconds"] > 0
     assert not np.array_equal(out["iter_loss"][0], out["iter_loss"][1])  # seeds differ
@@ -155,13 +162,26 @@ def test_bf16_autocast_is_a_setting_of_the_one_by_one_trainer_and_is_recorded():
     spec = "resnet18?width=8"  # BatchNorm: trained one by one
     out = {}
     for ac in (None, "bf16"):
-        job, = direction_jobs(V, [(0, 2)], (1,), model=spec, settings={**SETTINGS, "n_train": 32, "epochs": 1,
-                                                                         "autocast": ac}, tag="test", outputs=2)
+        (job,) = direction_jobs(
+            V,
+            [(0, 2)],
+            (1,),
+            model=spec,
+            settings={**SETTINGS, "n_train": 32, "epochs": 1, "autocast": ac},
+            tag="test",
+            outputs=2,
+        )
         out[ac] = directional_job(job.config, **job.data)
     assert out[None][1]["autocast"] is None and out["bf16"][1]["autocast"] == "bf16"
     assert not np.array_equal(out[None][0]["iter_loss"], out["bf16"][0]["iter_loss"])
     np.testing.assert_allclose(out[None][0]["iter_loss"][0, 0], out["bf16"][0]["iter_loss"][0, 0], atol=0.02)
-    side, = direction_jobs(V, [(0, 2)], (1,), model=spec, tag="test", outputs=2,
-                           settings={**SETTINGS, "n_train": 32, "epochs": 1, "autocast": "bf16",
-                                     "trainer": "side_by_side"})
+    (side,) = direction_jobs(
+        V,
+        [(0, 2)],
+        (1,),
+        model=spec,
+        tag="test",
+        outputs=2,
+        settings={**SETTINGS, "n_train": 32, "epochs": 1, "autocast": "bf16", "trainer": "side_by_side"},
+    )
     assert directional_job(side.config, **side.data)[1]["autocast"] is None  # side by side: the GPU's

@@ -3,6 +3,7 @@
 What the browser does with them is tested in tests/test_browser.py; here: structure, sizes, links,
 the embedded images, and the errors.
 """
+
 from __future__ import annotations
 
 import base64
@@ -10,14 +11,13 @@ import io
 import json
 import re
 
+import ipywidgets as W  # noqa: E402  (the book extra)
 import numpy as np
 import pytest
 
 from nadcore.book import explorer as explorer
 from nadcore.data import fourier_grid
 from nadcore.nads import NADResult
-
-import ipywidgets as W  # noqa: E402  (the book extra)
 
 
 def _result(seed: int, D: int = 64, n: int | None = None) -> NADResult:
@@ -60,8 +60,7 @@ def test_png_is_small_and_exact_size():
 
 
 def test_widget_explorer_is_linked_client_side(results):
-    w = explorer.nad_explorer(results, indices=[0, 1, 5, 63],
-                              accuracies={"lenet": {0: 0.99, 5: 0.5}})
+    w = explorer.nad_explorer(results, indices=[0, 1, 5, 63], accuracies={"lenet": {0: 0.99, 5: 0.5}})
     assert isinstance(w, W.VBox) and "nad-explorer" in w._dom_classes
     assert repr(w) == "NADExplorer(2 architecture(s) x 4 NAD indices)"  # short, no images
     controls, pages, note = w.children
@@ -108,8 +107,9 @@ def test_html_backend_is_self_contained(results):
     html = h._repr_html_()
     assert 'class="nad-explorer' in html and "<script>" in html
     assert not re.search(r'(src|href)="(https?:)?//', html), "no external resource"
-    data = json.loads(re.search(r'<script type="application/json" class="nadx-data">(.*?)</script>',
-                                html, re.S).group(1))
+    data = json.loads(
+        re.search(r'<script type="application/json" class="nadx-data">(.*?)</script>', html, re.S).group(1)
+    )
     assert data["labels"] == ["lenet", "resnet18"] and data["indices"] == [0, 3]
     assert len(data["data"]["resnet18"]) == 2 and _png(data["data"]["resnet18"][1][0]).size == (8, 8)
     assert repr(h).startswith("<NAD explorer")

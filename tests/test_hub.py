@@ -1,22 +1,22 @@
 """timm and torchvision model specs (nadcore.nets.hub; issue 25): built from scratch for the
 book's inputs, seeded, usable everywhere a model name is (build_model, compute_nads, the CLI), and
 clear errors for what cannot work. Small widths and a handful of networks keep it fast."""
+
 import socket
 import sys
 import warnings
 
 import numpy as np
 import pytest
+import timm  # noqa: E402,F401  (the hub extra: the tests need it)
 import torch
-from nadcore.runtime import threads
 
 import nadcore.__main__ as cli
 from nadcore import nads
 from nadcore.book.nad_jobs import nad_config
 from nadcore.nets import ModelSpecError, build_model, hub, spec_key
 from nadcore.nets.hub import build_hub_model, parse_spec
-
-import timm  # noqa: E402,F401  (the hub extra: the tests need it)
+from nadcore.runtime import threads
 
 VIT = "timm:vit_tiny_patch16_224?patch_size=8&depth=2&embed_dim=48&num_heads=3"
 CONVNEXT = "timm:convnext_atto?depths=(1,1,1,1)&dims=(8,16,32,64)&ls_init_value=1.0"
@@ -27,8 +27,10 @@ RESNET = "torchvision:resnet18"
 @pytest.fixture(autouse=True)
 def no_network(monkeypatch):
     """Nothing here may touch the network (no weights, no hub look-ups)."""
+
     def refuse(*a, **k):
         raise AssertionError("network access attempted")
+
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
 
@@ -59,35 +61,51 @@ X = torch.randn(1, 1, 32, 32, generator=torch.Generator().manual_seed(0))
 
 # ------------------------------------------------------------------ parsing
 def test_parse_values():
-    src, name, kw = parse_spec("timm:vit_tiny_patch16_224?img_size=32&patch_size=4&depth=4&mlp_ratio=2.5"
-                               "&qkv_bias=False&class_token=true&init_values=None&depths=(1,1,2,1)"
-                               "&window_size=[4,4]&global_pool=avg&weight_init='jax'")
+    src, name, kw = parse_spec(
+        "timm:vit_tiny_patch16_224?img_size=32&patch_size=4&depth=4&mlp_ratio=2.5"
+        "&qkv_bias=False&class_token=true&init_values=None&depths=(1,1,2,1)"
+        "&window_size=[4,4]&global_pool=avg&weight_init='jax'"
+    )
     assert (src, name) == ("timm", "vit_tiny_patch16_224")
-    assert kw == {"img_size": 32, "patch_size": 4, "depth": 4, "mlp_ratio": 2.5, "qkv_bias": False,
-                  "class_token": True, "init_values": None, "depths": (1, 1, 2, 1), "window_size": [4, 4],
-                  "global_pool": "avg", "weight_init": "jax"}
+    assert kw == {
+        "img_size": 32,
+        "patch_size": 4,
+        "depth": 4,
+        "mlp_ratio": 2.5,
+        "qkv_bias": False,
+        "class_token": True,
+        "init_values": None,
+        "depths": (1, 1, 2, 1),
+        "window_size": [4, 4],
+        "global_pool": "avg",
+        "weight_init": "jax",
+    }
     assert parse_spec(" torchvision:resnet18 ") == ("torchvision", "resnet18", {})
     assert parse_spec("TIMM:convnext_atto?") == ("timm", "convnext_atto", {})
 
 
-@pytest.mark.parametrize("spec, words", [
-    ("vit_tiny_patch16_224", "names no source"),
-    ("timn:vit_tiny_patch16_224", "did you mean 'timm'"),
-    ("timm:", "no model name"),
-    ("timm:vit?depth", "key=value"),
-    ("timm:vit?depth=1&depth=2", "given twice"),
-    ("timm:vit?depth=", "empty value"),
-    ("timm:hf-hub:timm/vit", "nothing is downloaded"),
-    (42, "non-empty string"),
-])
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("vit_tiny_patch16_224", "names no source"),
+        ("timn:vit_tiny_patch16_224", "did you mean 'timm'"),
+        ("timm:", "no model name"),
+        ("timm:vit?depth", "key=value"),
+        ("timm:vit?depth=1&depth=2", "given twice"),
+        ("timm:vit?depth=", "empty value"),
+        ("timm:hf-hub:timm/vit", "nothing is downloaded"),
+        (42, "non-empty string"),
+    ],
+)
 def test_parse_errors(spec, words):
     with pytest.raises(ModelSpecError, match=words):
         parse_spec(spec)
 
 
 # ------------------------------------------------------------------ models
-@pytest.mark.parametrize("spec", [VIT, CONVNEXT, MIXER, "timm:MlpMixer?patch_size=4&num_blocks=1&embed_dim=32"
-                                  "&hub_head_std=0.02", RESNET])
+@pytest.mark.parametrize(
+    "spec", [VIT, CONVNEXT, MIXER, "timm:MlpMixer?patch_size=4&num_blocks=1&embed_dim=32&hub_head_std=0.02", RESNET]
+)
 @pytest.mark.parametrize("batch", [1, 3])
 def test_builds_scalar_output(spec, batch):
     m = build(spec).eval()
@@ -192,28 +210,41 @@ def test_make_factory_with_nadcore():
 
 
 # ------------------------------------------------------------------ errors
-@pytest.mark.parametrize("spec, words", [
-    ("timm:vit_tiny", r"unknown timm model 'vit_tiny'.*vit_tiny_patch16_224"),
-    ("timm:convnxt_atto", r"unknown timm model.*convnext_atto"),
-    ("torchvision:resnet19", r"unknown torchvision classification model 'resnet19'.*resnet18"),
-    ("torchvision:fasterrcnn_resnet50_fpn", r"detection/segmentation/video"),
-    ("timm:vit_tiny_patch16_224?patch_size=5", r"patch_size=5 does not divide the image size 32.*1, 2, 4, 8, 16, 32"),
-    ("timm:convmixer_768_32?dim=16&depth=1", r"7x7 stride 7.*does not divide the image size 32.*patch_size"),
-    ("timm:swin_tiny_patch4_window7_224?window_size=16&depths=(1,1)&num_heads=(1,2)&embed_dim=16",
-     r"window_size=16 is larger than the 8x8 token grid.*window_size=4"),
-    ("timm:swin_tiny_patch4_window7_224?depths=(1,1)&num_heads=(1,2)&embed_dim=16",
-     r"window_size 7 does not tile the 8x8 token grid.*1, 2, 4, 8"),
-    ("torchvision:swin_t?embed_dim=16&depths=[1,1]&num_heads=[1,2]", r"window_size \[7, 7\].*8x8.*window_size=\[w,w\]"),
-    ("timm:convnext_atto?dimz=(8,16,32,64)", r"does not accept the keyword 'dimz'.*Did you mean dims"),
-    ("timm:convnext_atto?img_size=64", r"does not accept the keyword 'img_size'"),
-    ("torchvision:alexnet", r"failed on an input of shape \(2, 1, 32, 32\).*Output size is too small.*Hint"),
-    ("timm:vit_tiny_patch16_224?patch_size=8&depth=1&global_pool=''", r"returned \(2, 17, 1\).*expected \(2, 1\)"),
-    ("timm:convnext_atto?pretrained=True", r"built from scratch"),
-    ("torchvision:resnet18?weights='DEFAULT'", r"built from scratch"),
-    ("timm:convnext_atto?num_classes=10", r"set by the hub"),
-    ("timm:convnext_atto?hub_head=1", r"unknown hub option.*hub_head_std"),
-    ("timm:vit_tiny_patch16_224?patch_size=8&depth=1&hub_layer_scale=1.0", r"no layer-scale parameters"),
-])
+@pytest.mark.parametrize(
+    "spec, words",
+    [
+        ("timm:vit_tiny", r"unknown timm model 'vit_tiny'.*vit_tiny_patch16_224"),
+        ("timm:convnxt_atto", r"unknown timm model.*convnext_atto"),
+        ("torchvision:resnet19", r"unknown torchvision classification model 'resnet19'.*resnet18"),
+        ("torchvision:fasterrcnn_resnet50_fpn", r"detection/segmentation/video"),
+        (
+            "timm:vit_tiny_patch16_224?patch_size=5",
+            r"patch_size=5 does not divide the image size 32.*1, 2, 4, 8, 16, 32",
+        ),
+        ("timm:convmixer_768_32?dim=16&depth=1", r"7x7 stride 7.*does not divide the image size 32.*patch_size"),
+        (
+            "timm:swin_tiny_patch4_window7_224?window_size=16&depths=(1,1)&num_heads=(1,2)&embed_dim=16",
+            r"window_size=16 is larger than the 8x8 token grid.*window_size=4",
+        ),
+        (
+            "timm:swin_tiny_patch4_window7_224?depths=(1,1)&num_heads=(1,2)&embed_dim=16",
+            r"window_size 7 does not tile the 8x8 token grid.*1, 2, 4, 8",
+        ),
+        (
+            "torchvision:swin_t?embed_dim=16&depths=[1,1]&num_heads=[1,2]",
+            r"window_size \[7, 7\].*8x8.*window_size=\[w,w\]",
+        ),
+        ("timm:convnext_atto?dimz=(8,16,32,64)", r"does not accept the keyword 'dimz'.*Did you mean dims"),
+        ("timm:convnext_atto?img_size=64", r"does not accept the keyword 'img_size'"),
+        ("torchvision:alexnet", r"failed on an input of shape \(2, 1, 32, 32\).*Output size is too small.*Hint"),
+        ("timm:vit_tiny_patch16_224?patch_size=8&depth=1&global_pool=''", r"returned \(2, 17, 1\).*expected \(2, 1\)"),
+        ("timm:convnext_atto?pretrained=True", r"built from scratch"),
+        ("torchvision:resnet18?weights='DEFAULT'", r"built from scratch"),
+        ("timm:convnext_atto?num_classes=10", r"set by the hub"),
+        ("timm:convnext_atto?hub_head=1", r"unknown hub option.*hub_head_std"),
+        ("timm:vit_tiny_patch16_224?patch_size=8&depth=1&hub_layer_scale=1.0", r"no layer-scale parameters"),
+    ],
+)
 def test_errors(spec, words):
     with pytest.raises(ModelSpecError, match=words):
         build(spec)
@@ -229,12 +260,15 @@ def test_timm_not_installed(monkeypatch):
         build("timm:convnext_atto")
 
 
-@pytest.mark.parametrize("spec, fix", [
-    ("timm:convnext_atto?depths=(1,1,1,1)&dims=(8,16,32,64)", "ls_init_value=1.0"),
-    ("timm:poolformer_s12?depths=(1,1,1,1)&dims=(8,16,32,64)", "layer_scale_init_values=1.0"),
-    ("timm:resmlp_12_224?patch_size=4&num_blocks=1&embed_dim=16&hub_head_std=0.02", "hub_layer_scale=1.0"),
-    ("timm:regnetx_002", "zero_init_last=False"),
-])
+@pytest.mark.parametrize(
+    "spec, fix",
+    [
+        ("timm:convnext_atto?depths=(1,1,1,1)&dims=(8,16,32,64)", "ls_init_value=1.0"),
+        ("timm:poolformer_s12?depths=(1,1,1,1)&dims=(8,16,32,64)", "layer_scale_init_values=1.0"),
+        ("timm:resmlp_12_224?patch_size=4&num_blocks=1&embed_dim=16&hub_head_std=0.02", "hub_layer_scale=1.0"),
+        ("timm:regnetx_002", "zero_init_last=False"),
+    ],
+)
 def test_degenerate_init_warnings(spec, fix):
     with pytest.warns(hub.DegenerateGradientWarning, match=fix.replace("(", r"\(")):
         build(spec)
@@ -261,7 +295,7 @@ def test_no_warning_for_normal_models():
 
 # ------------------------------------------------------------------ nadcore integration
 def test_registry_dispatches_hub_prefixes_before_module_factory():
-    """"timm:NAME" must not be read as module "timm", attribute NAME (called factory(1, 1))."""
+    """ "timm:NAME" must not be read as module "timm", attribute NAME (called factory(1, 1))."""
     m = build_model(VIT, seed=0)
     assert type(m).__name__ == "VisionTransformer" and m.patch_embed.grid_size == (4, 4)
     with pytest.raises(ModelSpecError, match="unknown timm model"):
@@ -271,7 +305,6 @@ def test_registry_dispatches_hub_prefixes_before_module_factory():
 
 
 def test_spec_key_names_the_library_version():
-    import timm
     key = spec_key(VIT)
     assert key == {"model": VIT, "library": f"timm {timm.__version__}"}
     assert nad_config(VIT, "gradient", 8, 0)["library"].startswith("timm ")
@@ -304,8 +337,17 @@ def test_cli_nads_compare_show(tmp_path, capsys):
 
 
 def test_cli_bad_spec_says_what_to_do(tmp_path, capsys):
-    rc = cli.main(["nads", "--model", "timm:vit_tiny_patch16_224?patch_size=5", "--networks", "4",
-                   "--out", str(tmp_path / "x.npz")])
+    rc = cli.main(
+        [
+            "nads",
+            "--model",
+            "timm:vit_tiny_patch16_224?patch_size=5",
+            "--networks",
+            "4",
+            "--out",
+            str(tmp_path / "x.npz"),
+        ]
+    )
     assert rc == 2 and "Override patch_size with one of: 1, 2, 4, 8, 16, 32" in capsys.readouterr().err
     assert not (tmp_path / "x.npz").exists()
 
@@ -313,6 +355,7 @@ def test_cli_bad_spec_says_what_to_do(tmp_path, capsys):
 def test_chapter_nads_takes_a_hub_spec(tmp_path, monkeypatch):
     """ch.nads (every chapter's NADs) with a timm spec: cached, and served from the cache again."""
     from nadcore.book import setup
+
     monkeypatch.setenv("NADCORE_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("NADBOOK_OUTPUT", str(tmp_path / "out"))
     ch = setup("02_nads", profile="smoke", seed=0, device="cpu", model=VIT)

@@ -15,6 +15,7 @@ Equal up to float rounding, or bit for bit where the definition is a random draw
   or NADCORE_NATIVE=0), so that `NADCORE_NATIVE=0 python -m pytest tests/test_kernels.py` tests
   torch's paths alone.
 """
+
 from __future__ import annotations
 
 import os
@@ -42,8 +43,9 @@ from nadcore.runtime import derived_seed, derived_seeds, resolve_device
 from nadcore.train import batched_forward, train_many
 
 NATIVE = native.available()
-needs_native = pytest.mark.skipif(not NATIVE, reason="nadcore.kernels.native is unavailable here "
-                                                     "(no C compiler with OpenMP, or NADCORE_NATIVE=0)")
+needs_native = pytest.mark.skipif(
+    not NATIVE, reason="nadcore.kernels.native is unavailable here (no C compiler with OpenMP, or NADCORE_NATIVE=0)"
+)
 
 
 def _plain(name, shape, seeds, method, step=100.0, dtype=torch.float32, x=None):
@@ -97,25 +99,25 @@ def test_seed_hashing_for_many_networks_is_numpys_seed_sequence():
     kernels.draw.derived_seeds is runtime.derived_seeds (the definition), number for number."""
     rng = np.random.default_rng(3)
     for k in range(1, 8):
-        ent = rng.integers(0, 2 ** 32, (40, k), dtype=np.uint32)
-        ent[0], ent[1] = 0, 2 ** 32 - 1
+        ent = rng.integers(0, 2**32, (40, k), dtype=np.uint32)
+        ent[0], ent[1] = 0, 2**32 - 1
         got = draw.seed_sequence_words(ent, 9)
         for row, words in zip(ent, got):
             assert np.array_equal(words, np.random.SeedSequence(row.tolist()).generate_state(9, np.uint32))
-    for seed in (0, 7, 2 ** 32 - 1, 2 ** 32, 2 ** 63 - 1, 2 ** 70):
-        idx = [0, 1, 2, 99, 2 ** 32 - 1]
+    for seed in (0, 7, 2**32 - 1, 2**32, 2**63 - 1, 2**70):
+        idx = [0, 1, 2, 99, 2**32 - 1]
         assert draw.derived_seeds(seed, idx) == derived_seeds(seed, idx) == [derived_seed(seed, n) for n in idx]
         assert sum(w << (32 * i) for i, w in enumerate(draw.uint32_words(seed))) == seed
-        assert all(0 <= w < 2 ** 32 for w in draw.uint32_words(seed))
+        assert all(0 <= w < 2**32 for w in draw.uint32_words(seed))
     assert draw.uint32_words(0) == [0]
-    assert draw.derived_seeds(1, [2 ** 32, 5]) == derived_seeds(1, [2 ** 32, 5])  # numpy's path
+    assert draw.derived_seeds(1, [2**32, 5]) == derived_seeds(1, [2**32, 5])  # numpy's path
     assert draw.derived_seeds(4, range(3000)) == derived_seeds(4, range(3000))
     assert draw.derived_seeds(4, []) == derived_seeds(4, []) == []
-    seeds = derived_seeds(9, range(20)) + [0, 1, 2 ** 32, 2 ** 64 - 1, 2 ** 64, 2 ** 128 - 1]
+    seeds = derived_seeds(9, range(20)) + [0, 1, 2**32, 2**64 - 1, 2**64, 2**128 - 1]
     assert np.array_equal(draw._pcg64_seed_words(seeds), _pcg64_words(seeds))
-    assert draw._pcg64_seed_words([1, 2 ** 128]) is None and draw._pcg64_seed_words([-1]) is None
+    assert draw._pcg64_seed_words([1, 2**128]) is None and draw._pcg64_seed_words([-1]) is None
     plan = init.init_plan(build_model("logreg", check=False))
-    big = [2 ** 128 + 1, 2 ** 64 + 3]                       # numpy seeds these one by one
+    big = [2**128 + 1, 2**64 + 3]  # numpy seeds these one by one
     got = draw.draw_parameters(plan, big)["fc.weight"].reshape(2, -1)
     assert torch.equal(got, init.draw_parameters(plan, big)["fc.weight"].reshape(2, -1))
     for s, row in zip(big, got):
@@ -125,8 +127,12 @@ def test_seed_hashing_for_many_networks_is_numpys_seed_sequence():
 
 
 # an even uniform part followed by a normal one: the native generators, then numpy's, advanced
-SYNTHETIC = [("w", (4, 6), "uniform", 0.25), ("b", (4,), "uniform", 0.5), ("v", (5, 3), "normal", 2.0),
-             ("c", (3,), "constant", 0.1)]
+SYNTHETIC = [
+    ("w", (4, 6), "uniform", 0.25),
+    ("b", (4,), "uniform", 0.5),
+    ("v", (5, 3), "normal", 2.0),
+    ("c", (3,), "constant", 0.1),
+]
 
 
 @pytest.mark.parametrize("name", ["lenet", "vgg11", "resnet18_narrow", "synthetic"])
@@ -147,16 +153,20 @@ def test_fast_draw_is_the_plain_draw_bit_for_bit(name, generators, monkeypatch):
     rows = []
     for s in seeds:
         rng = np.random.default_rng(int(s))
-        rows.append((torch.from_numpy(rng.random(n_u, dtype=np.float32)),
-                     torch.from_numpy(rng.standard_normal(n_n, dtype=np.float32))))
+        rows.append(
+            (
+                torch.from_numpy(rng.random(n_u, dtype=np.float32)),
+                torch.from_numpy(rng.standard_normal(n_n, dtype=np.float32)),
+            )
+        )
     ref, ou, on = {}, 0, 0
     for pname, shape, kind, value in plan:
         size = int(np.prod(shape))
         if kind == "uniform":
-            ref[pname] = torch.stack([u[ou:ou + size] * (2 * value) - value for u, _ in rows]).reshape(7, *shape)
+            ref[pname] = torch.stack([u[ou : ou + size] * (2 * value) - value for u, _ in rows]).reshape(7, *shape)
             ou += size
         elif kind == "normal":
-            ref[pname] = torch.stack([z[on:on + size] * value for _, z in rows]).reshape(7, *shape)
+            ref[pname] = torch.stack([z[on : on + size] * value for _, z in rows]).reshape(7, *shape)
             on += size
         else:
             ref[pname] = torch.full((7, *shape), float(value))
@@ -166,7 +176,8 @@ def test_fast_draw_is_the_plain_draw_bit_for_bit(name, generators, monkeypatch):
     draw.draw_parameters(plan, network_seeds(6, range(9)), buffers=bufs)  # fill them once
     devices = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
     for threads, buffers, device in [(1, None, None), (3, None, None), (1, bufs, None), (2, bufs, None)] + [
-            (2, draw.parameter_buffers(plan, 9, pinned=d == "cuda"), d) for d in devices]:
+        (2, draw.parameter_buffers(plan, 9, pinned=d == "cuda"), d) for d in devices
+    ]:
         got = draw.draw_parameters(plan, seeds, threads=threads, buffers=buffers, device=device)
         assert got.keys() == ref.keys()
         for k in ref:
@@ -209,9 +220,12 @@ def test_resnet_secant_kernel_equals_the_plain_secant(C, S):
     x = est.evaluation_point((C, S, S), 0).double()
     # corners, edges and random interior pixels of every channel (all of them take minutes)
     D = C * S * S
-    coords = torch.unique(torch.cat([torch.tensor([0, S - 1, S * (S - 1), S * S - 1, 5, S * 5, S * (S - 2) + 2])
-                                     + S * S * c for c in range(C)]
-                                    + [torch.randperm(D, generator=torch.Generator().manual_seed(C))[:48]]))
+    coords = torch.unique(
+        torch.cat(
+            [torch.tensor([0, S - 1, S * (S - 1), S * S - 1, 5, S * 5, S * (S - 2) + 2]) + S * S * c for c in range(C)]
+            + [torch.randperm(D, generator=torch.Generator().manual_seed(C))[:48]]
+        )
+    )
     E = torch.zeros(len(coords), D, dtype=x.dtype)
     E[torch.arange(len(coords)), coords] = 100.0
     with torch.no_grad():
@@ -233,8 +247,12 @@ def test_tap_class_products_equal_a_padded_convolution(side, dtype, tol):
     got = _conv(x, (w, b, (side, _tap_weights(w, side))))
     assert got.dtype == dtype and torch.allclose(got.double(), ref, rtol=tol, atol=tol)
     r = torch.randn_like(ref)
-    assert torch.allclose(_conv(x, (w, b, (side, _tap_weights(w, side))), relu=True, add=r.to(dtype)).double(),
-                          (ref + r).relu(), rtol=tol, atol=tol)
+    assert torch.allclose(
+        _conv(x, (w, b, (side, _tap_weights(w, side))), relu=True, add=r.to(dtype)).double(),
+        (ref + r).relu(),
+        rtol=tol,
+        atol=tol,
+    )
 
 
 @pytest.mark.parametrize("stride", [1, 2])
@@ -310,8 +328,10 @@ def test_sampler_paths_give_the_same_sensitivities():
     cpu = torch.device("cpu")
     idx = np.array([0, 9, 2, 17, 40])
     for method in ("secant", "gradient"):
-        rows = {s: Sampler("lenet", (1, 32, 32), 3, method, 100.0, cpu, s, 2, "float32").rows(idx)
-                for s in ("fast", "vmap", "loop")}
+        rows = {
+            s: Sampler("lenet", (1, 32, 32), 3, method, 100.0, cpu, s, 2, "float32").rows(idx)
+            for s in ("fast", "vmap", "loop")
+        }
         ref = rows["loop"]
         assert ref.shape == (2, len(idx), 1024) and ref.dtype == np.float64
         for s in ("fast", "vmap"):
@@ -322,8 +342,10 @@ def test_sampler_paths_give_the_same_sensitivities():
 @pytest.mark.parametrize("method", ["secant", "gradient"])
 def test_every_strategy_gives_the_same_estimate(method):
     n = 4 if method == "secant" else 16
-    rs = {s: nads.compute_nads("lenet", num_networks=n, seed=4, method=method, strategy=s, lanes=1)
-          for s in ("fast", "vmap", "loop")}
+    rs = {
+        s: nads.compute_nads("lenet", num_networks=n, seed=4, method=method, strategy=s, lanes=1)
+        for s in ("fast", "vmap", "loop")
+    }
     assert {s: r.meta["sampling_path"] for s, r in rs.items()} == {s: s for s in rs}
     ref = _cov(rs["loop"])
     # float32 rounding, which the secant's difference quotient (step 100) amplifies: on an AMD
@@ -332,8 +354,9 @@ def test_every_strategy_gives_the_same_estimate(method):
     for s in ("fast", "vmap"):
         assert np.allclose(_cov(rs[s]), ref, rtol=1e-4, atol=1e-5 * np.abs(ref).max()), s
     if method == "secant":
-        a, b = (nads.compute_nads("resnet18_narrow", num_networks=2, seed=4, strategy=s, lanes=1)
-                for s in ("fast", "loop"))
+        a, b = (
+            nads.compute_nads("resnet18_narrow", num_networks=2, seed=4, strategy=s, lanes=1) for s in ("fast", "loop")
+        )
         assert np.allclose(_cov(a), _cov(b), rtol=1e-4, atol=1e-6 * b.eigenvalues[0])
 
 
@@ -351,8 +374,9 @@ def test_several_networks_per_pass_secant_equals_one_at_a_time():
 
 
 def _sampled(arch, device, precision="float32", n=2, method="secant"):
-    return Sampler(arch, (1, 32, 32), 0, method, 100.0, resolve_device(device), "auto", 1,
-                   precision).rows(np.arange(n))[0]
+    return Sampler(arch, (1, 32, 32), 0, method, 100.0, resolve_device(device), "auto", 1, precision).rows(
+        np.arange(n)
+    )[0]
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a GPU")
@@ -423,9 +447,18 @@ def _vmap_reference(base, names):
     return vmap(f_single, in_dims=(0, 0))
 
 
-@pytest.mark.parametrize("spec, channels", [("lenet", 1), ("lenet", 3), ("lenet_nopool", 1), ("logreg", 1),
-                                            ("mlp", 3), ("nadcore.nets.variants:lenet_avgpool", 1),
-                                            ("nadcore.nets.variants:lenet_strided", 1)])
+@pytest.mark.parametrize(
+    "spec, channels",
+    [
+        ("lenet", 1),
+        ("lenet", 3),
+        ("lenet_nopool", 1),
+        ("logreg", 1),
+        ("mlp", 3),
+        ("nadcore.nets.variants:lenet_avgpool", 1),
+        ("nadcore.nets.variants:lenet_strided", 1),
+    ],
+)
 def test_vectorised_forward_equals_the_vmap_reference(spec, channels):
     """Outputs and parameter gradients of M stacked models (on the CPU, LeNet's stages run as
     nadcore.kernels.native.conv_pool_relu where it is built, as grouped convolutions otherwise)."""
@@ -466,8 +499,9 @@ def _openmp_compiles() -> bool:
         return False
     src = "#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n"
     try:
-        r = subprocess.run([cc, "-fopenmp", "-x", "c", "-", "-o", os.devnull], input=src,
-                           capture_output=True, text=True, timeout=120)
+        r = subprocess.run(
+            [cc, "-fopenmp", "-x", "c", "-", "-o", os.devnull], input=src, capture_output=True, text=True, timeout=120
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return r.returncode == 0
@@ -535,22 +569,26 @@ _STAGES = {2: "conv_pool_relu", 1: "conv_relu"}  # the pool's side -> the native
 
 @needs_native
 @pytest.mark.parametrize("pool", [2, 1])
-@pytest.mark.parametrize("M,B,H,Cin,Cout,channels_first,input_grad", [
-    (3, 37, 32, 1, 6, False, False),   # LeNet's first layer (its own forward and backward)
-    (3, 37, 32, 1, 6, False, True),    # ... with an input gradient (the generic backward)
-    (2, 21, 32, 1, 6, True, False),    # 32 columns, the widest input the first-layer kernel takes
-    (2, 9, 33, 1, 6, False, False),    # one more: the generic kernel
-    (2, 9, 19, 1, 6, False, False),    # a narrow input (masked loads)
-    (2, 9, 24, 1, 4, False, False),   # first-layer backward: 40-value channels-last rows
-    (2, 9, 32, 1, 8, False, False),   # ... rows of 112 values, read one value at a time
-    (3, 37, 14, 6, 16, True, True),    # LeNet's second layer
-    (2, 9, 28, 6, 16, True, True),     # ... without pooling in the first
-    (2, 7, 17, 2, 9, False, True),     # 5x5 rows kernel: a block of 5 pooled columns and one of 1
-    (2, 5, 22, 4, 16, True, False),    # ... blocks of 5 and 4
-    (2, 5, 11, 3, 20, False, True),    # neither: odd sizes, two vectors of channels
-])
-def test_conv_pool_relu_forward_and_gradients_equal_torch(M, B, H, Cin, Cout, channels_first, input_grad,
-                                                          pool, c_kernels):
+@pytest.mark.parametrize(
+    "M,B,H,Cin,Cout,channels_first,input_grad",
+    [
+        (3, 37, 32, 1, 6, False, False),  # LeNet's first layer (its own forward and backward)
+        (3, 37, 32, 1, 6, False, True),  # ... with an input gradient (the generic backward)
+        (2, 21, 32, 1, 6, True, False),  # 32 columns, the widest input the first-layer kernel takes
+        (2, 9, 33, 1, 6, False, False),  # one more: the generic kernel
+        (2, 9, 19, 1, 6, False, False),  # a narrow input (masked loads)
+        (2, 9, 24, 1, 4, False, False),  # first-layer backward: 40-value channels-last rows
+        (2, 9, 32, 1, 8, False, False),  # ... rows of 112 values, read one value at a time
+        (3, 37, 14, 6, 16, True, True),  # LeNet's second layer
+        (2, 9, 28, 6, 16, True, True),  # ... without pooling in the first
+        (2, 7, 17, 2, 9, False, True),  # 5x5 rows kernel: a block of 5 pooled columns and one of 1
+        (2, 5, 22, 4, 16, True, False),  # ... blocks of 5 and 4
+        (2, 5, 11, 3, 20, False, True),  # neither: odd sizes, two vectors of channels
+    ],
+)
+def test_conv_pool_relu_forward_and_gradients_equal_torch(
+    M, B, H, Cin, Cout, channels_first, input_grad, pool, c_kernels
+):
     """With the pool, and without it (conv_relu: LeNet without pooling, 28 x 28 inputs to its
     second layer, blocks of 8 output columns and the remainders)."""
     g = torch.Generator().manual_seed(H * 100 + Cin)
@@ -610,8 +648,9 @@ def test_conv_pool_relu_does_not_depend_on_the_number_of_threads(H, Cin, Cout, c
 @needs_native
 def test_conv_pool_relu_refuses_bad_input():
     with pytest.raises(ValueError, match="float32 CPU"):
-        native.conv_pool_relu(torch.zeros(1, 2, 8, 8, 1, dtype=torch.float64), torch.zeros(1, 6, 1, 5, 5),
-                              torch.zeros(1, 6))
+        native.conv_pool_relu(
+            torch.zeros(1, 2, 8, 8, 1, dtype=torch.float64), torch.zeros(1, 6, 1, 5, 5), torch.zeros(1, 6)
+        )
     with pytest.raises(ValueError, match=r"\(M, B, H, W, C\)"):
         native.conv_pool_relu(torch.zeros(2, 8, 8, 1), torch.zeros(1, 6, 1, 5, 5), torch.zeros(1, 6))
     with pytest.raises(ValueError, match="shapes do not fit"):  # Cin 3 against weights for 1
@@ -619,8 +658,7 @@ def test_conv_pool_relu_refuses_bad_input():
     with pytest.raises(ValueError, match="shapes do not fit"):  # too small for the kernel
         native.conv_pool_relu(torch.zeros(1, 2, 5, 5, 1), torch.zeros(1, 6, 1, 5, 5), torch.zeros(1, 6))
     with pytest.raises(ValueError, match="float32 CPU"):  # the same checks without the pool
-        native.conv_relu(torch.zeros(1, 2, 8, 8, 1, dtype=torch.float64), torch.zeros(1, 6, 1, 5, 5),
-                         torch.zeros(1, 6))
+        native.conv_relu(torch.zeros(1, 2, 8, 8, 1, dtype=torch.float64), torch.zeros(1, 6, 1, 5, 5), torch.zeros(1, 6))
 
 
 def test_unavailable_kernels_refuse_to_run(monkeypatch):
@@ -632,8 +670,9 @@ def test_unavailable_kernels_refuse_to_run(monkeypatch):
     plan = init.init_plan(build_model("lenet", check=False))
     assert not native.takes_lenet_input_gradients(init.draw_parameters(plan, [1]), torch.zeros(1, 32, 32))
     with pytest.raises(RuntimeError, match="unavailable"):
-        native.pcg64_uniform(_pcg64_words([1]), np.ones(2, np.float32), np.ones(2, np.float32),
-                             np.zeros((1, 2), np.float32))
+        native.pcg64_uniform(
+            _pcg64_words([1]), np.ones(2, np.float32), np.ones(2, np.float32), np.zeros((1, 2), np.float32)
+        )
 
 
 @needs_native
@@ -649,8 +688,15 @@ def test_train_many_with_the_kernels_equals_torchs_path(monkeypatch):
         if not use:
             monkeypatch.setattr(native, "_lib", False)
         models = [build_model("lenet", 1, 2, seed=s) for s in range(M)]
-        res = train_many(models, x, y, epochs=2, max_lr=0.05, device="cpu",
-                         generators=[torch.Generator().manual_seed(s) for s in range(M)])
+        res = train_many(
+            models,
+            x,
+            y,
+            epochs=2,
+            max_lr=0.05,
+            device="cpu",
+            generators=[torch.Generator().manual_seed(s) for s in range(M)],
+        )
         runs.append((models, res))
     for a, c in zip(runs[0][0], runs[1][0]):
         for (na, pa), (_, pc) in zip(a.named_parameters(), c.named_parameters()):
@@ -671,8 +717,7 @@ def test_lenet_input_gradients_equal_autograd(shape, c_kernels):
     params = draw.draw_parameters(plan, seeds)
     x = est.evaluation_point(shape, 1)
     assert native.takes_lenet_input_gradients(params, x)
-    ref = torch.stack([est.input_gradient(init.initialise(net.float(), s, plan).double(), x.double())
-                       for s in seeds])
+    ref = torch.stack([est.input_gradient(init.initialise(net.float(), s, plan).double(), x.double()) for s in seeds])
     got = native.lenet_input_gradients(params, x)
     assert got.dtype == torch.float64 and got.shape == ref.shape
     assert (((got - ref).norm(dim=1) / ref.norm(dim=1)).max()) < 1e-5
@@ -697,8 +742,7 @@ def test_lenet_input_gradients_refuse_bad_input():
     with pytest.raises(ValueError, match="inputs up to 4x64x64"):
         native.lenet_input_gradients(params, torch.zeros(1, 68, 68))
     with pytest.raises(ValueError, match="missing"):
-        native.lenet_input_gradients({k: v for k, v in params.items() if k != "fc2.weight"},
-                                     torch.zeros(1, 32, 32))
+        native.lenet_input_gradients({k: v for k, v in params.items() if k != "fc2.weight"}, torch.zeros(1, 32, 32))
 
 
 @needs_native
@@ -713,7 +757,7 @@ def test_pcg64_uniform_is_numpys_stream_bit_for_bit(B, n, c_kernels):
     mul = (rng.random(n) * 0.5).astype(np.float32)
     sub = (mul * rng.random(n)).astype(np.float32)
     out = np.full((B, n + 3), 7.0, np.float32)
-    native.pcg64_uniform(_pcg64_words(seeds), mul * np.float32(2.0 ** -24), sub, out[:, :n], threads=2)
+    native.pcg64_uniform(_pcg64_words(seeds), mul * np.float32(2.0**-24), sub, out[:, :n], threads=2)
     for row, s in zip(out, seeds):
         ref = np.random.default_rng(int(s)).random(n, dtype=np.float32) * mul - sub
         assert np.array_equal(row[:n].view(np.uint32), ref.view(np.uint32))

@@ -1,5 +1,6 @@
 """The package layout: subpackages in layers, imports that only point down, no cycles, no imports
 of another module's private names, nothing compiled or computed at import time."""
+
 from __future__ import annotations
 
 import ast
@@ -59,7 +60,10 @@ def _resolve(module: str, names: list[str], known: set[str]) -> list[str]:
 def test_top_level_is_small():
     entries = [p.name for p in PKG.iterdir() if p.name != "__pycache__"]
     assert len(entries) <= 12, sorted(entries)
-    assert {p.name for p in PKG.iterdir() if p.is_dir() and p.name != "__pycache__"} == set(LAYERS) - {"__main__", "runtime"}
+    assert {p.name for p in PKG.iterdir() if p.is_dir() and p.name != "__pycache__"} == set(LAYERS) - {
+        "__main__",
+        "runtime",
+    }
 
 
 def test_imports_point_down():
@@ -93,7 +97,7 @@ def test_no_import_cycles():
         stack.append(n)
         for m in graph[n]:
             if state.get(m) == 1:
-                cyc = stack[stack.index(m):] + [m]
+                cyc = stack[stack.index(m) :] + [m]
                 if not any(a.startswith(b + ".") or b.startswith(a + ".") for a, b in zip(cyc, cyc[1:])):
                     cycles.append(" -> ".join(cyc))
             elif m not in state:
@@ -109,33 +113,46 @@ def test_no_import_cycles():
 
 def test_no_private_names_across_modules():
     mods = _modules()
-    bad = [f"{p.relative_to(ROOT)}:{line}: from {mod} import {n}"
-           for name, p in mods.items() for mod, names, line, _ in _imports(p, name)
-           for n in names if n.startswith("_") and mod != name]
+    bad = [
+        f"{p.relative_to(ROOT)}:{line}: from {mod} import {n}"
+        for name, p in mods.items()
+        for mod, names, line, _ in _imports(p, name)
+        for n in names
+        if n.startswith("_") and mod != name
+    ]
     assert not bad, "\n".join(bad)
 
 
 #: function-level imports of nadcore modules that load an optional heavy package, and why
-DEFERRED = {("nadcore.__main__", "nadcore.chapters.nads.figures"): "matplotlib, needed by the `show` command only",
-            ("nadcore.__main__", "nadcore.chapters.nad_atlas.figures"): "matplotlib, for `predict --out map.png` only"}
+DEFERRED = {
+    ("nadcore.__main__", "nadcore.chapters.nads.figures"): "matplotlib, needed by the `show` command only",
+    ("nadcore.__main__", "nadcore.chapters.nad_atlas.figures"): "matplotlib, needed by `predict --out map.png` only",
+}
 
 
 def test_nadcore_imports_at_module_level():
     """Function-level imports hide the dependency graph: nadcore modules are imported at the top
     (function-level imports are kept for optional heavy third-party packages only)."""
     mods = _modules()
-    bad = [f"{p.relative_to(ROOT)}:{line}: {mod}" for name, p in mods.items()
-           for mod, _, line, top in _imports(p, name) if not top and (name, mod) not in DEFERRED]
+    bad = [
+        f"{p.relative_to(ROOT)}:{line}: {mod}"
+        for name, p in mods.items()
+        for mod, _, line, top in _imports(p, name)
+        if not top and (name, mod) not in DEFERRED
+    ]
     assert not bad, "\n".join(bad)
 
 
 def test_import_compiles_and_computes_nothing(tmp_path):
     """``import nadcore`` and its subpackages run no compiler: the native library's folder stays
     empty until a kernel is asked for."""
-    code = ("import nadcore, nadcore.book, nadcore.chapters, nadcore.kernels, "
-            "nadcore.nads, nadcore.train")
-    env = {"NADCORE_NATIVE_DIR": str(tmp_path / "native"), "PATH": "/nonexistent", "HOME": str(tmp_path),
-           "PYTHONPATH": str(ROOT)}
+    code = "import nadcore, nadcore.book, nadcore.chapters, nadcore.kernels, nadcore.nads, nadcore.train"
+    env = {
+        "NADCORE_NATIVE_DIR": str(tmp_path / "native"),
+        "PATH": "/nonexistent",
+        "HOME": str(tmp_path),
+        "PYTHONPATH": str(ROOT),
+    }
     r = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert not (tmp_path / "native").exists() or not any((tmp_path / "native").iterdir())
@@ -177,5 +194,7 @@ def test_a_chapter_shows_the_science(path):
     assert r["longest line"] <= 88, f"{path.name} has a code line of {r['longest line']} characters"
     long = [n for n, line in _code_lines(path) if len(line) > 88]  # comments and parameters too
     assert not long, f"{path.name}: code-cell lines {long} are over 88 characters (they scroll sideways)"
-    assert r["science share"] >= 0.70, (f"{path.name}: {r['science']} of {r['code lines']} code lines are "
-                                        f"science ({r['science share']:.0%}), fewer than 70%")
+    assert r["science share"] >= 0.70, (
+        f"{path.name}: {r['science']} of {r['code lines']} code lines are "
+        f"science ({r['science share']:.0%}), fewer than 70%"
+    )

@@ -1,6 +1,7 @@
 """nadcore.nets: the registry (nadcore.nets.registry) builds every architecture
 (nadcore.nets.architectures) seeded, with PyTorch's default initialisation (nadcore.nets.init),
 and explains bad model specs."""
+
 import math
 import sys
 import textwrap
@@ -13,8 +14,20 @@ from nadcore.nets import ModelSpecError, architectures, build_model, init, regis
 from nadcore.runtime import derived_seed
 
 
-@pytest.mark.parametrize("name", ["logreg", "mlp", "lenet", "lenet_nopool", "vgg11", "resnet18",
-                                  "resnet18_nopool", "resnet18_narrow", "densenet121"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "logreg",
+        "mlp",
+        "lenet",
+        "lenet_nopool",
+        "vgg11",
+        "resnet18",
+        "resnet18_nopool",
+        "resnet18_narrow",
+        "densenet121",
+    ],
+)
 @pytest.mark.parametrize("channels,outputs", [(1, 1), (3, 10)])
 def test_registry_models_build_and_map_to_outputs(name, channels, outputs):
     m = build_model(name, channels, outputs)  # build_model checks the output shape itself
@@ -27,13 +40,27 @@ def test_seed_decides_every_parameter():
     c = build_model("lenet", seed=4)
     for p, q, r in zip(a.parameters(), b.parameters(), c.parameters()):
         assert torch.equal(p, q) and not torch.equal(p, r)
-    assert all(torch.equal(p, q) for p, q in zip(build_model("lenet", seed=(3, 1)).parameters(),
-                                                   build_model("lenet", seed=derived_seed(3, 1)).parameters()))
+    assert all(
+        torch.equal(p, q)
+        for p, q in zip(
+            build_model("lenet", seed=(3, 1)).parameters(), build_model("lenet", seed=derived_seed(3, 1)).parameters()
+        )
+    )
 
 
 def test_nets_reexports_the_registry_architectures_and_initialisation():
-    for name in ["build_model", "ModelSpecError", "spec_name", "spec_key", "REGISTRY", "PUBLISHED_NAMES",
-                 "model_names", "resolve_factory", "check_model_output", "forward_flops"]:
+    for name in [
+        "build_model",
+        "ModelSpecError",
+        "spec_name",
+        "spec_key",
+        "REGISTRY",
+        "PUBLISHED_NAMES",
+        "model_names",
+        "resolve_factory",
+        "check_model_output",
+        "forward_flops",
+    ]:
         assert getattr(nets, name) is getattr(registry, name), name
     for name in ["LogReg", "MLP", "LeNet", "VGG11", "ResNet18", "DenseNet121"]:
         assert getattr(nets, name) is getattr(architectures, name), name
@@ -55,11 +82,13 @@ def test_registry_models_follow_pytorch_default_init_and_the_authors_vgg():
 
 
 def test_building_never_touches_the_global_rng(tmp_path, monkeypatch):
-    (tmp_path / "globalnets.py").write_text(textwrap.dedent("""
+    (tmp_path / "globalnets.py").write_text(
+        textwrap.dedent("""
         import torch.nn as nn
         def factory(c, k):
             return nn.Sequential(nn.Flatten(), nn.Linear(c * 32 * 32, k))
-    """))
+    """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     sys.modules.pop("globalnets", None)
     torch.manual_seed(123)
@@ -79,7 +108,8 @@ def test_unknown_name_lists_the_registry():
 def test_bad_module_and_attribute(tmp_path, monkeypatch):
     with pytest.raises(ModelSpecError, match="cannot import module"):
         build_model("no_such_pkg.nets:Net")
-    (tmp_path / "usernets.py").write_text(textwrap.dedent("""
+    (tmp_path / "usernets.py").write_text(
+        textwrap.dedent("""
         import torch.nn as nn
         class Good(nn.Module):
             def __init__(self, c, k):
@@ -93,7 +123,8 @@ def test_bad_module_and_attribute(tmp_path, monkeypatch):
         def not_a_module(c, k):
             return 3
         CONSTANT = 4
-    """))
+    """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     sys.modules.pop("usernets", None)
     assert isinstance(build_model("usernets:Good"), torch.nn.Module)
@@ -109,10 +140,16 @@ def test_bad_module_and_attribute(tmp_path, monkeypatch):
         build_model("usernets:CONSTANT")
 
 
-@pytest.mark.parametrize("spec,name,width,channels", [
-    ("resnet18?width=16", "resnet18?width=16", 16, 16), ("ResNet18?width=64", "resnet18", 64, 64),
-    ("vgg11?width=8", "vgg11?width=8", 8, 8), ("densenet121?growth_rate=8", "densenet121?growth_rate=8", 8, 16),
-    ("resnet18_nopool?width=4", "resnet18_nopool?width=4", 4, 4)])
+@pytest.mark.parametrize(
+    "spec,name,width,channels",
+    [
+        ("resnet18?width=16", "resnet18?width=16", 16, 16),
+        ("ResNet18?width=64", "resnet18", 64, 64),
+        ("vgg11?width=8", "vgg11?width=8", 8, 8),
+        ("densenet121?growth_rate=8", "densenet121?growth_rate=8", 8, 16),
+        ("resnet18_nopool?width=4", "resnet18_nopool?width=4", 4, 4),
+    ],
+)
 def test_width_specs_build_the_papers_networks_narrower(spec, name, width, channels):
     m = build_model(spec, 1, 2, seed=1)
     first = next(x for x in m.modules() if isinstance(x, torch.nn.Conv2d))
@@ -120,7 +157,10 @@ def test_width_specs_build_the_papers_networks_narrower(spec, name, width, chann
     assert nets.spec_name(spec) == name and nets.spec_key(spec) == {"model": name}
     assert nets.spec_width(spec) == width
     assert nets.width_name(name.split("?")[0]) == ("growth rate" if "dense" in name else "width")
-    assert nets.registry_spec(name.split("?")[0], **({"growth_rate": width} if "dense" in name else {"width": width})) == name
+    assert (
+        nets.registry_spec(name.split("?")[0], **({"growth_rate": width} if "dense" in name else {"width": width}))
+        == name
+    )
     assert nets.width_spec(name.split("?")[0], width) == name
     same = build_model(name, 1, 2, seed=1)  # the canonical name is the same network
     assert all(torch.equal(p, q) for p, q in zip(m.parameters(), same.parameters()))
@@ -132,9 +172,16 @@ def test_a_network_without_a_width_option_says_which_have_one():
     assert nets.width_name("lenet") == "width"
 
 
-@pytest.mark.parametrize("bad,words", [("resnet18?depth=3", "unknown option"), ("lenet?width=3", "takes no options"),
-                                       ("resnet18?width=0", "positive integer"), ("vgg11?width=1.5", "positive integer"),
-                                       ("resnet18?width=8&width=9", "twice")])
+@pytest.mark.parametrize(
+    "bad,words",
+    [
+        ("resnet18?depth=3", "unknown option"),
+        ("lenet?width=3", "takes no options"),
+        ("resnet18?width=0", "positive integer"),
+        ("vgg11?width=1.5", "positive integer"),
+        ("resnet18?width=8&width=9", "twice"),
+    ],
+)
 def test_bad_width_specs_say_what_to_write(bad, words):
     with pytest.raises(ModelSpecError, match=words):
         build_model(bad)

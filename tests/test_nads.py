@@ -6,6 +6,7 @@ overlaps), the published NADs (nadcore.nads.published), cached estimates
 
 The fast sampling paths (nadcore.kernels) are checked against these estimators in
 tests/test_kernels.py."""
+
 import json
 import os
 import shutil
@@ -17,13 +18,20 @@ import pytest
 import torch
 
 from nadcore import kernels, nads
-from nadcore.book.cache import Cache
 from nadcore.book import nad_jobs as nad_jobs
+from nadcore.book.cache import Cache
 from nadcore.book.nad_jobs import cached_nads
 from nadcore.nads import covariance, published, sampling
 from nadcore.nads import estimators as est
-from nadcore.nads.covariance import (CHUNK, GROUPS, JACKKNIFE_K, GroupSums, covariance_of,
-                                     split_half_overlaps, top_subspace)
+from nadcore.nads.covariance import (
+    CHUNK,
+    GROUPS,
+    JACKKNIFE_K,
+    GroupSums,
+    covariance_of,
+    split_half_overlaps,
+    top_subspace,
+)
 from nadcore.nads.sampling import Sampler, network_seeds
 from nadcore.nets import ModelSpecError, build_model, init_plan
 from nadcore.nets.init import initialise
@@ -115,7 +123,7 @@ def test_the_estimate_is_its_definition_bit_for_bit():
         for g in range(GROUPS):
             js = np.arange(g, N, GROUPS)
             for c in range(0, len(js), CHUNK):
-                sums[g].add(sampler.rows(js[c:c + CHUNK]).reshape(-1, D))
+                sums[g].add(sampler.rows(js[c : c + CHUNK]).reshape(-1, D))
     finally:
         torch.set_num_threads(threads)
     assert [s.count for s in sums] == [len(range(g, N, GROUPS)) for g in range(GROUPS)]
@@ -134,7 +142,7 @@ def test_logreg_nads_are_isotropic():
     D = 1024
     lam = r.eigenvalues * 3 * D
     assert lam.mean() == pytest.approx(1.0, rel=0.02)
-    assert lam.max() < 1.5 ** 2 * 1.1 and lam.min() > 0.5 ** 2 * 0.8
+    assert lam.max() < 1.5**2 * 1.1 and lam.min() > 0.5**2 * 0.8
 
 
 @pytest.fixture(scope="module")
@@ -353,33 +361,96 @@ def test_published_loader(tmp_path):
 
 def test_cli_writes_the_documented_file(tmp_path):
     out = tmp_path / "n.npz"
-    run = subprocess.run([sys.executable, "-m", "nadcore", "nads", "--model", "lenet", "--input-shape",
-                          "1,32,32", "--networks", "8", "--seed", "1", "--method", "gradient",
-                          "--device", "cpu", "--out", str(out), "--quiet"],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nadcore",
+            "nads",
+            "--model",
+            "lenet",
+            "--input-shape",
+            "1,32,32",
+            "--networks",
+            "8",
+            "--seed",
+            "1",
+            "--method",
+            "gradient",
+            "--device",
+            "cpu",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     with np.load(out, allow_pickle=False) as z:
         meta = json.loads(str(z["meta"]))
         assert z["nads"].shape == (1024, 1024)
-    for key in ["model", "input_shape", "networks", "seed", "method", "step", "device",
-                "sampling_seconds", "networks_per_second", "nadcore_version", "torch_version", "points",
-                "lanes", "precision", "sampling_path", "kernel_path"]:
+    for key in [
+        "model",
+        "input_shape",
+        "networks",
+        "seed",
+        "method",
+        "step",
+        "device",
+        "sampling_seconds",
+        "networks_per_second",
+        "nadcore_version",
+        "torch_version",
+        "points",
+        "lanes",
+        "precision",
+        "sampling_path",
+        "kernel_path",
+    ]:
         assert key in meta
     # the JSON line on stdout says how the estimate was computed
     line = json.loads(run.stdout.splitlines()[0])
     assert line["sampling_path"] == meta["sampling_path"] == "fast"
     assert line["kernel_path"] == meta["kernel_path"] == kernels.path()
     assert line["model"] == "lenet" and line["networks"] == 8
-    two = subprocess.run([sys.executable, "-m", "nadcore", "nads", "--model", "lenet", "--networks", "8",
-                          "--seed", "1", "--method", "gradient", "--device", "cpu", "--lanes", "2",
-                          "--out", str(tmp_path / "l.npz"), "--quiet"], capture_output=True, text=True,
-                         timeout=120)
+    two = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "nadcore",
+            "nads",
+            "--model",
+            "lenet",
+            "--networks",
+            "8",
+            "--seed",
+            "1",
+            "--method",
+            "gradient",
+            "--device",
+            "cpu",
+            "--lanes",
+            "2",
+            "--out",
+            str(tmp_path / "l.npz"),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert two.returncode == 0, two.stderr
     with np.load(tmp_path / "l.npz", allow_pickle=False) as z, np.load(out, allow_pickle=False) as one:
         assert json.loads(str(z["meta"]))["lanes"] == 2
         assert np.array_equal(z["eigenvalues"], one["eigenvalues"])  # lanes change no bit
-    bad = subprocess.run([sys.executable, "-m", "nadcore", "nads", "--model", "nonet", "--out",
-                          str(tmp_path / "b.npz")], capture_output=True, text=True, timeout=120)
+    bad = subprocess.run(
+        [sys.executable, "-m", "nadcore", "nads", "--model", "nonet", "--out", str(tmp_path / "b.npz")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert bad.returncode == 2 and "unknown model 'nonet'" in bad.stderr
     assert not (tmp_path / "b.npz").exists()
 
@@ -392,7 +463,7 @@ def test_leave_one_group_out_subspaces_match_a_full_eigendecomposition():
     _, full = nads.top_eigenvectors(covariance_of(groups))
     for g in (0, 5):
         C = covariance_of(groups, [h for h in range(GROUPS) if h != g])
-        fast = top_subspace(C, full[:JACKKNIFE_K + 32], JACKKNIFE_K)
+        fast = top_subspace(C, full[: JACKKNIFE_K + 32], JACKKNIFE_K)
         _, exact = nads.top_eigenvectors(C, JACKKNIFE_K)
         for k in (1, 16, 64):
             assert nads.subspace_overlap(fast, exact, k) > 0.999, (g, k)
@@ -438,8 +509,17 @@ def test_nads_past_the_rank_are_a_stable_completion():
 
 
 def test_nads_reexports_its_parts():
-    for name in ["NADResult", "gradient_covariance", "top_eigenvectors", "subspace_overlap",
-                 "identifiable_overlap", "overlap_interval", "complete_basis", "OVERLAP_KS", "GROUPS"]:
+    for name in [
+        "NADResult",
+        "gradient_covariance",
+        "top_eigenvectors",
+        "subspace_overlap",
+        "identifiable_overlap",
+        "overlap_interval",
+        "complete_basis",
+        "OVERLAP_KS",
+        "GROUPS",
+    ]:
         assert getattr(nads, name) is getattr(covariance, name), name
     for name in ["evaluation_point", "input_gradient", "input_sensitivity_secant"]:
         assert getattr(nads, name) is getattr(est, name), name
@@ -468,8 +548,9 @@ def test_bf16_secant_agrees_with_float32(name):
 
 
 def _sampled(arch, device, precision="float32", n=2, method="secant"):
-    return Sampler(arch, (1, 32, 32), 0, method, 100.0, resolve_device(device), "auto", 1,
-                   precision).rows(np.arange(n))[0]
+    return Sampler(arch, (1, 32, 32), 0, method, 100.0, resolve_device(device), "auto", 1, precision).rows(
+        np.arange(n)
+    )[0]
 
 
 @pytest.mark.parametrize("name", ["resnet18_narrow", "mlp"])

@@ -4,13 +4,13 @@ This file is also the anchor of the nbval notebook tests: tests/conftest.py atta
 collector that runs every chapters/*.py on the smoke profile, cell by cell
 (``chapters/<stem>.py::Cell N`` items). ``pytest tests/test_notebooks.py`` runs both.
 """
+
 from __future__ import annotations
 
 import ast
 import re
 
 import pytest
-
 from conftest import REPO, _load_build_book, book_root, chapter_sources
 
 bb = _load_build_book()
@@ -37,16 +37,20 @@ def test_chapter_parameters_cell(chapter):
     for name in ("profile", "seed", "device"):
         assert name in defaults, f"{chapter.name}: the parameters cell must define `{name}`"
     assert defaults["profile"] in bb.PROFILES, (
-        f"{chapter.name}: profile default {defaults['profile']!r} is not one of {bb.PROFILES}")
+        f"{chapter.name}: profile default {defaults['profile']!r} is not one of {bb.PROFILES}"
+    )
     tree = ast.parse(cell.source)
     for node in tree.body:
         assert isinstance(node, (ast.Assign, ast.AnnAssign)), (
-            f"{chapter.name}: the parameters cell should only assign literals (line {node.lineno})")
+            f"{chapter.name}: the parameters cell should only assign literals (line {node.lineno})"
+        )
         try:
             ast.literal_eval(node.value)
         except ValueError:
-            pytest.fail(f"{chapter.name}: parameter on line {node.lineno} of the parameters cell "
-                        "is not a literal (papermill can only override literals)")
+            pytest.fail(
+                f"{chapter.name}: parameter on line {node.lineno} of the parameters cell "
+                "is not a literal (papermill can only override literals)"
+            )
     first_code = next(i for i, c in enumerate(nb.cells) if c.cell_type == "code")
     assert idx == first_code, f"{chapter.name}: the parameters cell must be the first code cell"
 
@@ -57,13 +61,16 @@ def test_chapter_title_and_hygiene(chapter):
     first = nb.cells[0]
     assert first.cell_type == "markdown" and first.source.lstrip().startswith("# "), (
         f"{chapter.name}: start with a markdown cell whose first line is the chapter title "
-        "(`# %% [markdown]` then `# # Title`)")
-    h1 = [line for c in nb.cells if c.cell_type == "markdown"
-          for line in c.source.splitlines() if re.match(r"#\s", line)]
+        "(`# %% [markdown]` then `# # Title`)"
+    )
+    h1 = [
+        line for c in nb.cells if c.cell_type == "markdown" for line in c.source.splitlines() if re.match(r"#\s", line)
+    ]
     assert len(h1) == 1, f"{chapter.name}: exactly one level-1 heading (the title); found {h1}"
     code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
     assert not re.search(r"matplotlib\.use\(|\.use\(['\"]agg", code, re.I), (
-        f"{chapter.name}: do not call matplotlib.use(...) in a chapter (the kernel then stores no PNG)")
+        f"{chapter.name}: do not call matplotlib.use(...) in a chapter (the kernel then stores no PNG)"
+    )
 
 
 def test_readme_commands_exist():

@@ -1,16 +1,16 @@
 """Tests of the book pipeline itself (scripts/build_book.py), on throwaway chapters in tmp_path."""
+
 from __future__ import annotations
 
 import json
 import textwrap
 
 import pytest
-
 from conftest import _load_build_book
 
 bb = _load_build_book()
 
-CHAPTER = textwrap.dedent('''\
+CHAPTER = textwrap.dedent("""\
     # %% [markdown]
     # # Throwaway
 
@@ -29,14 +29,14 @@ CHAPTER = textwrap.dedent('''\
         return x / 0
 
     boom(seed)
-    ''')
+    """)
 
 
 @pytest.fixture
 def book(tmp_path):
     (tmp_path / "chapters").mkdir()
     (tmp_path / "chapters" / "01_demo.py").write_text(CHAPTER)
-    (tmp_path / "chapters" / "02_other.py").write_text(CHAPTER.replace("model = \"lenet\"\n", ""))
+    (tmp_path / "chapters" / "02_other.py").write_text(CHAPTER.replace('model = "lenet"\n', ""))
     return tmp_path
 
 
@@ -53,15 +53,14 @@ def test_select_chapters(book):
 
 def test_parameters_and_values(book):
     nb = bb.read_chapter(book / "chapters" / "01_demo.py")
-    assert bb.parameter_defaults(nb) == {"profile": "cpu", "seed": 0, "device": "auto",
-                                         "model": "lenet", "knob": None}
+    assert bb.parameter_defaults(nb) == {"profile": "cpu", "seed": 0, "device": "auto", "model": "lenet", "knob": None}
     assert bb.parse_value("3") == 3 and bb.parse_value("0.5") == 0.5
     assert bb.parse_value("None") is None and bb.parse_value("[1, 2]") == [1, 2]
     assert bb.parse_value("resnet18") == "resnet18"
     assert bb.parse_value("mypkg.nets:MyNet") == "mypkg.nets:MyNet"
-    used, missing = bb.split_parameters(book / "chapters" / "02_other.py",
-                                        bb.read_chapter(book / "chapters" / "02_other.py"),
-                                        {"model": "x", "knob": 1})
+    used, missing = bb.split_parameters(
+        book / "chapters" / "02_other.py", bb.read_chapter(book / "chapters" / "02_other.py"), {"model": "x", "knob": 1}
+    )
     assert used == {"knob": 1} and missing == ["model"]
 
 
@@ -76,8 +75,7 @@ def test_scorecard_page_links_every_claim_and_refuses_duplicates(tmp_path):
 
     from nadcore.book.evidence import Claim, Criterion, exact_value, write_claims
 
-    c = Claim.evaluate("a-claim", "01_demo", "Fig. 9: a | b.", Criterion("x", ">=", 0), exact_value(1.0),
-                       trained=False)
+    c = Claim.evaluate("a-claim", "01_demo", "Fig. 9: a | b.", Criterion("x", ">=", 0), exact_value(1.0), trained=False)
     write_claims(tmp_path / "claims" / "01_demo.json", "01_demo", [c])
     card = bb.write_scorecard(tmp_path, ["01_demo", "02_never_run"])
     assert [x["id"] for x in card["claims"]] == ["a-claim"]
@@ -109,8 +107,14 @@ def test_failing_cell_names_chapter_cell_and_line(book, tmp_path):
     out = tmp_path / "out" / "01_demo.ipynb"
     with bb.chapter_environment(tmp_path / "cache"):
         with pytest.raises(bb.ChapterFailed) as info:
-            bb.execute_chapter(chapter, out, {"profile": "smoke", "knob": 7},
-                               work_dir=tmp_path / "running", cwd=book, progress_bar=False)
+            bb.execute_chapter(
+                chapter,
+                out,
+                {"profile": "smoke", "knob": 7},
+                work_dir=tmp_path / "running",
+                cwd=book,
+                progress_bar=False,
+            )
     err = info.value
     assert err.ename == "ZeroDivisionError"
     assert err.line == CHAPTER.splitlines().index("def boom(x):") + 1

@@ -2,6 +2,7 @@
 operator (nadcore.nads.mixed_hessian), eqs. (4)-(5) (nadcore.pooling.linear_pooling), the NADs of
 trained networks (nadcore.nads.trained) and the anisotropy summaries and jobs
 (nadcore.chapters.open_questions.runs)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -9,16 +10,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from nadcore.data import fourier_basis_vector
 from nadcore.chapters.open_questions import runs as oq
+from nadcore.data import fourier_basis_vector
 from nadcore.nads import mixed_hessian, subspace_overlap
 from nadcore.nads import trained as T
 from nadcore.nads.sampling import Sampler
-from nadcore.nets import build_model, init_plan
-from nadcore.nets import variants
+from nadcore.nets import build_model, init_plan, variants
 from nadcore.runtime import generator, resolve_device
-from nadcore.theory import linear_pooling
-from nadcore.theory import pooling
+from nadcore.theory import linear_pooling, pooling
 from nadcore.train import batched_forward, train_classifier
 
 VARIANT_SPECS = list(variants.VARIANTS.values())
@@ -61,7 +60,7 @@ def test_blur_downsample_is_binomial_filter_then_subsample():
     k = torch.tensor([1.0, 2.0, 1.0], dtype=torch.float64)
     k2 = torch.outer(k, k) / 16
     pad = F.pad(x, (1, 1, 1, 1), mode="reflect")
-    full = torch.stack([F.conv2d(pad[:, c:c + 1], k2[None, None]) for c in range(3)], 1)[:, :, 0]
+    full = torch.stack([F.conv2d(pad[:, c : c + 1], k2[None, None]) for c in range(3)], 1)[:, :, 0]
     assert torch.allclose(variants.blur_downsample(x), full[:, :, ::2, ::2])
     const = torch.ones(1, 1, 8, 8)
     assert torch.allclose(variants.blur_downsample(const), torch.ones(1, 1, 4, 4))  # DC gain 1
@@ -91,9 +90,11 @@ def test_resnet_without_skip_has_no_shortcut():
 # --------------------------------------------------------------------------------------------
 def _tiny_net():
     g = torch.Generator().manual_seed(3)
-    params = {"w1": torch.randn(5, 6, generator=g, dtype=torch.float64),
-              "b1": torch.randn(5, generator=g, dtype=torch.float64),
-              "w2": torch.randn(5, generator=g, dtype=torch.float64)}
+    params = {
+        "w1": torch.randn(5, 6, generator=g, dtype=torch.float64),
+        "b1": torch.randn(5, generator=g, dtype=torch.float64),
+        "w2": torch.randn(5, generator=g, dtype=torch.float64),
+    }
 
     def f(p, x):
         return p["w2"] @ torch.tanh(p["w1"] @ x + p["b1"])
@@ -109,7 +110,7 @@ def test_mixed_gram_product_against_dense_jacobian():
         g = torch.func.grad(f)(params, xx)
         return torch.cat([g[n].reshape(-1) for n in names])
 
-    J = torch.autograd.functional.jacobian(grad_theta, x)          # (P, D), dense
+    J = torch.autograd.functional.jacobian(grad_theta, x)  # (P, D), dense
     dense = J.T @ J
     op = mixed_hessian.mixed_gram_product(f, params, x, torch.eye(6, dtype=torch.float64))
     assert torch.allclose(op, dense, atol=1e-12)
@@ -119,14 +120,14 @@ def test_network_moments_use_the_networks_of_the_nad_estimator():
     """Same networks and evaluation point as compute_nads(..., method="gradient") of the seed; for
     logistic regression f = w.x + b, so grad_x f = w and J = d(grad_theta f)/dx = [I; 0]."""
     r = mixed_hessian.network_moments("logreg", 3, seed=4, block=512)
-    rows = Sampler("logreg", (1, 32, 32), 4, "gradient", 1.0, resolve_device("cpu"), "auto", 1,
-                   "float32").rows(np.arange(3))
+    rows = Sampler("logreg", (1, 32, 32), 4, "gradient", 1.0, resolve_device("cpu"), "auto", 1, "float32").rows(
+        np.arange(3)
+    )
     assert rows.shape == (1, 3, 1024)
     assert np.allclose(r["gradients"], rows[0], atol=1e-6)
     assert np.allclose(r["mixed"], np.eye(1024), atol=1e-6)
     # the chapter's job computes the same moments
-    arrays, meta = oq.mixed_moments_job({"model": "logreg", "networks": 3, "seed": 4,
-                                                 "input_shape": [1, 32, 32]})
+    arrays, meta = oq.mixed_moments_job({"model": "logreg", "networks": 3, "seed": 4, "input_shape": [1, 32, 32]})
     assert np.allclose(arrays["gradients"], r["gradients"]) and np.allclose(arrays["mixed"], r["mixed"])
     assert meta["seconds"] > 0
 
@@ -134,8 +135,10 @@ def test_network_moments_use_the_networks_of_the_nad_estimator():
 def test_eq4_eq5_closed_forms_exact_and_monte_carlo():
     D, S, st, sp = 16, 4, 0.7, 1.3
     m = np.abs(pooling.average_pooling_prefilter(D, S))
-    closed = {"gradient": linear_pooling.expected_gradient_covariance(m, st, sp, S),
-              "mixed": linear_pooling.expected_mixed_gram(m, st, sp, S)}
+    closed = {
+        "gradient": linear_pooling.expected_gradient_covariance(m, st, sp, S),
+        "mixed": linear_pooling.expected_mixed_gram(m, st, sp, S),
+    }
     exact = mixed_hessian.linear_pooling_moments(m, S, st, sp)
     for k in closed:
         assert np.abs(exact[k] - closed[k]).max() < 1e-12 * np.abs(closed[k]).max()
@@ -143,7 +146,7 @@ def test_eq4_eq5_closed_forms_exact_and_monte_carlo():
     for k in closed:
         assert np.abs(mc[k] - closed[k]).max() < 0.25 * np.abs(closed[k]).max()
     # the two matrices share their eigenvectors: one is a multiple of the other
-    ratio = (st ** 2 + sp ** 2) / (st ** 2 * sp ** 2)
+    ratio = (st**2 + sp**2) / (st**2 * sp**2)
     assert np.allclose(closed["mixed"], ratio * closed["gradient"])
 
 
@@ -175,8 +178,9 @@ def test_epoch_snapshots_record_the_start_of_every_epoch():
     y = torch.where(x[:, 0, 0, 0] > 0, 1, -1)
     start = {k: v.clone() for k, v in m.state_dict().items()}
     with T.epoch_snapshots(m, iters_per_epoch=2) as snaps:  # 60 samples, batch 32: 2 per epoch
-        train_classifier(m, x, y, epochs=3, batch_size=32, max_lr=0.1,
-                         generator=torch.Generator().manual_seed(2), device="cpu")
+        train_classifier(
+            m, x, y, epochs=3, batch_size=32, max_lr=0.1, generator=torch.Generator().manual_seed(2), device="cpu"
+        )
     assert len(snaps) == 3
     assert all(torch.equal(snaps[0][k], start[k]) for k in start)
     assert not torch.equal(snaps[1]["fc.weight"], snaps[0]["fc.weight"])
@@ -218,7 +222,7 @@ def test_quadrant_grid_and_map_summary():
         oq.quadrant_grid([0, 20])
     acc = np.full((2, 5, 5), 0.5)
     acc[:, 0, 0] = 0.9
-    acc[0, 4, 1] = 0.8                       # one island, seed 0 only
+    acc[0, 4, 1] = 0.8  # one island, seed 0 only
     s = oq.map_summary(acc, g, off_centre=8, island=0.6)
     far = 25 - 4
     assert s["islands"] == pytest.approx([1 / far, 0.0])

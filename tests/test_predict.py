@@ -1,5 +1,6 @@
 """Fig. 1 predicted from the NADs (nadcore.nads.predict), its scores against a measured map
 (nadcore.chapters.nad_atlas.prediction) and ``python -m nadcore predict``."""
+
 from __future__ import annotations
 
 import csv
@@ -11,8 +12,13 @@ import torch
 
 import nadcore.__main__ as cli
 from nadcore.book.evidence import auc_interval
-from nadcore.chapters.nad_atlas.prediction import (ATLAS_CELLS, cells_spanning_prediction, class_means,
-                                                   mirror_classes, prediction_agreement)
+from nadcore.chapters.nad_atlas.prediction import (
+    ATLAS_CELLS,
+    cells_spanning_prediction,
+    class_means,
+    mirror_classes,
+    prediction_agreement,
+)
 from nadcore.data.directions import fourier_directions, fourier_grid
 from nadcore.nads import NADResult
 from nadcore.nads.predict import predicted_fig1_map, predicted_learnability
@@ -21,8 +27,11 @@ GRID = fourier_grid(32)
 
 
 def _result(U, lam, side=32):
-    return NADResult(np.asarray(lam, dtype=np.float64), np.asarray(U, dtype=np.float32),
-                     {"model": "toy", "method": "gradient", "networks": 10, "input_shape": [1, side, side]})
+    return NADResult(
+        np.asarray(lam, dtype=np.float64),
+        np.asarray(U, dtype=np.float32),
+        {"model": "toy", "method": "gradient", "networks": 10, "input_shape": [1, side, side]},
+    )
 
 
 def test_isotropic_nads_predict_every_direction_alike():
@@ -115,10 +124,13 @@ def test_predict_command_writes_a_table_and_an_image(tmp_path, capsys):
     assert not list(tmp_path.glob("*.part"))
 
 
-@pytest.mark.parametrize("argv, message", [
-    (["--model", "no_such_net", "--out", "m.csv"], "no_such_net"),
-    (["--model", "lenet", "--out", "m.txt"], ".csv"),
-])
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["--model", "no_such_net", "--out", "m.csv"], "no_such_net"),
+        (["--model", "lenet", "--out", "m.txt"], ".csv"),
+    ],
+)
 def test_predict_command_bad_input_is_a_clear_error(tmp_path, capsys, monkeypatch, argv, message):
     monkeypatch.chdir(tmp_path)
     assert cli.main(["predict", *argv]) == 2
@@ -134,7 +146,10 @@ def test_predict_command_needs_two_networks(tmp_path, capsys):
 
 def test_predicted_map_of_a_multichannel_network_scores_the_repeated_direction():
     Q, _ = np.linalg.qr(np.random.default_rng(3).standard_normal((3 * 1024, 3 * 1024)))
-    r = NADResult(np.ones(3 * 1024), Q.T.astype(np.float32),
-                  {"model": "toy", "method": "gradient", "networks": 10, "input_shape": [3, 32, 32]})
+    r = NADResult(
+        np.ones(3 * 1024),
+        Q.T.astype(np.float32),
+        {"model": "toy", "method": "gradient", "networks": 10, "input_shape": [3, 32, 32]},
+    )
     assert np.allclose(predicted_fig1_map(r), 1.0, atol=1e-4)
     assert torch.is_tensor(fourier_directions(GRID, channels=3))

@@ -6,6 +6,7 @@ The markdown cells of ``chapters/*.py`` are written before any run, so they may 
 the allow-list holds the few sentences that are about exact theory, definitions or layout, each
 with the reason it is not an empirical outcome.
 """
+
 from __future__ import annotations
 
 import re
@@ -16,9 +17,11 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 CHAPTERS = sorted((REPO / "chapters").glob("[0-9][0-9]_*.py"))
 
-OUTCOME = re.compile(r"\b(reproduc(?:e|es|ed|ing)|confirm(?:s|ed|ing)?|as in the paper|as the paper (?:found|"
-                     r"reports|says)|behaves? as|matches the paper|agrees? with the paper|verif(?:y|ies|ied))\b",
-                     re.IGNORECASE)
+OUTCOME = re.compile(
+    r"\b(reproduc(?:e|es|ed|ing)|confirm(?:s|ed|ing)?|as in the paper|as the paper (?:found|"
+    r"reports|says)|behaves? as|matches the paper|agrees? with the paper|verif(?:y|ies|ied))\b",
+    re.IGNORECASE,
+)
 
 #: (chapter prefix, text the sentence contains): why it is not an empirical outcome
 ALLOWED = {
@@ -49,7 +52,7 @@ def outcome_words(path: Path) -> list[str]:
     for i, (n, text) in enumerate(lines):
         for m in OUTCOME.finditer(text):
             # a sentence may wrap: look at the line with its neighbours
-            context = " ".join(t for _, t in lines[max(0, i - 1):i + 2])
+            context = " ".join(t for _, t in lines[max(0, i - 1) : i + 2])
             if any(p == prefix and snippet in context for (p, snippet) in ALLOWED):
                 continue
             found.append(f"{path.name}:{n}: {m.group(0)!r} in {text!r}")
@@ -59,15 +62,18 @@ def outcome_words(path: Path) -> list[str]:
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
 def test_no_outcome_words_outside_generated_cells(path):
     found = outcome_words(path)
-    assert not found, ("a markdown cell states an outcome; generate the sentence from the computed value or "
-                       "verdict instead (or, for exact theory, add it to ALLOWED with the reason):\n"
-                       + "\n".join(found))
+    assert not found, (
+        "a markdown cell states an outcome; generate the sentence from the computed value or "
+        "verdict instead (or, for exact theory, add it to ALLOWED with the reason):\n" + "\n".join(found)
+    )
 
 
 def test_the_check_catches_an_outcome(tmp_path):
     ch = tmp_path / "09_example.py"
-    ch.write_text("# %% [markdown]\n# Both experiments behave as published.\n# This confirms it.\n\n"
-                  "# %%\nprint('as in the paper')\n")
+    ch.write_text(
+        "# %% [markdown]\n# Both experiments behave as published.\n# This confirms it.\n\n"
+        "# %%\nprint('as in the paper')\n"
+    )
     found = outcome_words(ch)
     assert len(found) == 2 and ":2:" in found[0] and ":3:" in found[1]  # markdown only; code is free
 

@@ -10,6 +10,7 @@ kernel, the worker processes), as soon as its first training job has landed in t
   nothing was recomputed), removes the orphaned temporary folders, and prints what the committed
   reference says.
 """
+
 from __future__ import annotations
 
 import json
@@ -22,10 +23,10 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
-from nadcore.runtime import file_sha256
 from reference_outputs import differences
+
+from nadcore.runtime import file_sha256
 
 CHAPTER = "03_linear_separability"
 JOB = "directional_job"
@@ -42,15 +43,30 @@ def _scratch_root(tmp_path: Path) -> Path:
 
 
 def _build(root: Path, cache: Path, **kw) -> subprocess.Popen:
-    cmd = [sys.executable, str(REPO / "scripts" / "build_book.py"), "--root", str(root), "--profile", "smoke",
-           "--chapters", CHAPTER[:2], "--no-html", "--cache", str(cache)]
-    return subprocess.Popen(cmd, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            start_new_session=True, **kw)
+    cmd = [
+        sys.executable,
+        str(REPO / "scripts" / "build_book.py"),
+        "--root",
+        str(root),
+        "--profile",
+        "smoke",
+        "--chapters",
+        CHAPTER[:2],
+        "--no-html",
+        "--cache",
+        str(cache),
+    ]
+    return subprocess.Popen(
+        cmd, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True, **kw
+    )
 
 
 def _entries(cache: Path) -> dict[Path, int]:
-    return {d: (d / "arrays.npz").stat().st_mtime_ns for d in cache.glob("*/*")
-            if not d.name.startswith(".") and (d / "meta.json").exists()}
+    return {
+        d: (d / "arrays.npz").stat().st_mtime_ns
+        for d in cache.glob("*/*")
+        if not d.name.startswith(".") and (d / "meta.json").exists()
+    }
 
 
 def test_sigkill_mid_chapter_then_resume(tmp_path):

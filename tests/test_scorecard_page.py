@@ -1,4 +1,5 @@
 """The Scorecard page writer (nadcore.book.scorecard) on a fixture scorecard: no book build."""
+
 from __future__ import annotations
 
 import csv
@@ -45,16 +46,21 @@ def test_numpy_reprs_are_written_as_numbers():
     assert str(Criterion(f"accuracy at l in {[np.int64(32)]}", ">=", np.float64(0.5))).endswith(">= 0.5")
 
 
-@pytest.mark.parametrize("text, want", [
-    ("top-16 overlap >= 0.8", ("top-16 overlap", ">=", 0.8)),
-    ("|tilt - 26.6| at v1 = v2 = u_0, degrees <= 10", ("|tilt - 26.6| at v1 = v2 = u_0, degrees", "<=", 10.0)),
-    ("a minus b (paired per seed) > 0", ("a minus b (paired per seed)", ">", 0.0)),
-    ("largest relative difference <= 1e-09", ("largest relative difference", "<=", 1e-9)),
-    ("x < -0.05", ("x", "<", -0.05)),
-    ("largest Bayes accuracy at l in [np.int64(32), np.int64(64)] <= 0.5",
-     ("largest Bayes accuracy at l in [32, 64]", "<=", 0.5)),
-    ("no comparison here", ("no comparison here", None, None)),
-])
+@pytest.mark.parametrize(
+    "text, want",
+    [
+        ("top-16 overlap >= 0.8", ("top-16 overlap", ">=", 0.8)),
+        ("|tilt - 26.6| at v1 = v2 = u_0, degrees <= 10", ("|tilt - 26.6| at v1 = v2 = u_0, degrees", "<=", 10.0)),
+        ("a minus b (paired per seed) > 0", ("a minus b (paired per seed)", ">", 0.0)),
+        ("largest relative difference <= 1e-09", ("largest relative difference", "<=", 1e-9)),
+        ("x < -0.05", ("x", "<", -0.05)),
+        (
+            "largest Bayes accuracy at l in [np.int64(32), np.int64(64)] <= 0.5",
+            ("largest Bayes accuracy at l in [32, 64]", "<=", 0.5),
+        ),
+        ("no comparison here", ("no comparison here", None, None)),
+    ],
+)
 def test_parse_criterion(text, want):
     assert sc.parse_criterion(text) == want
 
@@ -164,25 +170,52 @@ def test_coverage_section():
 
 
 def test_coverage_section_on_the_page(card, tmp_path):
-    text = sc.write_page(card, tmp_path, coverage=(["Fig. 6: 1 of 4 networks"], ["Fig. 6, all architectures"])).read_text()
+    text = sc.write_page(
+        card, tmp_path, coverage=(["Fig. 6: 1 of 4 networks"], ["Fig. 6, all architectures"])
+    ).read_text()
     assert "## The papers' networks" in text and "- Fig. 6, all architectures" in text
     assert text.index("The papers' networks") < text.index("<claim-")
     assert "The papers' networks" not in sc.write_page(card, tmp_path).read_text()
 
 
 def test_rows_of_the_older_schema(card, tmp_path):
-    old_keys = ("id", "chapter", "paper", "paper_value", "value", "ci_low", "ci_high", "seeds", "trained",
-                "budget_fraction", "verdict", "settings", "criterion", "interval", "note", "kernel_path")
+    old_keys = (
+        "id",
+        "chapter",
+        "paper",
+        "paper_value",
+        "value",
+        "ci_low",
+        "ci_high",
+        "seeds",
+        "trained",
+        "budget_fraction",
+        "verdict",
+        "settings",
+        "criterion",
+        "interval",
+        "note",
+        "kernel_path",
+    )
     old = {"claims": [{k: c[k] for k in old_keys} for c in card["claims"]]}
     text = sc.write_page(old, tmp_path).read_text()
-    assert f"Paper claims reproduced: {sum(c['verdict'] == 'reproduced' for c in card['claims'])} " \
-           f"of {len(card['claims'])}" in text  # no kind: the Claim default, "paper"
+    assert (
+        f"Paper claims reproduced: {sum(c['verdict'] == 'reproduced' for c in card['claims'])} "
+        f"of {len(card['claims'])}" in text
+    )  # no kind: the Claim default, "paper"
     assert text.count("::::{dropdown}") == len(card["claims"])
 
 
 def test_missing_values_and_markup_in_text(tmp_path):
-    c = Claim.evaluate("odd-claim", "07_x", "A sentence.", Criterion("a $b$ *c* <d> | e", ">=", 0.5),
-                       exact_value(float("nan")), trained=True, kind="extension").to_json()
+    c = Claim.evaluate(
+        "odd-claim",
+        "07_x",
+        "A sentence.",
+        Criterion("a $b$ *c* <d> | e", ">=", 0.5),
+        exact_value(float("nan")),
+        trained=True,
+        kind="extension",
+    ).to_json()
     text = sc.write_page({"claims": [c]}, tmp_path).read_text()
     line = next(l for l in text.splitlines() if l.startswith("::::{dropdown}"))
     assert "no value" in line and "needs\u00a0\u2265\u00a00.5" in line
@@ -221,8 +254,16 @@ def test_five_counts_add_up_to_the_headline(card, page):
     paper = [c for c in claims if c["kind"] == "paper"]
     paper[0]["at_paper_settings"], paper[0]["reduced"] = True, []  # one row at the paper's settings
     n = settled_counts(claims)
-    five = [n[k] for k in ("reproduced_paper", "reproduced_reduced", "not_reproduced_paper",
-                           "not_reproduced_reduced", "undecided")]
+    five = [
+        n[k]
+        for k in (
+            "reproduced_paper",
+            "reproduced_reduced",
+            "not_reproduced_paper",
+            "not_reproduced_reduced",
+            "undecided",
+        )
+    ]
     assert sum(five) == n["total"] == len(paper)
     assert n["reproduced_paper"] + n["reproduced_reduced"] == sum(c["verdict"] == "reproduced" for c in paper)
     decided_at_paper = [c for c in paper if c["at_paper_settings"] and c["verdict"] != "inconclusive"]

@@ -1,27 +1,34 @@
 """nadcore.chapters.linear_separability.runs: the summaries behind chapter 3's claims and the tidy figure tables."""
+
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from nadcore.data import fourier_grid
 from nadcore.book.cache import Cache
-from nadcore.chapters.linear_separability import runs as sep
 from nadcore.chapters.linear_separability import quantities as q
-from nadcore.nads import OVERLAP_KS, NADResult
+from nadcore.chapters.linear_separability import runs as sep
 from nadcore.chapters.linear_separability.figures import map_on_grid
+from nadcore.data import fourier_grid
+from nadcore.nads import OVERLAP_KS, NADResult
 
 GRID = fourier_grid(32, 16).subgrid(4)  # 4x4, k in {-16, -8, 0, 8}
-TINY = dict(epochs=1, max_lr=0.5, batch_size=16, n_train=32, n_test=32, sigma=1.0, epsilon=1.0,
-            signal="authors")
+TINY = dict(epochs=1, max_lr=0.5, batch_size=16, n_train=32, n_test=32, sigma=1.0, epsilon=1.0, signal="authors")
 
 
 def _fake_grid_result(seeds=2, grid=GRID):
     """test_acc[s, i, j] = s + i / 10 + j / 100 (each entry tells where it came from)."""
     S, (g, _) = seeds, grid.shape
     acc = np.arange(S)[:, None, None] + np.arange(g)[None, :, None] / 10 + np.arange(g)[None, None, :] / 100
-    return {"test_acc": acc, "train_acc": acc + 1000, "train_loss": acc, "iters_to_loss": acc.astype(int),
-            "iter_loss": np.zeros((S, g, g, 3)), "grid": grid, "frequencies": grid.frequencies}
+    return {
+        "test_acc": acc,
+        "train_acc": acc + 1000,
+        "train_loss": acc,
+        "iters_to_loss": acc.astype(int),
+        "iter_loss": np.zeros((S, g, g, 3)),
+        "grid": grid,
+        "frequencies": grid.frequencies,
+    }
 
 
 def test_band_means_per_seed_over_low_and_high_cells():
@@ -128,16 +135,23 @@ def test_balanced_jobs_keep_every_run_once():
 def test_nad_table_rows_and_eigenvalue_ratio():
     res = {"test_acc": np.array([[0.9, 0.5]]), "train_acc": np.array([[1.0, 0.8]])}
     df = q.nad_index_table("lenet", "secant", [0, 5], res, [3], np.arange(10, 0, -1.0))
-    assert list(df.columns) == ["model", "estimator", "nad_index", "seed", "test_acc", "train_acc",
-                                "eigenvalue", "eigenvalue_ratio"]
+    assert list(df.columns) == [
+        "model",
+        "estimator",
+        "nad_index",
+        "seed",
+        "test_acc",
+        "train_acc",
+        "eigenvalue",
+        "eigenvalue_ratio",
+    ]
     assert df.eigenvalue.tolist() == [10.0, 5.0] and df.eigenvalue_ratio.tolist() == [1.0, 0.5]
 
 
 def test_split_half_table_reads_the_full_split_half():
     D = 16
     sh = np.array([0.5, 0.6, 0.7, 0.8])
-    r = NADResult(np.ones(D), np.eye(D, dtype=np.float32), {"networks": 64, "points": 2},
-                  {"split_half": sh})
+    r = NADResult(np.ones(D), np.eye(D, dtype=np.float32), {"networks": 64, "points": 2}, {"split_half": sh})
     bare = NADResult(np.ones(D), np.eye(D, dtype=np.float32), {"networks": 20})
     t = q.split_half_table({"a": r, "b": bare})
     assert t.loc["a", "networks"] == 64 and t.loc["a", "points"] == 2
@@ -173,9 +187,13 @@ def test_nad_index_summary_first_beyond_and_eigenvalue_rank():
 
 def test_fourier_directions_transpose_into_each_other():
     from nadcore.data import fourier_basis_vector
+
     for a, b in [(0, 4), (-12, 8), (-16, 4), (12, -4)]:
-        np.testing.assert_allclose(fourier_basis_vector(a, b).numpy().reshape(32, 32).T,
-                                   fourier_basis_vector(b, a).numpy().reshape(32, 32), atol=1e-6)
+        np.testing.assert_allclose(
+            fourier_basis_vector(a, b).numpy().reshape(32, 32).T,
+            fourier_basis_vector(b, a).numpy().reshape(32, 32),
+            atol=1e-6,
+        )
     # (k1, k2) and (-k1, -k2) are orthogonal directions, not v and -v
     v, w = fourier_basis_vector(4, 8).numpy().ravel(), fourier_basis_vector(-4, -8).numpy().ravel()
     assert abs(float(v @ w)) < 1e-5
@@ -186,7 +204,9 @@ def test_lenet_is_transpose_equivariant_under_a_weight_map():
     layer accordingly) gives the same outputs: the transposed network is another LeNet, as likely
     under i.i.d. initialisation, so D(v(k2, k1)) is D(v(k1, k2)) in distribution."""
     import torch
+
     from nadcore.nets import build_model
+
     net = build_model("lenet", 1, 2, 32, seed=(3, 1), check=False).eval()
     twin = build_model("lenet", 1, 2, 32, seed=(3, 1), check=False).eval()
     convs = [m for m in twin.modules() if isinstance(m, torch.nn.Conv2d)]
@@ -204,8 +224,9 @@ def test_lenet_is_transpose_equivariant_under_a_weight_map():
 
 def test_grid_sweep_transpose_symmetric_trains_one_of_each_pair(tmp_path):
     g = fourier_grid(32, 16).subgrid(4)  # 4x4: 10 cells with k1 <= k2
-    out = sep.grid_sweep("logreg", g, TINY, seeds=[0], chunk=16, cache=Cache(tmp_path), outputs=2,
-                         transpose_symmetric=True)
+    out = sep.grid_sweep(
+        "logreg", g, TINY, seeds=[0], chunk=16, cache=Cache(tmp_path), outputs=2, transpose_symmetric=True
+    )
     assert out["trained"].sum() == 10 and out["test_acc"].shape == (1, 4, 4)
     np.testing.assert_array_equal(out["test_acc"][0], out["test_acc"][0].T)
     full = sep.grid_sweep("logreg", g, TINY, seeds=[0], chunk=16, cache=Cache(tmp_path), outputs=2)
@@ -228,4 +249,5 @@ def test_published_fig1_map_and_pooling_theory():
     assert q.transpose_asymmetry(np.eye(3)) == 0.0
     with pytest.raises(ValueError, match="published"):
         from nadcore.nads.published import load_published_fig1
+
         load_published_fig1(["mynet"])

@@ -4,6 +4,7 @@ running statistics included. In float64, so that rounding differences (vmap's gr
 convolutions sum in another order) stay far below the tolerance over the steps (in float32 a
 ReLU or BatchNorm step can amplify a last-bit difference to 1e-3 within a few SGD steps of a
 tiny ResNet)."""
+
 import copy
 
 import numpy as np
@@ -22,8 +23,9 @@ KW = dict(epochs=2, batch_size=24, max_lr=0.1, momentum=0.9, weight_decay=1e-4)
 def _datasets(R, n=60, n_test=40):
     xs, ys, xts, yts = [], [], [], []
     for r in range(R):
-        x, y, xt, yt = directional_train_test(fourier_basis_vector(2 * r, 4), n, n_test, 3.0, 1.0,
-                                              generator=torch.Generator().manual_seed(10 + r))
+        x, y, xt, yt = directional_train_test(
+            fourier_basis_vector(2 * r, 4), n, n_test, 3.0, 1.0, generator=torch.Generator().manual_seed(10 + r)
+        )
         xs.append(x), ys.append((y < 0).long()), xts.append(xt), yts.append((yt < 0).long())
     return xs, ys, xts, yts
 
@@ -52,10 +54,30 @@ def _compare(make, R=3, **extra):
     xs, ys, xts, yts = _datasets(R)
     models = [make(i) for i in range(R)]
     alone = [copy.deepcopy(m) for m in models]
-    res = train_side_by_side(models, xs, ys, generators=[torch.Generator().manual_seed(100 + i) for i in range(R)],
-                             device="cpu", xs_test=xts, ys_test=yts, **KW, **extra)
-    ref = [train_classifier(alone[i], xs[i], ys[i], generator=torch.Generator().manual_seed(100 + i),
-                            device="cpu", x_test=xts[i], y_test=yts[i], **KW) for i in range(R)]
+    res = train_side_by_side(
+        models,
+        xs,
+        ys,
+        generators=[torch.Generator().manual_seed(100 + i) for i in range(R)],
+        device="cpu",
+        xs_test=xts,
+        ys_test=yts,
+        **KW,
+        **extra,
+    )
+    ref = [
+        train_classifier(
+            alone[i],
+            xs[i],
+            ys[i],
+            generator=torch.Generator().manual_seed(100 + i),
+            device="cpu",
+            x_test=xts[i],
+            y_test=yts[i],
+            **KW,
+        )
+        for i in range(R)
+    ]
     for i in range(R):
         np.testing.assert_allclose(res[i].iter_loss, ref[i].iter_loss, rtol=1e-6, atol=1e-7)
         assert res[i].train_acc == ref[i].train_acc and res[i].test_acc == ref[i].test_acc
@@ -87,8 +109,15 @@ def test_channels_last_layout_gives_the_same_training():
     out = []
     for cl in (False, True):
         models = [_tiny_resnet(i) for i in range(2)]
-        res = train_side_by_side(models, xs, ys, generators=[torch.Generator().manual_seed(i) for i in range(2)],
-                                 device="cpu", channels_last=cl, **KW)
+        res = train_side_by_side(
+            models,
+            xs,
+            ys,
+            generators=[torch.Generator().manual_seed(i) for i in range(2)],
+            device="cpu",
+            channels_last=cl,
+            **KW,
+        )
         out.append((np.stack([r.iter_loss for r in res]), models[1].layer2[0].bn1.running_var.clone()))
     np.testing.assert_allclose(out[0][0], out[1][0], rtol=1e-6, atol=1e-7)
     torch.testing.assert_close(out[0][1], out[1][1], rtol=1e-9, atol=1e-11)
@@ -104,10 +133,17 @@ def test_dropout_masks_come_from_per_run_generators():
         torch.manual_seed(0)
         nets = [_TinyDropoutNet() for _ in range(R)]
         nets = [nets[i] for i in idx]
-        res = train_side_by_side(nets, [xs[i] for i in idx], [ys[i] for i in idx],
-                                 generators=[torch.Generator().manual_seed(i) for i in idx],
-                                 dropout_generators=[torch.Generator().manual_seed(50 + i + dseed) for i in idx],
-                                 device="cpu", xs_test=[xts[i] for i in idx], ys_test=[yts[i] for i in idx], **KW)
+        res = train_side_by_side(
+            nets,
+            [xs[i] for i in idx],
+            [ys[i] for i in idx],
+            generators=[torch.Generator().manual_seed(i) for i in idx],
+            dropout_generators=[torch.Generator().manual_seed(50 + i + dseed) for i in idx],
+            device="cpu",
+            xs_test=[xts[i] for i in idx],
+            ys_test=[yts[i] for i in idx],
+            **KW,
+        )
         return res, nets
 
     together, nets = go(range(R))
@@ -128,8 +164,9 @@ def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="one architecture"):
         train_side_by_side(nets, xs, ys, generators=[torch.Generator()] * 2, device="cpu", **KW)
     with pytest.raises(ValueError, match="CUDA"):
-        train_side_by_side([_tiny_resnet(0)], xs[:1], ys[:1], generators=[torch.Generator()], device="cpu",
-                           autocast="bf16", **KW)
+        train_side_by_side(
+            [_tiny_resnet(0)], xs[:1], ys[:1], generators=[torch.Generator()], device="cpu", autocast="bf16", **KW
+        )
     with pytest.raises(ValueError, match="generator"):
         train_side_by_side([_tiny_resnet(0)], xs[:1], ys[:1], generators=[], device="cpu", **KW)
 

@@ -1,5 +1,6 @@
 """Tests of nadcore.theory: eq. (1), Theorem 1 (closed form == exact == simulation) in
 nadcore.theory.pooling, Lemma 1 in nadcore.theory.linear_pooling."""
+
 import math
 
 import numpy as np
@@ -7,7 +8,6 @@ import pytest
 import torch
 
 from nadcore.chapters.pooling import runs as simulation
-
 from nadcore.runtime import generator
 from nadcore.theory import linear_pooling as L
 from nadcore.theory import pooling as T
@@ -41,6 +41,7 @@ def test_threads_limits_and_restores_the_callers_threads():
     from threadpoolctl import threadpool_info
 
     from nadcore.runtime import threads
+
     saved = torch.get_num_threads()
     torch.set_num_threads(2)
     try:
@@ -102,8 +103,11 @@ def test_gamma_closed_form_equals_exact_formula_for_generic_frequencies():
 
 def test_gamma_real_equals_exact_everywhere_for_several_prefilters():
     rng = np.random.default_rng(1)
-    filters = [T.average_pooling_prefilter(D, S), T.ideal_lowpass_prefilter(D, S),
-               np.fft.fft(rng.standard_normal(D) * np.exp(-np.arange(D) / 3.0))]
+    filters = [
+        T.average_pooling_prefilter(D, S),
+        T.ideal_lowpass_prefilter(D, S),
+        np.fft.fft(rng.standard_normal(D) * np.exp(-np.arange(D) / 3.0)),
+    ]
     for m_hat in filters:
         P = T.pooling_operator(D, S, m_hat=m_hat)
         for phase in [0.0, 0.4, np.pi / 2]:
@@ -151,7 +155,7 @@ def test_theorem1_matches_monte_carlo():
             assert abs(acc - theory) < 4 * se0, (ell, acc, theory)
     rows = simulation.compare_theorem1_monte_carlo([16, 40], D, S, 1.0, 1.0, 5000, generator(1))
     assert all(r["z"] < 4 for r in rows)
-    assert rows[0]["exact"] < rows[0]["closed_form"] - 0.1     # cosine at l = M/2 loses more
+    assert rows[0]["exact"] < rows[0]["closed_form"] - 0.1  # cosine at l = M/2 loses more
 
 
 def test_zeta_monotone_for_box_filter():

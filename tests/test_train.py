@@ -1,5 +1,6 @@
 """nadcore.train: the original SGD recipe (its one update, sgd_step, is torch.optim.SGD with
 clip_grad_norm_), and train_many == a loop of train_classifier."""
+
 import copy
 
 import numpy as np
@@ -7,23 +8,23 @@ import pytest
 import torch
 import torch.nn as nn
 
-from nadcore.data import directional_train_test, fourier_basis_vector
 from nadcore.chapters.linear_separability.quantities import iterations_to_loss
+from nadcore.data import directional_train_test, fourier_basis_vector
 from nadcore.kernels.cpu import keep_freed_memory
 from nadcore.nets import build_model
 from nadcore.train import lr_at, sgd_step, supports_train_many, train_classifier, train_many
 
 
 def _data(k, n=256, n_test=200, seed=0, sigma=3.0):
-    return directional_train_test(fourier_basis_vector(0, k), n, n_test, sigma, 1.0,
-                                  generator=torch.Generator().manual_seed(seed))
+    return directional_train_test(
+        fourier_basis_vector(0, k), n, n_test, sigma, 1.0, generator=torch.Generator().manual_seed(seed)
+    )
 
 
 def test_learning_rate_schedule_is_the_original_linear_decay():
     epochs, nb, max_lr = 3, 7, 0.5
     lrs = [lr_at(i, nb, epochs, max_lr) for i in range(epochs * nb)]
-    ref = [np.interp([e + (b + 1) / nb], [0, epochs], [max_lr, 0])[0]
-           for e in range(epochs) for b in range(nb)]
+    ref = [np.interp([e + (b + 1) / nb], [0, epochs], [max_lr, 0])[0] for e in range(epochs) for b in range(nb)]
     np.testing.assert_allclose(lrs, ref)
     assert lrs[-1] == 0.0 and lrs[0] < max_lr and np.all(np.diff(lrs) < 0)
 
@@ -49,10 +50,12 @@ def test_sgd_step_is_torch_sgd_after_clipping_each_models_norm(momentum, weight_
     for step in range(4):
         lr = 0.3 / (step + 1)
         # gradients of very different norms: some models clipped, some not
-        grads = [torch.randn(M, *s, generator=g) * torch.tensor([0.01, 1.0, 30.0]).view(M, *[1] * len(s))
-                 for s in shapes]
-        bufs = sgd_step(params, grads, lr, momentum=momentum, weight_decay=weight_decay,
-                        clip_grad_norm=clip, buffers=bufs)
+        grads = [
+            torch.randn(M, *s, generator=g) * torch.tensor([0.01, 1.0, 30.0]).view(M, *[1] * len(s)) for s in shapes
+        ]
+        bufs = sgd_step(
+            params, grads, lr, momentum=momentum, weight_decay=weight_decay, clip_grad_norm=clip, buffers=bufs
+        )
         for i, (r, opt) in enumerate(zip(refs, opts)):
             for q, gr in zip(r, grads):
                 q.grad = gr[i].clone()
@@ -84,7 +87,7 @@ def test_train_classifier_equals_torch_sgd_training():
     for _ in range(2):
         perm = torch.randperm(len(x), generator=g)
         for b in range(nb):
-            idx = perm[b * 64:(b + 1) * 64]
+            idx = perm[b * 64 : (b + 1) * 64]
             loss = nn.functional.binary_cross_entropy_with_logits(ref(x[idx])[:, 0], t[idx])
             opt.zero_grad()
             loss.backward()
@@ -102,8 +105,16 @@ def test_train_classifier_equals_torch_sgd_training():
 def test_train_classifier_logreg_learns_separable_data():
     torch.manual_seed(0)
     x, y, xt, yt = _data(2, n=1024, n_test=500, sigma=1.0)
-    r = train_classifier(build_model("logreg"), x, y, epochs=6, max_lr=0.5,
-                         generator=torch.Generator().manual_seed(0), x_test=xt, y_test=yt)
+    r = train_classifier(
+        build_model("logreg"),
+        x,
+        y,
+        epochs=6,
+        max_lr=0.5,
+        generator=torch.Generator().manual_seed(0),
+        x_test=xt,
+        y_test=yt,
+    )
     assert r.iter_loss.shape == (6 * 8,) and r.epoch_loss.shape == (6,)
     assert r.train_acc > 0.95 and r.test_acc > 0.8
     assert r.epoch_loss[-1] < r.epoch_loss[0]
@@ -115,9 +126,19 @@ def test_train_classifier_multiclass_and_label_checks():
     x = torch.randn(200, 1, 32, 32)
     y = torch.randint(0, 10, (200,))
     m = build_model("lenet", 1, 10)
-    r = train_classifier(m, x, y, epochs=1, batch_size=64, max_lr=0.05, momentum=0.9,
-                         weight_decay=5e-4, generator=torch.Generator().manual_seed(0),
-                         x_test=x[:50], y_test=y[:50])
+    r = train_classifier(
+        m,
+        x,
+        y,
+        epochs=1,
+        batch_size=64,
+        max_lr=0.05,
+        momentum=0.9,
+        weight_decay=5e-4,
+        generator=torch.Generator().manual_seed(0),
+        x_test=x[:50],
+        y_test=y[:50],
+    )
     assert r.config["loss"] == "cross_entropy" and 0 <= r.test_acc <= 1 and r.iterations == 4
     g = torch.Generator().manual_seed(0)
     with pytest.raises(ValueError, match="cross-entropy labels"):
@@ -133,11 +154,27 @@ def _many_vs_loop(arch, M=3, **kw):
     models = [build_model(arch, seed=(1, i)) for i in range(M)]
     copies = [copy.deepcopy(m) for m in models]
     settings = dict(epochs=2, batch_size=64, **{"max_lr": 0.5, **kw})
-    loop = [train_classifier(copies[i], data[i][0], data[i][1], generator=torch.Generator().manual_seed(i),
-                             x_test=data[i][2], y_test=data[i][3], **settings) for i in range(M)]
-    many = train_many(models, [d[0] for d in data], [d[1] for d in data],
-                      generators=[torch.Generator().manual_seed(i) for i in range(M)],
-                      xs_test=[d[2] for d in data], ys_test=[d[3] for d in data], **settings)
+    loop = [
+        train_classifier(
+            copies[i],
+            data[i][0],
+            data[i][1],
+            generator=torch.Generator().manual_seed(i),
+            x_test=data[i][2],
+            y_test=data[i][3],
+            **settings,
+        )
+        for i in range(M)
+    ]
+    many = train_many(
+        models,
+        [d[0] for d in data],
+        [d[1] for d in data],
+        generators=[torch.Generator().manual_seed(i) for i in range(M)],
+        xs_test=[d[2] for d in data],
+        ys_test=[d[3] for d in data],
+        **settings,
+    )
     for a, b, ma, mb in zip(loop, many, copies, models):
         np.testing.assert_allclose(a.iter_loss, b.iter_loss, rtol=1e-4, atol=1e-5)
         assert abs(a.test_acc - b.test_acc) <= 1 / 100 + 1e-9
@@ -174,12 +211,21 @@ class _BNNet(nn.Module):
 def test_train_many_falls_back_to_a_loop_for_batchnorm():
     assert supports_train_many(build_model("lenet")) and not supports_train_many(_BNNet())
     x, y, xt, yt = _data(1, n=64, n_test=32)
-    res = train_many([_BNNet(), _BNNet()], [x, x], [y, y], epochs=1, max_lr=0.1,
-                     generators=[torch.Generator().manual_seed(0)] * 2, xs_test=[xt, xt], ys_test=[yt, yt])
+    res = train_many(
+        [_BNNet(), _BNNet()],
+        [x, x],
+        [y, y],
+        epochs=1,
+        max_lr=0.1,
+        generators=[torch.Generator().manual_seed(0)] * 2,
+        xs_test=[xt, xt],
+        ys_test=[yt, yt],
+    )
     assert len(res) == 2 and all(0 <= r.test_acc <= 1 for r in res)
     with pytest.raises(ValueError):
-        train_many([_BNNet()], [x], [y], epochs=1, max_lr=0.1,
-                   generators=[torch.Generator().manual_seed(0)], fallback=False)
+        train_many(
+            [_BNNet()], [x], [y], epochs=1, max_lr=0.1, generators=[torch.Generator().manual_seed(0)], fallback=False
+        )
 
 
 def test_bf16_autocast_trains_a_batchnorm_network_close_to_float32_and_says_so():
@@ -188,9 +234,18 @@ def test_bf16_autocast_trains_a_batchnorm_network_close_to_float32_and_says_so()
     for ac in (None, "bf16"):
         torch.manual_seed(0)
         net = _BNNet()
-        runs[ac] = train_many([net], [x], [y], epochs=4, batch_size=32, max_lr=0.1,
-                              generators=[torch.Generator().manual_seed(0)], xs_test=[xt], ys_test=[yt],
-                              autocast=ac)[0]
+        runs[ac] = train_many(
+            [net],
+            [x],
+            [y],
+            epochs=4,
+            batch_size=32,
+            max_lr=0.1,
+            generators=[torch.Generator().manual_seed(0)],
+            xs_test=[xt],
+            ys_test=[yt],
+            autocast=ac,
+        )[0]
         assert net.c.weight.dtype == torch.float32 and net.bn.running_mean.dtype == torch.float32
     fp32, bf16 = runs[None], runs["bf16"]
     assert fp32.config["autocast"] is None and bf16.config["autocast"] == "bf16"
@@ -199,8 +254,15 @@ def test_bf16_autocast_trains_a_batchnorm_network_close_to_float32_and_says_so()
     assert not np.array_equal(bf16.iter_loss, fp32.iter_loss)  # bf16 did change the numbers
     assert fp32.train_acc > 0.8 and abs(bf16.train_acc - fp32.train_acc) < 0.1
     with pytest.raises(ValueError, match="vectorised, in float32"):
-        train_many([build_model("lenet")], [x], [y], epochs=1, max_lr=0.1,
-                   generators=[torch.Generator().manual_seed(0)], autocast="bf16")
+        train_many(
+            [build_model("lenet")],
+            [x],
+            [y],
+            epochs=1,
+            max_lr=0.1,
+            generators=[torch.Generator().manual_seed(0)],
+            autocast="bf16",
+        )
     with pytest.raises(ValueError, match="autocast must be one of"):
         train_classifier(_BNNet(), x, y, epochs=1, max_lr=0.1, generator=torch.Generator(), autocast="fp16")
 
@@ -245,9 +307,15 @@ def test_training_keeps_freed_memory_in_the_heap():
     import sys
 
     x, y = torch.randn(2, 256, 1, 32, 32), (torch.rand(2, 256) > 0.5).float() * 2 - 1
-    run = lambda: train_many([build_model("lenet", seed=s) for s in (1, 2)], x, y, epochs=1,  # noqa: E731
-                             max_lr=0.1, generators=[torch.Generator().manual_seed(s) for s in (1, 2)],
-                             device="cpu")
+    run = lambda: train_many(
+        [build_model("lenet", seed=s) for s in (1, 2)],
+        x,
+        y,
+        epochs=1,  # noqa: E731
+        max_lr=0.1,
+        generators=[torch.Generator().manual_seed(s) for s in (1, 2)],
+        device="cpu",
+    )
     run()
     active = keep_freed_memory()
     assert active == keep_freed_memory()
@@ -262,12 +330,12 @@ def test_training_keeps_freed_memory_in_the_heap():
 def test_channels_last_is_skipped_where_it_crashes_and_training_still_runs():
     from nadcore.runtime import threads
     from nadcore.train.loops import channels_last_applies
+
     narrow, wide = build_model("resnet18?width=4", 1, 2, seed=0), build_model("resnet18?width=8", 1, 2, seed=0)
     assert not channels_last_applies(narrow, "cpu") and channels_last_applies(wide, "cpu")
     g = torch.Generator().manual_seed(0)
     x = torch.randn(64, 1, 32, 32, generator=g)
     y = torch.randint(0, 2, (64,), generator=g)
     with threads(1):  # the layout that crashed the process (ResNet-18 at width 4, one thread)
-        r = train_classifier(narrow, x, y, epochs=1, batch_size=32, max_lr=0.01,
-                             generator=g, channels_last=True)
+        r = train_classifier(narrow, x, y, epochs=1, batch_size=32, max_lr=0.01, generator=g, channels_last=True)
     assert np.isfinite(r.train_loss)

@@ -1,6 +1,7 @@
 """Tests of chapter 5 (underspecification): the datasets of nadcore.data.underspec, the channel
 ablations, cross-sections and experiments of nadcore.chapters.underspecification.runs, and the
 seed summaries of nadcore.book.evidence."""
+
 from __future__ import annotations
 
 import math
@@ -11,10 +12,10 @@ import torch
 import torch.nn as nn
 
 from nadcore.book import evidence, profiles
-from nadcore.data import cifar
-from nadcore.data import underspec as us
 from nadcore.book.cache import Cache
 from nadcore.chapters.underspecification import runs as ux
+from nadcore.data import cifar
+from nadcore.data import underspec as us
 from nadcore.nets import build_model, variants
 from nadcore.train import lr_at
 
@@ -103,8 +104,7 @@ def test_plane_points_have_exact_coordinates():
         ux.plane_points(e1, e1, a, b)
 
 
-@pytest.mark.parametrize("alpha,beta,gamma,bias", [(1.0, 0.5, 0.3, 0.2), (0.2, -1.0, -0.7, 0.05),
-                                                   (2.0, 1.0, 0.0, 0.0)])
+@pytest.mark.parametrize("alpha,beta,gamma,bias", [(1.0, 0.5, 0.3, 0.2), (0.2, -1.0, -0.7, 0.05), (2.0, 1.0, 0.0, 0.0)])
 def test_cross_section_of_linear_model_is_the_expected_line(alpha, beta, gamma, bias):
     """For f(x) = <w, x> + c with w = alpha e1 + beta e2 + gamma r (r orthogonal to the plane),
     the cross-section through an anchor x0 is the line alpha a + beta b + (gamma <r, x0> + c) = 0."""
@@ -115,7 +115,7 @@ def test_cross_section_of_linear_model_is_the_expected_line(alpha, beta, gamma, 
     e2[1] = U[1].reshape(32, 32)
     r = np.zeros((2, 32, 32), np.float32)
     r[0] = U[2].reshape(32, 32)
-    anchor = torch.as_tensor(0.8 * r + 0.4 * e1 - 1.0 * e2)   # in-plane parts are removed
+    anchor = torch.as_tensor(0.8 * r + 0.4 * e1 - 1.0 * e2)  # in-plane parts are removed
     model = _linear_model(alpha * e1 + beta * e2 + gamma * r, bias)
     sec = ux.decision_cross_section(model, e1, e2, extent=2.0, resolution=31, anchor=anchor)
     a, b, z = sec["a"], sec["b"], sec["logits"]
@@ -159,8 +159,16 @@ def test_triangular_learning_rate():
 
 def test_concat_grid_experiment_runs_and_caches(tmp_path):
     U = _basis(8, 3)
-    kw = dict(n_train=64, n_test=32, train=dict(epochs=1, max_lr=0.1, clip_grad_norm=0.5),
-              resolution=5, extent=1.0, seeds=[0, 1], device="cpu", chunk=3)
+    kw = dict(
+        n_train=64,
+        n_test=32,
+        train=dict(epochs=1, max_lr=0.1, clip_grad_norm=0.5),
+        resolution=5,
+        extent=1.0,
+        seeds=[0, 1],
+        device="cpu",
+        chunk=3,
+    )
     cache = Cache(tmp_path)
     r = ux.concat_grid_experiment("logreg", U, [0, 2], [1, 2], cache=cache, **kw)
     assert r.acc_both.shape == (2, 2, 2) and r.sections.shape == (2, 2, 2, 5, 5)
@@ -180,12 +188,23 @@ def test_cifar_dv_experiment_runs(tmp_path):
     y = np.arange(8, dtype=np.uint8) % 10
     np.savez(tmp_path / cifar.SUBSET_FILE, x_train=x, y_train=y, x_test=x[:4], y_test=y[:4])
     import hashlib
+
     (tmp_path / "SHA256SUMS").write_text(
-        hashlib.sha256((tmp_path / cifar.SUBSET_FILE).read_bytes()).hexdigest() + f"  {cifar.SUBSET_FILE}\n")
-    r = ux.cifar_dv_experiment("logreg", U, [0, 1], seeds=[0, 1], data_spec={"subset_root": str(tmp_path)},
-                               data_key={"name": "fixture"}, sigma=1.0,
-                               train=dict(epochs=2, max_lr=0.1, clip_grad_norm=0.5, batch_size=4),
-                               device="cpu", cache=Cache(tmp_path / "c"), chunk=2)
+        hashlib.sha256((tmp_path / cifar.SUBSET_FILE).read_bytes()).hexdigest() + f"  {cifar.SUBSET_FILE}\n"
+    )
+    r = ux.cifar_dv_experiment(
+        "logreg",
+        U,
+        [0, 1],
+        seeds=[0, 1],
+        data_spec={"subset_root": str(tmp_path)},
+        data_key={"name": "fixture"},
+        sigma=1.0,
+        train=dict(epochs=2, max_lr=0.1, clip_grad_norm=0.5, batch_size=4),
+        device="cpu",
+        cache=Cache(tmp_path / "c"),
+        chunk=2,
+    )
     assert r.acc_all.shape == r.acc_cifar.shape == r.acc_dv.shape == (2, 2)
     assert np.all((r.acc_dv >= 0) & (r.acc_dv <= 1))
 
@@ -221,11 +240,16 @@ def test_seed_mean_halfwidth_is_the_t_interval_per_cell():
 def test_seed_summary_formats_mean_and_halfwidth():
     import pandas as pd
 
-    f = pd.DataFrame({"i": [5, 5, 5, 0, 0, 0], "acc": [0.9, 0.92, 0.94, 0.5, 0.5, 0.5],
-                      "angle": [20.0, 30.0, 25.0, 90.0, 80.0, 85.0]})
+    f = pd.DataFrame(
+        {
+            "i": [5, 5, 5, 0, 0, 0],
+            "acc": [0.9, 0.92, 0.94, 0.5, 0.5, 0.5],
+            "angle": [20.0, 30.0, 25.0, 90.0, 80.0, 85.0],
+        }
+    )
     t = evidence.seed_summary(f, ["i"], ["acc"])
-    assert list(t["i"]) == [5, 0]   # order of first appearance, not sorted
-    half = 4.303 * 2.0 / math.sqrt(3)   # t_{2, 0.975} * sd(90, 92, 94) / sqrt(3), in points
+    assert list(t["i"]) == [5, 0]  # order of first appearance, not sorted
+    half = 4.303 * 2.0 / math.sqrt(3)  # t_{2, 0.975} * sd(90, 92, 94) / sqrt(3), in points
     assert t["acc"][0] == f"92.0 ± {half:.1f}" and t["acc"][1] == "50.0 ± 0.0"
     assert evidence.seed_summary(f, ["i"], ["angle"], scale=1, digits=0)["angle"][0].startswith("25 ± ")
     assert evidence.seed_summary(f.iloc[[0, 3]], ["i"], ["acc"])["acc"].tolist() == ["90.0", "50.0"]
@@ -236,8 +260,17 @@ def test_seed_summary_formats_mean_and_halfwidth():
 
 
 def _concat_result(tmp_path, **over):
-    kw = dict(n_train=64, n_test=32, train=dict(epochs=1, max_lr=0.1, clip_grad_norm=0.5),
-              resolution=5, extent=1.0, seeds=[3, 4], device="cpu", chunk=2, cache=Cache(tmp_path))
+    kw = dict(
+        n_train=64,
+        n_test=32,
+        train=dict(epochs=1, max_lr=0.1, clip_grad_norm=0.5),
+        resolution=5,
+        extent=1.0,
+        seeds=[3, 4],
+        device="cpu",
+        chunk=2,
+        cache=Cache(tmp_path),
+    )
     return ux.concat_grid_experiment("logreg", _basis(10, 3), [0, 2], [1, 2], **{**kw, **over})
 
 
@@ -278,15 +311,23 @@ def _fixture_subset(root):
     root.mkdir(parents=True, exist_ok=True)
     np.savez(root / cifar.SUBSET_FILE, x_train=x, y_train=y, x_test=x[:4], y_test=y[:4])
     (root / "SHA256SUMS").write_text(
-        hashlib.sha256((root / cifar.SUBSET_FILE).read_bytes()).hexdigest() + f"  {cifar.SUBSET_FILE}\n")
+        hashlib.sha256((root / cifar.SUBSET_FILE).read_bytes()).hexdigest() + f"  {cifar.SUBSET_FILE}\n"
+    )
     return {"subset_root": str(root)}
 
 
 def test_cifar_dv_result_table_and_data_key(tmp_path):
     spec = _fixture_subset(tmp_path / "data")
     cache = Cache(tmp_path / "c")
-    kw = dict(seeds=[0, 1], data_spec=spec, sigma=1.0, device="cpu", cache=cache, chunk=1,
-              train=dict(epochs=1, max_lr=0.1, clip_grad_norm=0.5, batch_size=4))
+    kw = dict(
+        seeds=[0, 1],
+        data_spec=spec,
+        sigma=1.0,
+        device="cpu",
+        cache=cache,
+        chunk=1,
+        train=dict(epochs=1, max_lr=0.1, clip_grad_norm=0.5, batch_size=4),
+    )
     r = ux.cifar_dv_experiment("logreg", _basis(11, 3), [0, 2], data_key={"name": "fixture"}, **kw)
     f = r.frame()
     assert len(f) == 4 and set(ux.CIFAR_KEYS) <= set(f.columns)
@@ -297,9 +338,9 @@ def test_cifar_dv_result_table_and_data_key(tmp_path):
     jobs = lambda: sum(1 for _ in (tmp_path / "c" / "cifar_dv_job").iterdir())  # noqa: E731
     n = jobs()
     ux.cifar_dv_experiment("logreg", _basis(11, 3), [0, 2], data_key={"name": "fixture"}, **kw)
-    assert jobs() == n                      # same data key: served from the cache
+    assert jobs() == n  # same data key: served from the cache
     ux.cifar_dv_experiment("logreg", _basis(11, 3), [0, 2], data_key={"name": "other"}, **kw)
-    assert jobs() == 2 * n                  # other images: other cache entries
+    assert jobs() == 2 * n  # other images: other cache entries
 
 
 def test_figures_show_means_intervals_and_one_seed(tmp_path):
@@ -320,9 +361,16 @@ def test_figures_show_means_intervals_and_one_seed(tmp_path):
     title = fig2.axes[0].get_title()
     assert f"{ux.boundary_angle(r.a, r.b, r.sections[1, 1, 0]):.0f}°" in title
     up.angle_heatmaps({"logreg": r})
-    one = ux.CifarDVResult("m", [0, 10], [0], np.array([[0.9, 0.6]]), np.array([[0.6, 0.6]]),
-                           np.array([[0.9, 0.5]]), np.array([[1.0, 1.0]]))
-    up.cifar_dv_curves({"m": one}, transitions={"m": (10, 0.7)})   # one seed: no error bars
+    one = ux.CifarDVResult(
+        "m",
+        [0, 10],
+        [0],
+        np.array([[0.9, 0.6]]),
+        np.array([[0.6, 0.6]]),
+        np.array([[0.9, 0.5]]),
+        np.array([[1.0, 1.0]]),
+    )
+    up.cifar_dv_curves({"m": one}, transitions={"m": (10, 0.7)})  # one seed: no error bars
     plt.close("all")
 
 
@@ -348,8 +396,9 @@ def test_chapter_settings():
 def test_spread_and_fitted():
     acc = np.array([[[0.9, 0.8], [0.7, 0.95]], [[0.5, 0.5], [0.5, 0.6]]])
     train = np.array([[[1.0, 0.96], [0.5, 1.0]], [[1.0, 1.0], [0.9, 1.0]]])
-    r = ux.ConcatGridResult("m", [0, 9], [0, 9], [0, 1], acc, acc, acc, train, acc * 90,
-                            np.zeros((2, 2, 2, 1, 1)), np.zeros(1), np.zeros(1))
+    r = ux.ConcatGridResult(
+        "m", [0, 9], [0, 9], [0, 1], acc, acc, acc, train, acc * 90, np.zeros((2, 2, 2, 1, 1)), np.zeros(1), np.zeros(1)
+    )
     assert np.allclose(r.spread("acc_both"), [0.25, 0.1]) and np.allclose(r.spread("angle"), [22.5, 9.0])
     assert r.fitted([(0, 0), (0, 9)]) and not r.fitted([(9, 0)]) and not r.fitted()
     assert r.fitted([(9, 0)], threshold=0.5)
@@ -367,21 +416,57 @@ def test_campaign_view_reads_the_bundle_and_scores_the_resnet_claims(tmp_path, m
     from nadcore.chapters.underspecification.study import Study
 
     published, shown = SimpleNamespace(nads=np.eye(1024, dtype=np.float32)[:8], meta={"networks": 1000}), []
-    ch = SimpleNamespace(name="05_underspecification", cfg=profiles.resolve("05_underspecification", "smoke"),
-                         paper_cfg=profiles.resolve("05_underspecification", "paper"), seeds=[0, 1], params={},
-                         figure_data=lambda name, frame: shown.append((name, len(frame))),
-                         nads=lambda spec, source, networks=None: (published, f"{source} NADs of {spec}"))
+    ch = SimpleNamespace(
+        name="05_underspecification",
+        cfg=profiles.resolve("05_underspecification", "smoke"),
+        paper_cfg=profiles.resolve("05_underspecification", "paper"),
+        seeds=[0, 1],
+        params={},
+        figure_data=lambda name, frame: shown.append((name, len(frame))),
+        nads=lambda spec, source, networks=None: (published, f"{source} NADs of {spec}"),
+    )
     study = Study(ch)
     cfg, width = campaigns.profile_settings("cpu", "us-fig2", "resnet18")
     assert width == 16 and cfg["concat_indices"] == [0, 30, 1000] != ch.cfg["concat_indices"]
     idx, rng = cfg["concat_indices"], np.random.default_rng(0)
-    rows = [dict(model="resnet18", width=w, recipe="follow-up", precision="fp32", v1_index=a, v2_index=b, seed=s,
-                 acc_both=0.9, acc_first=0.95 if a == 0 else 0.5, acc_second=0.97 if b == 0 else 0.5,
-                 train_acc=1.0, angle=rng.uniform(0, 90)) for w in (16, 8) for s in (0, 1, 2) for a in idx for b in idx]
+    rows = [
+        dict(
+            model="resnet18",
+            width=w,
+            recipe="follow-up",
+            precision="fp32",
+            v1_index=a,
+            v2_index=b,
+            seed=s,
+            acc_both=0.9,
+            acc_first=0.95 if a == 0 else 0.5,
+            acc_second=0.97 if b == 0 else 0.5,
+            train_acc=1.0,
+            angle=rng.uniform(0, 90),
+        )
+        for w in (16, 8)
+        for s in (0, 1, 2)
+        for a in idx
+        for b in idx
+    ]
     rows = [r for r in rows if not (r["seed"] == 2 and r["v1_index"] == 30)]  # seed 2 lacks pairs: it stays out
-    fig3 = [dict(model="resnet18", width=16, recipe="follow-up", precision="fp32", sigma=3.0, nad_index=i, seed=s,
-                 acc_all=0.8, acc_cifar=0.5 if i == 0 else 0.8, acc_dv=0.99 if i == 0 else 0.5, train_acc=1.0)
-            for s in (0, 1, 2) for i in campaigns.profile_settings("cpu", "us-fig3", "resnet18")[0]["cifar_indices"]]
+    fig3 = [
+        dict(
+            model="resnet18",
+            width=16,
+            recipe="follow-up",
+            precision="fp32",
+            sigma=3.0,
+            nad_index=i,
+            seed=s,
+            acc_all=0.8,
+            acc_cifar=0.5 if i == 0 else 0.8,
+            acc_dv=0.99 if i == 0 else 0.5,
+            train_acc=1.0,
+        )
+        for s in (0, 1, 2)
+        for i in campaigns.profile_settings("cpu", "us-fig3", "resnet18")[0]["cifar_indices"]
+    ]
     (tmp_path / "cpu" / campaigns.US_CHAPTER).mkdir(parents=True)
     pd.DataFrame(rows).to_csv(tmp_path / "cpu" / campaigns.US_CHAPTER / "us-fig2.csv", index=False)
     pd.DataFrame(fig3).to_csv(tmp_path / "cpu" / campaigns.US_CHAPTER / "us-fig3.csv", index=False)
@@ -393,8 +478,9 @@ def test_campaign_view_reads_the_bundle_and_scores_the_resnet_claims(tmp_path, m
     assert list(runs) == ["resnet18"] and r.model == "ResNet-18 at width 16" and r.seeds == [0, 1]
     assert shown == [("us-fig2-campaign", 2 * 9)] and "ResNet-18 at width 16, seeds [0, 1]" in net.fig2_summary(runs)
     assert (net.early, net.late) == (0, 1000) and (study.early, study.late) == (0, ch.cfg["concat_indices"][-1])
-    assert net.claim_ids() == [f"us-fig2-resnet18-{c}" for c in ("ch1-early", "ch1-late", "switch", "max-margin",
-                                                                  "tilt-range", "late-poorer")]
+    assert net.claim_ids() == [
+        f"us-fig2-resnet18-{c}" for c in ("ch1-early", "ch1-late", "switch", "max-margin", "tilt-range", "late-poorer")
+    ]
     evidence_ = net.fig2_evidence(runs)
     assert list(evidence_) == net.claim_ids()
     switch = evidence_["us-fig2-resnet18-switch"]

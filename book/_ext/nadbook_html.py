@@ -7,6 +7,7 @@ _config.yml). Each one removes a browser console error that tests/test_browser.p
   snippet then runs twice and throws "Identifier 'THEBE_JS_URL' has already been declared" on every
   page. We drop the second copy of any identical script when a page is rendered.
 """
+
 from __future__ import annotations
 
 
@@ -16,8 +17,10 @@ def _dedupe_scripts(app, pagename, templatename, context, doctree):
         return
     seen, keep = set(), []
     for js in scripts:
-        key = (getattr(js, "filename", str(js)) or "",
-               tuple(sorted((k, str(v)) for k, v in getattr(js, "attributes", {}).items())))
+        key = (
+            getattr(js, "filename", str(js)) or "",
+            tuple(sorted((k, str(v)) for k, v in getattr(js, "attributes", {}).items())),
+        )
         if key not in seen:
             seen.add(key)
             keep.append(js)

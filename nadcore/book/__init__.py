@@ -7,5 +7,6 @@ and claims by name (:func:`nadcore.book.profiles.chapter_module`) and never impo
 A chapter starts with ``ch = setup("03_linear_separability", profile=..., seed=..., knobs=...)``
 and ends with ``ch.finish()``; see :class:`nadcore.book.setup.Chapter`.
 """
+
+from nadcore.book.profiles import PROFILES, knob_names, resolve  # noqa: F401
 from nadcore.book.setup import Chapter, setup  # noqa: F401
-from nadcore.book.profiles import PROFILES, resolve, knob_names  # noqa: F401

@@ -25,6 +25,7 @@ chapters' claims (book/executed/claims/) and figure data (book/executed/data/) b
   yet is left out of this build through a partial copy of it in ``_build/``.
 
 """
+
 from __future__ import annotations
 
 import argparse
@@ -62,12 +63,12 @@ class ChapterError(Exception):
 class ChapterFailed(Exception):
     """A cell of a chapter raised while papermill executed it."""
 
-    chapter: str            # e.g. "chapters/02_nads.py"
-    cell_index: int         # index into the executed notebook's cells
+    chapter: str  # e.g. "chapters/02_nads.py"
+    cell_index: int  # index into the executed notebook's cells
     exec_count: int | None  # the "In [n]" number
     ename: str
     evalue: str
-    source: str             # the failing cell's source
+    source: str  # the failing cell's source
     traceback: list = field(default_factory=list)
     line: int | None = None  # first line of the cell in the .py source, when found
     partial: Path | None = None  # the partially executed notebook
@@ -76,8 +77,10 @@ class ChapterFailed(Exception):
         where = f"{self.chapter}:{self.line}" if self.line else self.chapter
         src = "\n".join("    | " + s for s in self.source.splitlines()[:15])
         tb = "\n".join("\n".join(_ANSI.sub("", t) for t in self.traceback).splitlines()[-25:])
-        out = (f"chapter {self.chapter} failed in cell In [{self.exec_count}] ({where}): "
-               f"{self.ename}: {self.evalue}\n  cell source:\n{src}\n  traceback (last lines):\n{tb}")
+        out = (
+            f"chapter {self.chapter} failed in cell In [{self.exec_count}] ({where}): "
+            f"{self.ename}: {self.evalue}\n  cell source:\n{src}\n  traceback (last lines):\n{tb}"
+        )
         return out + (f"\n  partially executed notebook: {_rel(self.partial)}" if self.partial else "")
 
 
@@ -123,8 +126,7 @@ def read_chapter(path: Path):
         nb = jupytext.read(str(path), fmt="py:percent")
     except Exception as exc:  # noqa: BLE001 - report any parse failure with the file name
         raise ChapterError(f"{_rel(path)}: jupytext cannot read it: {exc}") from exc
-    nb.metadata.setdefault("kernelspec", {"name": KERNEL_NAME, "display_name": "Python 3",
-                                          "language": "python"})
+    nb.metadata.setdefault("kernelspec", {"name": KERNEL_NAME, "display_name": "Python 3", "language": "python"})
     nb.metadata.setdefault("language_info", {"name": "python"})
     for cell in nb.cells:  # papermill expects every cell to have a tags list
         cell.metadata.setdefault("tags", [])
@@ -133,11 +135,13 @@ def read_chapter(path: Path):
 
 def parameters_cell(nb, chapter: str = "chapter"):
     """(index, cell) of the code cell tagged ``parameters``; ChapterError if there is none."""
-    hits = [(i, c) for i, c in enumerate(nb.cells)
-            if c.cell_type == "code" and "parameters" in c.get("metadata", {}).get("tags", [])]
+    hits = [
+        (i, c)
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code" and "parameters" in c.get("metadata", {}).get("tags", [])
+    ]
     if not hits:
-        raise ChapterError(f'{chapter}: no code cell tagged "parameters" '
-                           '(start it with: # %% tags=["parameters"])')
+        raise ChapterError(f'{chapter}: no code cell tagged "parameters" (start it with: # %% tags=["parameters"])')
     if len(hits) > 1:
         raise ChapterError(f'{chapter}: {len(hits)} cells tagged "parameters"; keep exactly one')
     return hits[0]
@@ -213,8 +217,16 @@ def split_parameters(path: Path, nb, parameters: dict) -> tuple[dict, list[str]]
     return {k: v for k, v in parameters.items() if k in known}, [k for k in parameters if k not in known]
 
 
-def execute_chapter(path: Path, out_path: Path, parameters: dict, *, work_dir: Path | None = None,
-                    cwd: Path = ROOT, progress_bar: bool = True, log_output: bool = False) -> float:
+def execute_chapter(
+    path: Path,
+    out_path: Path,
+    parameters: dict,
+    *,
+    work_dir: Path | None = None,
+    cwd: Path = ROOT,
+    progress_bar: bool = True,
+    log_output: bool = False,
+) -> float:
     """Execute one chapter with papermill; returns the seconds it took.
 
     The notebook is written to ``work_dir/<stem>.ipynb`` while it runs and moved to ``out_path``
@@ -231,14 +243,28 @@ def execute_chapter(path: Path, out_path: Path, parameters: dict, *, work_dir: P
     partial = work_dir / out_path.name
     t0 = time.perf_counter()
     try:
-        papermill.execute_notebook(nb, str(partial), parameters=dict(parameters), kernel_name=KERNEL_NAME,
-                                   language="python", cwd=str(cwd), progress_bar=progress_bar,
-                                   log_output=log_output)
+        papermill.execute_notebook(
+            nb,
+            str(partial),
+            parameters=dict(parameters),
+            kernel_name=KERNEL_NAME,
+            language="python",
+            cwd=str(cwd),
+            progress_bar=progress_bar,
+            log_output=log_output,
+        )
     except PapermillExecutionError as exc:
-        raise ChapterFailed(chapter=_rel(path), cell_index=exc.cell_index, exec_count=exc.exec_count,
-                            ename=exc.ename, evalue=exc.evalue, source=exc.source,
-                            traceback=list(exc.traceback), line=_cell_line(path, nb, exc.source),
-                            partial=partial) from None
+        raise ChapterFailed(
+            chapter=_rel(path),
+            cell_index=exc.cell_index,
+            exec_count=exc.exec_count,
+            ename=exc.ename,
+            evalue=exc.evalue,
+            source=exc.source,
+            traceback=list(exc.traceback),
+            line=_cell_line(path, nb, exc.source),
+            partial=partial,
+        ) from None
     shutil.move(str(partial), str(out_path))
     return time.perf_counter() - t0
 
@@ -282,8 +308,12 @@ def toc_text(stems: list[str]) -> str:
     if stems:
         lines += ["- caption: Chapters", "  numbered: true", "  chapters:"]
         lines += [f"  - file: book/executed/{s}" for s in stems]
-    lines += ["- caption: Back matter", "  chapters:", f"  - file: book/executed/{SCORECARD}",
-              "  - file: book/references"]
+    lines += [
+        "- caption: Back matter",
+        "  chapters:",
+        f"  - file: book/executed/{SCORECARD}",
+        "  - file: book/references",
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -294,8 +324,18 @@ def toc_stems(path: Path) -> list[str]:
 
 def build_html(root: Path = ROOT, toc: Path | None = None) -> int:
     """``jupyter-book build ROOT --builder html -W --keep-going --all``; returns its exit code."""
-    cmd = [sys.executable, "-c", "import sys; from jupyter_book.cli.main import main; sys.exit(main())",
-           "build", str(root), "--builder", "html", "-W", "--keep-going", "--all"]
+    cmd = [
+        sys.executable,
+        "-c",
+        "import sys; from jupyter_book.cli.main import main; sys.exit(main())",
+        "build",
+        str(root),
+        "--builder",
+        "html",
+        "-W",
+        "--keep-going",
+        "--all",
+    ]
     return subprocess.call(cmd + (["--toc", str(toc)] if toc else []), cwd=str(root))
 
 
@@ -310,13 +350,27 @@ def missing_web_assets(root: Path = ROOT) -> list[str]:
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python scripts/build_book.py", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--profile", choices=PROFILES, default="cpu",
-                   help="execution profile passed to every chapter (default: %(default)s)")
+    p = argparse.ArgumentParser(
+        prog="python scripts/build_book.py",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "--profile",
+        choices=PROFILES,
+        default="cpu",
+        help="execution profile passed to every chapter (default: %(default)s)",
+    )
     p.add_argument("--chapters", metavar="LIST", help="comma-separated stems or prefixes, e.g. 01,02")
-    p.add_argument("-p", "--parameter", nargs=2, action="append", default=[], metavar=("NAME", "VALUE"),
-                   help="papermill parameter for the chapters that define NAME")
+    p.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("NAME", "VALUE"),
+        help="papermill parameter for the chapters that define NAME",
+    )
     p.add_argument("--cache", metavar="DIR", help="result cache (default: $NADCORE_CACHE or .nadcache)")
     p.add_argument("--no-execute", action="store_true", help="render what book/executed/ holds")
     p.add_argument("--no-html", action="store_true", help="execute chapters only, skip jupyter-book")
@@ -357,9 +411,11 @@ def main(argv: list[str] | None = None) -> int:
         plans = _plan(selected, user_params, args.profile) if not args.no_execute else []
         missing = [] if args.no_html else missing_web_assets(root)
         if missing:  # found now, not after the chapters' half hour
-            raise ChapterError(f"book/static/vendor/ lacks the pages' web assets ({', '.join(missing)}): "
-                               "run `bash scripts/install.sh` first, or pass --no-html to execute the "
-                               "chapters without rendering them")
+            raise ChapterError(
+                f"book/static/vendor/ lacks the pages' web assets ({', '.join(missing)}): "
+                "run `bash scripts/install.sh` first, or pass --no-html to execute the "
+                "chapters without rendering them"
+            )
     except ChapterError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -370,12 +426,19 @@ def main(argv: list[str] | None = None) -> int:
         total = time.perf_counter()
         with chapter_environment(cache, executed):
             for i, (path, params) in enumerate(plans, 1):
-                print(f"[{i}/{len(plans)}] {path.stem}  ({', '.join(f'{k}={v!r}' for k, v in params.items())})",
-                      flush=True)
+                print(
+                    f"[{i}/{len(plans)}] {path.stem}  ({', '.join(f'{k}={v!r}' for k, v in params.items())})",
+                    flush=True,
+                )
                 try:
-                    secs = execute_chapter(path, executed / f"{path.stem}.ipynb", params,
-                                           work_dir=root / "_build" / "papermill", cwd=root,
-                                           log_output=args.log_output)
+                    secs = execute_chapter(
+                        path,
+                        executed / f"{path.stem}.ipynb",
+                        params,
+                        work_dir=root / "_build" / "papermill",
+                        cwd=root,
+                        log_output=args.log_output,
+                    )
                 except (ChapterFailed, ChapterError) as exc:
                     print(f"\nFAILED: {exc}\n", file=sys.stderr, flush=True)
                     failures.append(exc)
@@ -383,8 +446,10 @@ def main(argv: list[str] | None = None) -> int:
                         break
                     continue
                 print(f"[{i}/{len(plans)}] {path.stem}  done in {secs:.1f} s", flush=True)
-        print(f"Executed {len(plans)} chapter(s) in {time.perf_counter() - total:.1f} s"
-              + (f"; {len(failures)} failed" if failures else ""))
+        print(
+            f"Executed {len(plans)} chapter(s) in {time.perf_counter() - total:.1f} s"
+            + (f"; {len(failures)} failed" if failures else "")
+        )
         if failures and not args.keep_going:
             print("Not building HTML because a chapter failed.", file=sys.stderr)
             return 1

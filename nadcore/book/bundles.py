@@ -4,6 +4,7 @@ A bundle is ``results/<campaign>/<chapter>/<figure>.csv`` with ``results/<campai
 (written by :mod:`nadcore.book.campaign`). :func:`load` gives a :class:`Bundle`, or None where a
 campaign has none (one file-existence check: a build without bundles costs nothing).
 """
+
 from __future__ import annotations
 
 import json
@@ -39,14 +40,19 @@ class Bundle:
     def commits(self) -> list[str]:
         """The commits whose code computed the bundle's jobs, in the order their sessions ran."""
         used = {int(j["session"]) for j in self.provenance.get("jobs", {}).values()}
-        out = [str(s.get("commit", "?"))[:8] for i, s in enumerate(self.provenance.get("sessions", []))
-               if i in used]
+        out = [str(s.get("commit", "?"))[:8] for i, s in enumerate(self.provenance.get("sessions", [])) if i in used]
         return list(dict.fromkeys(out)) or ["?"]
 
     def cpu_hours(self, figure: str | None = None) -> float:
         """Wall hours of the bundle's jobs (of ``figure``), summed over jobs as they ran."""
-        return sum(float(j.get("seconds", 0.0)) for j in self.provenance.get("jobs", {}).values()
-                   if figure is None or j.get("figure") == figure) / 3600
+        return (
+            sum(
+                float(j.get("seconds", 0.0))
+                for j in self.provenance.get("jobs", {}).values()
+                if figure is None or j.get("figure") == figure
+            )
+            / 3600
+        )
 
     def title(self) -> str:
         """Provenance in one line, short enough for a figure's title: the campaign, its machines'
@@ -55,8 +61,11 @@ class Bundle:
         dates = [str(j.get("date", "")) for j in self.provenance.get("jobs", {}).values()]
         last = max(dates, default="")[:10]
         commits = self.commits()
-        code = (f"commit {commits[0]}" if len(commits) == 1 else
-                f"{len(commits)} commits from {commits[0]} to {commits[-1]}")
+        code = (
+            f"commit {commits[0]}"
+            if len(commits) == 1
+            else f"{len(commits)} commits from {commits[0]} to {commits[-1]}"
+        )
         models = ", ".join(dict.fromkeys(m.split(" (")[0] for m in self.machines()))
         return f"campaign {self.name!r}: {models}; {code}; last job {last or 'none'}"
 

@@ -21,6 +21,7 @@ or key material does not match is reported and recomputed, never used.
 
 The root is, in order: the ``root`` argument, ``$NADCORE_CACHE``, or ``~/.cache/nadcore``.
 """
+
 from __future__ import annotations
 
 import json
@@ -59,8 +60,12 @@ def code_fingerprint(root: Path | None = None) -> str:
     sizes and modification times at every call, so an edit made while Python runs is seen at
     once."""
     root = Path(root) if root is not None else _package_root()
-    files = [p for pattern in ("*.py", "*.c") for p in root.rglob(pattern)
-             if not any(part in _PRESENTATION for part in p.relative_to(root).parts)]
+    files = [
+        p
+        for pattern in ("*.py", "*.c")
+        for p in root.rglob(pattern)
+        if not any(part in _PRESENTATION for part in p.relative_to(root).parts)
+    ]
     return source_digest(files)
 
 
@@ -114,8 +119,12 @@ class Cache:
     # key material ---------------------------------------------------------------------------
     def key(self, name: str, config: dict, threads: int | None = None) -> tuple[str, dict]:
         """The entry's key and its material; ``threads``: the torch threads it ran on, if given."""
-        material = {"function": name, "config": canonical(config), "code": code_fingerprint(),
-                    "kernel_path": kernel_path()}
+        material = {
+            "function": name,
+            "config": canonical(config),
+            "code": code_fingerprint(),
+            "kernel_path": kernel_path(),
+        }
         if threads is not None:
             material["torch_threads"] = int(threads)
         return digest(material, 32), material
@@ -151,8 +160,14 @@ class Cache:
             return None
         return arrays, meta.get("meta", {})
 
-    def save(self, name: str, config: dict, arrays: dict[str, np.ndarray], meta: dict | None = None,
-             threads: int | None = None) -> Path:
+    def save(
+        self,
+        name: str,
+        config: dict,
+        arrays: dict[str, np.ndarray],
+        meta: dict | None = None,
+        threads: int | None = None,
+    ) -> Path:
         key, material = self.key(name, config, threads)
         final = self.root / name / key
         final.parent.mkdir(parents=True, exist_ok=True)
@@ -163,8 +178,12 @@ class Cache:
         tmp = Path(tempfile.mkdtemp(prefix=f".{key}.{os.getpid()}.", dir=final.parent))
         try:
             np.savez(tmp / "arrays.npz", **{k: np.asarray(v) for k, v in arrays.items()})
-            record = {"key_material": material, "sha256": file_sha256(tmp / "arrays.npz"),
-                      "meta": canonical(meta or {}), "created": time.strftime("%Y-%m-%dT%H:%M:%S")}
+            record = {
+                "key_material": material,
+                "sha256": file_sha256(tmp / "arrays.npz"),
+                "meta": canonical(meta or {}),
+                "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
+            }
             (tmp / "meta.json").write_text(json.dumps(record, indent=1, sort_keys=True))
             if final.exists():
                 shutil.rmtree(final)
@@ -186,8 +205,7 @@ class Cache:
             if not _pid_alive(pid):
                 shutil.rmtree(d, ignore_errors=True)
 
-    def get_or_compute(self, name: str, config: dict,
-                       compute: Callable[[], tuple[dict[str, np.ndarray], dict]]):
+    def get_or_compute(self, name: str, config: dict, compute: Callable[[], tuple[dict[str, np.ndarray], dict]]):
         """Load ``(arrays, meta)`` from the cache, or call ``compute()`` and store its result."""
         hit = self.load(name, config)
         if hit is not None:

@@ -21,6 +21,7 @@ cache keys), keeps what earlier sessions committed. A job's identity in the ledg
 figure, network and config (model spec with its width, runs, data and training settings), so
 the same job is never run twice, whichever stage asks for it.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -37,11 +38,24 @@ import pandas as pd
 from nadcore import kernels
 from nadcore.book.cache import Cache
 from nadcore.book.runner import Job, as_completed, call_on_threads, job_threads, run_jobs
-from nadcore.runtime import (canonical, commit_info, digest, machine_info, resolve_device, utc_now,
-                             write_json_atomic)
+from nadcore.runtime import canonical, commit_info, digest, machine_info, resolve_device, utc_now, write_json_atomic
 
-__all__ = ["Task", "PROVENANCE", "BundleBusy", "run", "writing", "export", "load_provenance",
-           "results_root", "bundle_id", "done_jobs", "read_rows", "equal_to", "lower_priority", "report"]
+__all__ = [
+    "Task",
+    "PROVENANCE",
+    "BundleBusy",
+    "run",
+    "writing",
+    "export",
+    "load_provenance",
+    "results_root",
+    "bundle_id",
+    "done_jobs",
+    "read_rows",
+    "equal_to",
+    "lower_priority",
+    "report",
+]
 
 PROVENANCE = "provenance.json"
 LOCK = ".campaign.lock"
@@ -165,16 +179,27 @@ def export(tasks: list[Task], cache: Cache, out, prov: dict, settings: dict, thr
             n_jobs = n_runs = 0
             for job in t.jobs:
                 hit = cache.load(t.name, job.config, threads)
-                got = t.rows(job, hit[0]) if hit is not None else (
-                    _rows_of(old, t, job) if bundle_id(t, job) in prov["jobs"] else None)
+                got = (
+                    t.rows(job, hit[0])
+                    if hit is not None
+                    else (_rows_of(old, t, job) if bundle_id(t, job) in prov["jobs"] else None)
+                )
                 if got is not None:
                     rows += got
                     n_jobs += 1
                     n_runs += len(job.config["runs"])
-            fstat["tasks"][t.label] = {"model": t.arch, "width": t.width, "recipe": t.recipe,
-                                       "precision": t.meta.get("precision", "fp32"), "stage": t.stage,
-                                       "runs_done": n_runs, "runs_planned": t.runs, "jobs_done": n_jobs,
-                                       "jobs_planned": len(t.jobs), "complete": n_runs >= t.runs > 0}
+            fstat["tasks"][t.label] = {
+                "model": t.arch,
+                "width": t.width,
+                "recipe": t.recipe,
+                "precision": t.meta.get("precision", "fp32"),
+                "stage": t.stage,
+                "runs_done": n_runs,
+                "runs_planned": t.runs,
+                "jobs_done": n_jobs,
+                "jobs_planned": len(t.jobs),
+                "complete": n_runs >= t.runs > 0,
+            }
         if old is not None:  # rows of tasks outside this plan (other stages, filters) stay
             rows = old.to_dict("records") + rows
         frame = pd.DataFrame(rows, columns=first.columns + ["kernel_path"])
@@ -203,8 +228,11 @@ def done_jobs(task: Task, cache: Cache, prov: dict, out, threads: int = 1) -> li
     """Per job of ``task``: done (in the cache, run on ``threads`` torch threads, or in the ledger
     with its rows in the bundle)."""
     old = _old_rows(Path(out), task)
-    return [(task.name, job.config, threads) in cache or (bundle_id(task, job) in prov["jobs"]
-                                                 and _rows_of(old, task, job) is not None) for job in task.jobs]
+    return [
+        (task.name, job.config, threads) in cache
+        or (bundle_id(task, job) in prov["jobs"] and _rows_of(old, task, job) is not None)
+        for job in task.jobs
+    ]
 
 
 def _pending(tasks, cache, prov, out, threads):
@@ -224,17 +252,40 @@ def _pending(tasks, cache, prov, out, threads):
     return todo
 
 
-def run(tasks: list[Task], settings: dict, *, cache: Cache, out, device: str = "cpu",
-        budget: float | None = None, executor=None, window: int = 1, argv=None, log=print,
-        root: Path | None = None, wait: bool = False) -> dict:
+def run(
+    tasks: list[Task],
+    settings: dict,
+    *,
+    cache: Cache,
+    out,
+    device: str = "cpu",
+    budget: float | None = None,
+    executor=None,
+    window: int = 1,
+    argv=None,
+    log=print,
+    root: Path | None = None,
+    wait: bool = False,
+) -> dict:
     """Run the tasks' missing jobs in order, ``window`` at a time through ``executor`` (None:
     in-process, one at a time), saving each to ``cache`` and rewriting the bundle in ``out``
     after each; start no job that would end after ``budget`` seconds (estimated from the longest
     job of the same task so far, or of an earlier session). One process writes a bundle at a time
     (:func:`writing`; ``wait``: queue behind the one writing it). Returns the provenance."""
     with writing(Path(out), wait=wait):
-        return _run(tasks, settings, cache=cache, out=Path(out), device=device, budget=budget,
-                    executor=executor, window=window, argv=argv, log=log, root=root)
+        return _run(
+            tasks,
+            settings,
+            cache=cache,
+            out=Path(out),
+            device=device,
+            budget=budget,
+            executor=executor,
+            window=window,
+            argv=argv,
+            log=log,
+            root=root,
+        )
 
 
 class BundleBusy(RuntimeError):
@@ -260,8 +311,10 @@ def writing(out: Path, wait: bool = False):
         except BlockingIOError:
             f.seek(0)
             holder = f.read().strip() or "another process"
-            raise BundleBusy(f"{out} is being written by {holder}: wait until it ends (or stop it), "
-                             f"or write to another bundle with --out") from None
+            raise BundleBusy(
+                f"{out} is being written by {holder}: wait until it ends (or stop it), "
+                f"or write to another bundle with --out"
+            ) from None
         f.seek(0)
         f.truncate()
         f.write(f"campaign process {os.getpid()}\n")
@@ -280,12 +333,20 @@ def _run(tasks, settings, *, cache, out: Path, device, budget, executor, window,
     prov = load_provenance(out)
     camp = settings["campaign"]
     if prov.get("campaign") not in (None, camp["name"]):
-        raise ValueError(f"{out} holds the bundle of campaign {prov['campaign']!r}; write campaign "
-                         f"{camp['name']!r} elsewhere (--out)")
+        raise ValueError(
+            f"{out} holds the bundle of campaign {prov['campaign']!r}; write campaign "
+            f"{camp['name']!r} elsewhere (--out)"
+        )
     prov["campaign"] = camp["name"]
-    session = {**commit_info(root or Path(__file__).resolve().parents[2]), **machine_info(dev),
-               "argv": list(argv or []), "started": utc_now(), "jobs_computed": 0,
-               "executor": type(executor).__name__ if executor is not None else None, "window": int(window)}
+    session = {
+        **commit_info(root or Path(__file__).resolve().parents[2]),
+        **machine_info(dev),
+        "argv": list(argv or []),
+        "started": utc_now(),
+        "jobs_computed": 0,
+        "executor": type(executor).__name__ if executor is not None else None,
+        "window": int(window),
+    }
     prov["sessions"].append(session)
     sid = len(prov["sessions"]) - 1
     threads = job_threads(executor)
@@ -301,12 +362,24 @@ def _run(tasks, settings, *, cache, out: Path, device, budget, executor, window,
     def finish(t, job, secs, meta):
         estimates[f"{t.figure}:{t.spec}:{t.recipe}"] = round(max(est(t), secs) if est(t) else secs, 1)
         prov["jobs"][bundle_id(t, job)] = {
-            "figure": t.figure, "model": t.spec, "width": t.width, "recipe": t.recipe, "stage": t.stage,
-            "function": t.name, "cache_key": cache.key(t.name, job.config, threads)[0],
+            "figure": t.figure,
+            "model": t.spec,
+            "width": t.width,
+            "recipe": t.recipe,
+            "stage": t.stage,
+            "function": t.name,
+            "cache_key": cache.key(t.name, job.config, threads)[0],
             "runs": len(job.config["runs"]),
-            "labels": [r[0] for r in job.config["runs"]], "seeds": sorted({int(r[1]) for r in job.config["runs"]}),
-            "seconds": round(secs, 1), "date": utc_now(), "session": sid, "trainer": meta.get("trainer"),
-            "autocast": meta.get("autocast"), "threads": meta.get("threads"), "device": meta.get("device")}
+            "labels": [r[0] for r in job.config["runs"]],
+            "seeds": sorted({int(r[1]) for r in job.config["runs"]}),
+            "seconds": round(secs, 1),
+            "date": utc_now(),
+            "session": sid,
+            "trainer": meta.get("trainer"),
+            "autocast": meta.get("autocast"),
+            "threads": meta.get("threads"),
+            "device": meta.get("device"),
+        }
         session["jobs_computed"] += 1
         session["finished"] = utc_now()
         export(tasks, cache, out, prov, settings, threads)
@@ -319,7 +392,7 @@ def _run(tasks, settings, *, cache, out: Path, device, budget, executor, window,
                     stopped = f"{t.label}: ~{est(t):.0f} s would pass the budget"
                     break
                 t0 = time.perf_counter()
-                (arrays, meta), = run_jobs([job], t.fn, cache=cache)
+                ((arrays, meta),) = run_jobs([job], t.fn, cache=cache)
                 finish(t, job, time.perf_counter() - t0, meta)
         else:
             queue = list(todo)
@@ -338,12 +411,14 @@ def _run(tasks, settings, *, cache, out: Path, device, budget, executor, window,
                 fut = _first_done(list(running))
                 t, job, t0 = running.pop(fut)
                 arrays, meta = fut.result()
-                cache.save(t.name, job.config, {k: np.asarray(v) for k, v in arrays.items()}, meta,
-                           threads=threads)
+                cache.save(t.name, job.config, {k: np.asarray(v) for k, v in arrays.items()}, meta, threads=threads)
                 finish(t, job, float(meta.get("seconds", time.perf_counter() - t0)), meta)
     except BaseException as e:  # the ledger says why the session ended: an error, a kill, ^C
-        stopped = f"failed: {type(e).__name__}: {str(e)[:300]}" if isinstance(e, Exception) else \
-            f"interrupted: {type(e).__name__} {e}".strip()
+        stopped = (
+            f"failed: {type(e).__name__}: {str(e)[:300]}"
+            if isinstance(e, Exception)
+            else f"interrupted: {type(e).__name__} {e}".strip()
+        )
         raise
     finally:
         for fut in running:
@@ -388,6 +463,7 @@ def _first_done(futures):
 class _TaskState:
     """One task of :func:`report`: its jobs' ledger ids, which are done, which are its own (not
     planned by an earlier task), the done jobs' seconds, and its cost key (network, precision)."""
+
     task: Task
     ids: list
     done: list
@@ -432,9 +508,20 @@ def report(tasks: list[Task], cache: Cache, out, run_hours: dict | None = None) 
         else:
             per, basis = float("nan"), "-"
         own_done = sum(d and o for d, o in zip(st.done, st.own))
-        rows.append({"stage": t.stage, "figure": t.figure, "network": t.spec, "recipe": t.recipe,
-                     "precision": st.key[1], "sigma": t.meta.get("sigma", ""),
-                     "jobs done": int(own_done), "jobs planned": int(sum(st.own)),
-                     "hours so far": sum(st.secs.get(i, 0.0) for i, o in zip(st.ids, st.own) if o) / 3600,
-                     "hours per job": per, "basis": basis, "hours left": per * (sum(st.own) - own_done)})
+        rows.append(
+            {
+                "stage": t.stage,
+                "figure": t.figure,
+                "network": t.spec,
+                "recipe": t.recipe,
+                "precision": st.key[1],
+                "sigma": t.meta.get("sigma", ""),
+                "jobs done": int(own_done),
+                "jobs planned": int(sum(st.own)),
+                "hours so far": sum(st.secs.get(i, 0.0) for i, o in zip(st.ids, st.own) if o) / 3600,
+                "hours per job": per,
+                "basis": basis,
+                "hours left": per * (sum(st.own) - own_done),
+            }
+        )
     return pd.DataFrame(rows)

@@ -3,6 +3,7 @@
 threshold, kinds and profiles with the defaults of older rows, numbers, measured intervals and
 verdict counts. Shared by the Scorecard page (:mod:`nadcore.book.scorecard`) and its forest
 plots (:mod:`nadcore.book.forest`)."""
+
 from __future__ import annotations
 
 import math
@@ -11,18 +12,41 @@ from collections import Counter
 
 from nadcore.book.evidence import KINDS, number
 
-__all__ = ["FILES_DIR", "KIND_TITLES", "VERDICT_SIGNS", "VERDICT_COLOURS", "VERDICT_MARKERS", "OPS_TEXT",
-           "clean_text", "parse_criterion", "kind_of", "profile_of", "num_or_none", "has_interval",
-           "measured_text", "counts", "headline", "limits", "settled_counts", "settled_text", "reduced_of",
-           "revisions"]
+__all__ = [
+    "FILES_DIR",
+    "KIND_TITLES",
+    "VERDICT_SIGNS",
+    "VERDICT_COLOURS",
+    "VERDICT_MARKERS",
+    "OPS_TEXT",
+    "clean_text",
+    "parse_criterion",
+    "kind_of",
+    "profile_of",
+    "num_or_none",
+    "has_interval",
+    "measured_text",
+    "counts",
+    "headline",
+    "limits",
+    "settled_counts",
+    "settled_text",
+    "reduced_of",
+    "revisions",
+]
 
 #: folder (beside scorecard.md) for the forest plots and their data
 FILES_DIR = "scorecard_files"
 #: what each kind is called in the summary (plural)
-KIND_TITLES = {"paper": "Paper claims", "follow-up": "Follow-up claims",
-               "reviewer question": "Reviewer questions", "extension": "Extensions",
-               "sanity check": "Sanity checks", "check": "Checks (exact by construction)",
-               "calibration": "Calibrations (against data a setting was fitted to)"}
+KIND_TITLES = {
+    "paper": "Paper claims",
+    "follow-up": "Follow-up claims",
+    "reviewer question": "Reviewer questions",
+    "extension": "Extensions",
+    "sanity check": "Sanity checks",
+    "check": "Checks (exact by construction)",
+    "calibration": "Calibrations (against data a setting was fitted to)",
+}
 #: a sign beside the verdict's word, so that the badge reads in grey scale too
 VERDICT_SIGNS = {"reproduced": "\u2713", "not reproduced": "\u2717", "inconclusive": "?"}
 VERDICT_COLOURS = {"reproduced": "#1a7f37", "not reproduced": "#cf222e", "inconclusive": "#9a6700"}
@@ -56,12 +80,17 @@ def clean_text(text) -> str:
     return _NP_STR.sub(r"\2", text)
 
 
-_CRITERION = re.compile(r"^(?P<quantity>.*\S)\s+(?P<op>>=|<=|>|<)\s+(?P<threshold>[-+]?(?:\d[\d.]*(?:e[-+]?\d+)?|inf|nan))\s*$",
-                        re.IGNORECASE)
+_CRITERION = re.compile(
+    r"^(?P<quantity>.*\S)\s+(?P<op>>=|<=|>|<)\s+(?P<threshold>[-+]?(?:\d[\d.]*(?:e[-+]?\d+)?|inf|nan))\s*$",
+    re.IGNORECASE,
+)
 
 
-_WITHIN = re.compile(r"^(?P<quantity>.*\S)\s+within\s+(?P<center>[-+]?\d[\d.]*(?:e[-+]?\d+)?)\s+\+-\s+"
-                     r"(?P<threshold>\d[\d.]*(?:e[-+]?\d+)?)\s*$", re.IGNORECASE)
+_WITHIN = re.compile(
+    r"^(?P<quantity>.*\S)\s+within\s+(?P<center>[-+]?\d[\d.]*(?:e[-+]?\d+)?)\s+\+-\s+"
+    r"(?P<threshold>\d[\d.]*(?:e[-+]?\d+)?)\s*$",
+    re.IGNORECASE,
+)
 
 
 def parse_criterion(text) -> tuple[str, str | None, float | None]:
@@ -126,8 +155,7 @@ def headline(claims, kind: str = "paper") -> str:
     """``"Paper claims reproduced: x of y"``: the claims of ``kind`` only (checks, calibrations,
     extensions and sanity checks never count)."""
     mine = [c for c in claims if kind_of(c) == kind]
-    return (f"{KIND_TITLES[kind]} reproduced: {sum(c.get('verdict') == 'reproduced' for c in mine)} "
-            f"of {len(mine)}")
+    return f"{KIND_TITLES[kind]} reproduced: {sum(c.get('verdict') == 'reproduced' for c in mine)} of {len(mine)}"
 
 
 def reduced_of(c: dict) -> list[str]:
@@ -135,9 +163,11 @@ def reduced_of(c: dict) -> list[str]:
     and Monte Carlo fractions, and "settings not recorded")."""
     if "at_paper_settings" in c:
         return list(c.get("reduced") or [])
-    return [f"{number(v)} of the paper's {w}" for k, w in (("budget_fraction", "SGD steps"),
-                                                          ("mc_fraction", "random networks"))
-            if (v := num_or_none(c.get(k))) is not None and v < 0.999] + ["settings not recorded against the paper's"]
+    return [
+        f"{number(v)} of the paper's {w}"
+        for k, w in (("budget_fraction", "SGD steps"), ("mc_fraction", "random networks"))
+        if (v := num_or_none(c.get(k))) is not None and v < 0.999
+    ] + ["settings not recorded against the paper's"]
 
 
 def settled_counts(claims, kind: str = "paper") -> dict:
@@ -149,16 +179,25 @@ def settled_counts(claims, kind: str = "paper") -> dict:
     have such a cost, and how many more runs of the same kind cannot decide."""
     mine = [c for c in claims if kind_of(c) == kind]
     at = [bool(c.get("at_paper_settings")) for c in mine]
-    out = {f"{v.replace(' ', '_')}_{where}": sum(c.get("verdict") == v and a == (where == "paper")
-                                                 for c, a in zip(mine, at))
-           for v in ("reproduced", "not reproduced") for where in ("paper", "reduced")}
+    out = {
+        f"{v.replace(' ', '_')}_{where}": sum(
+            c.get("verdict") == v and a == (where == "paper") for c, a in zip(mine, at)
+        )
+        for v in ("reproduced", "not reproduced")
+        for where in ("paper", "reduced")
+    }
     undecided = [c for c in mine if c.get("verdict") not in ("reproduced", "not reproduced")]
     settle = [c.get("to_settle") or {} for c in undecided]
     hours = [num_or_none(t.get("hours")) for t in settle]
-    out.update({"undecided": len(undecided), "total": len(mine),
-                "hours": round(sum(h for h in hours if h is not None), 1),
-                "priced": sum(h is not None for h in hours),
-                "decidable": sum(t.get("need") is not None for t in settle)})
+    out.update(
+        {
+            "undecided": len(undecided),
+            "total": len(mine),
+            "hours": round(sum(h for h in hours if h is not None), 1),
+            "priced": sum(h is not None for h in hours),
+            "decidable": sum(t.get("need") is not None for t in settle),
+        }
+    )
     return out
 
 
@@ -170,13 +209,17 @@ def settled_text(claims, kind: str = "paper") -> str:
     if n["undecided"]:
         bits = [f"{n['decidable']} of them decidable by more seeds, cells or groups at the measured spread"]
         if n["priced"]:
-            bits.append(f"about {number(n['hours'])} hours, on the machines that made them, for the {n['priced']} "
-                        "whose cost per run is known")
+            bits.append(
+                f"about {number(n['hours'])} hours, on the machines that made them, for the {n['priced']} "
+                "whose cost per run is known"
+            )
         undecided += " (" + "; ".join(bits) + ")"
-    return (f"{title}: {n['reproduced_paper']} reproduced at the paper's settings, "
-            f"{n['reproduced_reduced']} at reduced settings; "
-            f"{n['not_reproduced_paper']} not reproduced at the paper's settings, "
-            f"{n['not_reproduced_reduced']} at reduced settings; {undecided}")
+    return (
+        f"{title}: {n['reproduced_paper']} reproduced at the paper's settings, "
+        f"{n['reproduced_reduced']} at reduced settings; "
+        f"{n['not_reproduced_paper']} not reproduced at the paper's settings, "
+        f"{n['not_reproduced_reduced']} at reduced settings; {undecided}"
+    )
 
 
 def revisions(claims) -> list[dict]:
@@ -189,10 +232,14 @@ def _reduced(c: dict) -> bool:
     return (b is not None and b < 0.999) or (m is not None and m < 0.999)
 
 
-_NOUNS = {"check": ("check", "checks"), "calibration": ("calibration", "calibrations"),
-          "extension": ("extension", "extensions"), "sanity check": ("sanity check", "sanity checks"),
-          "reviewer question": ("reviewer question", "reviewer questions"),
-          "follow-up": ("claim of the follow-up", "claims of the follow-up")}
+_NOUNS = {
+    "check": ("check", "checks"),
+    "calibration": ("calibration", "calibrations"),
+    "extension": ("extension", "extensions"),
+    "sanity check": ("sanity check", "sanity checks"),
+    "reviewer question": ("reviewer question", "reviewer questions"),
+    "follow-up": ("claim of the follow-up", "claims of the follow-up"),
+}
 
 
 def _count(n: int, kind: str) -> str:
@@ -205,17 +252,28 @@ def limits(claims) -> str:
     sample, rest on networks narrower than the paper's or on a campaign bundle, and how many are
     inconclusive."""
     paper = [c for c in claims if kind_of(c) == "paper"]
-    apart = [_count(n, k) for k in ("follow-up", "reviewer question", "extension", "sanity check", "check",
-                                    "calibration") if (n := sum(kind_of(c) == k for c in claims))]
-    out = [f"The headline counts the NAD paper's own claims, {len(paper)} of them"
-           + (f"; the {', '.join(apart[:-1]) + ' and ' + apart[-1] if len(apart) > 1 else apart[0]} are "
-              "counted apart (checks and calibrations are no evidence that the paper reproduces)." if apart else ".")]
+    apart = [
+        _count(n, k)
+        for k in ("follow-up", "reviewer question", "extension", "sanity check", "check", "calibration")
+        if (n := sum(kind_of(c) == k for c in claims))
+    ]
+    out = [
+        f"The headline counts the NAD paper's own claims, {len(paper)} of them"
+        + (
+            f"; the {', '.join(apart[:-1]) + ' and ' + apart[-1] if len(apart) > 1 else apart[0]} are "
+            "counted apart (checks and calibrations are no evidence that the paper reproduces)."
+            if apart
+            else "."
+        )
+    ]
     if paper:
         reduced = sum(_reduced(c) for c in paper)
         narrow = sum((c.get("settings") or {}).get("width") is not None for c in paper)
         bundled = sum(profile_of(c).startswith("campaign") for c in paper)
         unsure = sum(c.get("verdict") == "inconclusive" for c in paper)
-        out.append(f"Of those, {reduced} ran with fewer SGD steps or random networks than the paper's, {narrow} "
-                   f"rest on networks narrower than the paper's, {bundled} come from a committed campaign bundle "
-                   f"rather than from this build, and {unsure} are inconclusive.")
+        out.append(
+            f"Of those, {reduced} ran with fewer SGD steps or random networks than the paper's, {narrow} "
+            f"rest on networks narrower than the paper's, {bundled} come from a committed campaign bundle "
+            f"rather than from this build, and {unsure} are inconclusive."
+        )
     return " ".join(out)

@@ -8,6 +8,7 @@ criterion and the papers' own number come from the registry, so a reader finds a
 chapter's criteria in one place and a criterion changes only by a commit that says why (the
 history of the claims modules is the history of the criteria).
 """
+
 from __future__ import annotations
 
 from dataclasses import replace
@@ -52,6 +53,8 @@ def spec(chapter: str, id: str) -> ClaimSpec:
     found = specs(chapter)
     if id not in found:
         name = chapter.split("_", 1)[1] if chapter[:2].isdigit() else chapter
-        raise KeyError(f"claim {id!r} is not registered for chapter {chapter}: add a ClaimSpec to "
-                       f"nadcore/chapters/{name}/claims.py (registered: {', '.join(found) or 'none'})")
+        raise KeyError(
+            f"claim {id!r} is not registered for chapter {chapter}: add a ClaimSpec to "
+            f"nadcore/chapters/{name}/claims.py (registered: {', '.join(found) or 'none'})"
+        )
     return found[id]

@@ -39,6 +39,7 @@ paired per-seed difference: a winner is named only when the difference's interva
 
 :class:`Claim` is one row of the reproduction scorecard (``book/executed/scorecard.json``).
 """
+
 from __future__ import annotations
 
 import json
@@ -52,12 +53,40 @@ import pandas as pd
 from scipy.stats import spearmanr
 from scipy.stats import t as student_t
 
-__all__ = ["VERDICTS", "KINDS", "EVIDENCE", "MUCH", "Interval", "t_interval", "accuracy_interval", "fisher_interval", "auc_interval",
-           "jackknife_interval", "exact_value", "runs_interval", "difference_interval", "paired_gap_interval",
-           "correlation_interval", "spearman", "Criterion", "ClaimSpec", "Claim", "CLAIM_KEYS",
-           "write_claims", "read_claims", "seed_mean_halfwidth", "format_fixed", "seed_summary",
-           "number", "fill_placeholders", "UNBOUNDED", "ROUNDING", "cpu_margin", "runs_to_decide",
-           "SETTLE_CAP"]
+__all__ = [
+    "VERDICTS",
+    "KINDS",
+    "EVIDENCE",
+    "MUCH",
+    "Interval",
+    "t_interval",
+    "accuracy_interval",
+    "fisher_interval",
+    "auc_interval",
+    "jackknife_interval",
+    "exact_value",
+    "runs_interval",
+    "difference_interval",
+    "paired_gap_interval",
+    "correlation_interval",
+    "spearman",
+    "Criterion",
+    "ClaimSpec",
+    "Claim",
+    "CLAIM_KEYS",
+    "write_claims",
+    "read_claims",
+    "seed_mean_halfwidth",
+    "format_fixed",
+    "seed_summary",
+    "number",
+    "fill_placeholders",
+    "UNBOUNDED",
+    "ROUNDING",
+    "cpu_margin",
+    "runs_to_decide",
+    "SETTLE_CAP",
+]
 
 VERDICTS = ("reproduced", "not reproduced", "inconclusive")
 #: what a claim is: a statement of the NAD paper, of its follow-up, a question a reviewer asked,
@@ -73,10 +102,36 @@ EVIDENCE = ("paper", "follow-up")
 #: an order of magnitude, a ratio of 10 (the papers give no number for any of them)
 MUCH = 10.0
 #: the keys of a scorecard claim, in order (the schema of book/executed/scorecard.json)
-CLAIM_KEYS = ("id", "chapter", "kind", "source", "paper", "paper_value", "paper_value_source",
-              "value", "ci_low", "ci_high", "seeds", "groups", "trained", "budget_fraction",
-              "mc_fraction", "verdict", "settings", "criterion", "band", "interval", "note",
-              "kernel_path", "profile", "at_paper_settings", "reduced", "to_settle", "revised", "reading")
+CLAIM_KEYS = (
+    "id",
+    "chapter",
+    "kind",
+    "source",
+    "paper",
+    "paper_value",
+    "paper_value_source",
+    "value",
+    "ci_low",
+    "ci_high",
+    "seeds",
+    "groups",
+    "trained",
+    "budget_fraction",
+    "mc_fraction",
+    "verdict",
+    "settings",
+    "criterion",
+    "band",
+    "interval",
+    "note",
+    "kernel_path",
+    "profile",
+    "at_paper_settings",
+    "reduced",
+    "to_settle",
+    "revised",
+    "reading",
+)
 UNBOUNDED = (-math.inf, math.inf)
 #: relative float rounding within which an exact value counts as equal to its bound (closed forms
 #: and Monte Carlo statistics differ between CPUs by far less; trained values by far more)
@@ -147,8 +202,7 @@ class Interval:
         value = min(max(self.value, lo), hi) if math.isfinite(self.value) else self.value
         if not (math.isfinite(self.low) and math.isfinite(self.high)):
             return Interval(value, self.low, self.high, self.n, self.method, self.unit)
-        return Interval(value, min(max(self.low, lo), hi), max(min(self.high, hi), lo), self.n,
-                        self.method, self.unit)
+        return Interval(value, min(max(self.low, lo), hi), max(min(self.high, hi), lo), self.n, self.method, self.unit)
 
 
 def _finite(values) -> np.ndarray:
@@ -185,8 +239,9 @@ def accuracy_interval(accuracies, n_test: int, level: float = 0.95, difference: 
     p = 0.5 if difference else float(np.clip(a.mean(), 0, 1))  # p(1-p) <= 1/4 for a difference
     extra = (2 if difference else 1) * p * (1 - p) / max(int(n_test), 1) / a.size
     iv = t_interval(a, level, (-1.0, 1.0) if difference else (0.0, 1.0), extra)
-    return Interval(iv.value, iv.low, iv.high, iv.n, f"t-interval over seeds + test-set binomial "
-                    f"(n_test={int(n_test)})", "seeds")
+    return Interval(
+        iv.value, iv.low, iv.high, iv.n, f"t-interval over seeds + test-set binomial (n_test={int(n_test)})", "seeds"
+    )
 
 
 def fisher_interval(correlations, level: float = 0.95) -> Interval:
@@ -203,8 +258,9 @@ def fisher_interval(correlations, level: float = 0.95) -> Interval:
 
 def jackknife_interval(value: float, low: float, high: float, groups: int, bounds=UNBOUNDED) -> Interval:
     """An interval from a delete-one-group jackknife (e.g. :func:`nadcore.nads.overlap_interval`)."""
-    return Interval(float(value), float(low), float(high), int(groups),
-                    f"jackknife over {groups} Monte Carlo groups", "groups").clipped(bounds)
+    return Interval(
+        float(value), float(low), float(high), int(groups), f"jackknife over {groups} Monte Carlo groups", "groups"
+    ).clipped(bounds)
 
 
 def runs_interval(values, bounds=UNBOUNDED, what: str = "runs") -> Interval:
@@ -218,15 +274,22 @@ def difference_interval(a, b, bounds=UNBOUNDED, what: str = "runs") -> Interval:
     """mean(a) - mean(b) of two sets of independent runs, with Welch's t-interval."""
     a, b = _finite(a), _finite(b)
     if a.size < 2 or b.size < 2:
-        return Interval(float(a.mean() - b.mean()) if a.size and b.size else float("nan"),
-                        float("nan"), float("nan"), int(a.size + b.size), "too few runs", "groups")
+        return Interval(
+            float(a.mean() - b.mean()) if a.size and b.size else float("nan"),
+            float("nan"),
+            float("nan"),
+            int(a.size + b.size),
+            "too few runs",
+            "groups",
+        )
     va, vb = a.var(ddof=1) / a.size, b.var(ddof=1) / b.size
     se = math.sqrt(va + vb)
-    dof = (va + vb) ** 2 / (va ** 2 / (a.size - 1) + vb ** 2 / (b.size - 1)) if se > 0 else a.size + b.size - 2
+    dof = (va + vb) ** 2 / (va**2 / (a.size - 1) + vb**2 / (b.size - 1)) if se > 0 else a.size + b.size - 2
     d = float(a.mean() - b.mean())
     half = float(student_t.ppf(0.975, dof)) * se
-    return Interval(d, d - half, d + half, int(a.size + b.size),
-                    f"Welch t-interval over {a.size} + {b.size} {what}", "groups").clipped(bounds)
+    return Interval(
+        d, d - half, d + half, int(a.size + b.size), f"Welch t-interval over {a.size} + {b.size} {what}", "groups"
+    ).clipped(bounds)
 
 
 def paired_gap_interval(ours, published, first, second, bounds=UNBOUNDED, what: str = "points") -> Interval:
@@ -241,9 +304,15 @@ def paired_gap_interval(ours, published, first, second, bounds=UNBOUNDED, what: 
     d = difference_interval((ours - ref)[first], (ours - ref)[second], what=what)
     ref_gap = float(ref[first].mean() - ref[second].mean())
     value = float(ours[first].mean() - ours[second].mean())
-    return Interval(value, ref_gap + d.low, ref_gap + d.high, d.n,
-                    f"the published gap + Welch t-interval of (ours - published) over {int(first.sum())} + "
-                    f"{int(second.sum())} {what}, paired per point", "groups").clipped(bounds)
+    return Interval(
+        value,
+        ref_gap + d.low,
+        ref_gap + d.high,
+        d.n,
+        f"the published gap + Welch t-interval of (ours - published) over {int(first.sum())} + "
+        f"{int(second.sum())} {what}, paired per point",
+        "groups",
+    ).clipped(bounds)
 
 
 def spearman(a, b) -> float:
@@ -262,8 +331,14 @@ def correlation_interval(r: float, n: int, spearman: bool = False, what: str = "
     if n <= 3 or not np.isfinite(r):
         return Interval(float(r), float("nan"), float("nan"), int(n), f"too few {what}", "groups")
     z, se = math.atanh(min(max(r, -0.999999), 0.999999)), (1.03 if spearman else 1.0) / math.sqrt(n - 3)
-    return Interval(float(r), math.tanh(z - 1.96 * se), math.tanh(z + 1.96 * se), int(n),
-                    f"Fisher-z interval over {n} {what}", "groups")
+    return Interval(
+        float(r),
+        math.tanh(z - 1.96 * se),
+        math.tanh(z + 1.96 * se),
+        int(n),
+        f"Fisher-z interval over {n} {what}",
+        "groups",
+    )
 
 
 def auc_interval(scores, positive, what: str = "cells") -> Interval:
@@ -276,15 +351,15 @@ def auc_interval(scores, positive, what: str = "cells") -> Interval:
     s, y = np.ravel(np.asarray(scores, dtype=np.float64)), np.ravel(np.asarray(positive, dtype=bool))
     n1, n0 = int(y.sum()), int((~y).sum())
     if n1 == 0 or n0 == 0:
-        return Interval(float("nan"), float("nan"), float("nan"), n1 + n0, f"one class only among the {what}",
-                        "groups")
+        return Interval(float("nan"), float("nan"), float("nan"), n1 + n0, f"one class only among the {what}", "groups")
     greater = (s[y][:, None] > s[~y][None, :]).sum() + 0.5 * (s[y][:, None] == s[~y][None, :]).sum()
     a = float(greater / (n1 * n0))
     b = (n1 * n0 * a + 0.5) / (n1 * n0 + 1)
     q1, q2 = b / (2 - b), 2 * b * b / (1 + b)
     se = math.sqrt(max(b * (1 - b) + (n1 - 1) * (q1 - b * b) + (n0 - 1) * (q2 - b * b), 0.0) / (n1 * n0))
-    return Interval(a, a - 1.96 * se, a + 1.96 * se, n1 + n0,
-                    f"Hanley-McNeil interval over {n1} + {n0} {what}", "groups").clipped((0.0, 1.0))
+    return Interval(
+        a, a - 1.96 * se, a + 1.96 * se, n1 + n0, f"Hanley-McNeil interval over {n1} + {n0} {what}", "groups"
+    ).clipped((0.0, 1.0))
 
 
 def exact_value(value: float, method: str = "exact") -> Interval:
@@ -296,10 +371,14 @@ def exact_value(value: float, method: str = "exact") -> Interval:
 # --------------------------------------------------------------------------------------------
 # Criteria and claims
 # --------------------------------------------------------------------------------------------
-_OPS = {">=": lambda a, b: a >= b, ">": lambda a, b: a > b,
-        "<=": lambda a, b: a <= b, "<": lambda a, b: a < b,
-        # "within": |value - center| <= threshold (the paper's value +- a stated tolerance)
-        "within": None}
+_OPS = {
+    ">=": lambda a, b: a >= b,
+    ">": lambda a, b: a > b,
+    "<=": lambda a, b: a <= b,
+    "<": lambda a, b: a < b,
+    # "within": |value - center| <= threshold (the paper's value +- a stated tolerance)
+    "within": None,
+}
 
 
 @dataclass(frozen=True)
@@ -344,7 +423,7 @@ class Criterion:
         m = cpu_margin(iv)
         exact = lo == hi
         what = "the value" if exact else "the whole interval"
-        near = ("" if exact else f" by less than its CPU margin ({number(m)}, one standard error)")
+        near = "" if exact else f" by less than its CPU margin ({number(m)}, one standard error)"
         if self.op == "within":
             a, b = self.band
             if exact:
@@ -373,8 +452,13 @@ def _snap(x: float, bound: float) -> float:
     return bound if math.isfinite(bound) and abs(x - bound) <= ROUNDING * max(1.0, abs(bound)) else x
 
 
-def runs_to_decide(iv: Interval, criterion: Criterion, preconditions: dict | None = None,
-                   hours_per_unit: float | None = None, cap: int = SETTLE_CAP) -> dict:
+def runs_to_decide(
+    iv: Interval,
+    criterion: Criterion,
+    preconditions: dict | None = None,
+    hours_per_unit: float | None = None,
+    cap: int = SETTLE_CAP,
+) -> dict:
     """What would decide an inconclusive claim, from its measured spread (a power calculation):
     ``{"unit", "have", "need", "more", "hours", "why"}``. ``need``: the fewest independent values
     (seeds, cells, indices or Monte Carlo groups, as ``iv.unit`` and its method say) at which the
@@ -402,20 +486,34 @@ def runs_to_decide(iv: Interval, criterion: Criterion, preconditions: dict | Non
     cap = min(cap, UNIT_CAPS.get(unit, cap))
     need = next((k for k in range(n, cap + 1) if (_quantile(k) + 1) * sd / math.sqrt(k) < distance), None)
     if need is None:
-        out["why"] = (f"the value lies {number(distance)} from the bound, within the spread of {cap} "
-                      f"{unit}" + (" (all there are)" if unit in UNIT_CAPS and cap == UNIT_CAPS[unit] else "")
-                      + ": more runs of the same kind cannot decide it")
+        out["why"] = (
+            f"the value lies {number(distance)} from the bound, within the spread of {cap} "
+            f"{unit}"
+            + (" (all there are)" if unit in UNIT_CAPS and cap == UNIT_CAPS[unit] else "")
+            + ": more runs of the same kind cannot decide it"
+        )
         return out
     more = max(need - n, 1)
-    out.update(need=max(need, n + 1), more=more,
-               hours=None if hours_per_unit is None else round(more * float(hours_per_unit), 2),
-               why=f"{more} more {_SINGULAR.get(unit, unit) if more == 1 else unit} at the measured spread (sd {number(sd)} per value, "
-                   f"{number(distance)} from the bound)")
+    out.update(
+        need=max(need, n + 1),
+        more=more,
+        hours=None if hours_per_unit is None else round(more * float(hours_per_unit), 2),
+        why=f"{more} more {_SINGULAR.get(unit, unit) if more == 1 else unit} at the measured spread (sd {number(sd)} per value, "
+        f"{number(distance)} from the bound)",
+    )
     return out
 
 
-_SINGULAR = {"seeds": "seed", "cells": "cell", "indices": "index", "groups": "group", "runs": "run",
-             "points": "point", "monte carlo groups": "Monte Carlo group", "values": "value"}
+_SINGULAR = {
+    "seeds": "seed",
+    "cells": "cell",
+    "indices": "index",
+    "groups": "group",
+    "runs": "run",
+    "points": "point",
+    "monte carlo groups": "Monte Carlo group",
+    "values": "value",
+}
 
 
 def _unit_name(method: str) -> str:
@@ -431,8 +529,12 @@ def fill_placeholders(text, values: dict):
     writes them); non-strings pass through."""
     if not isinstance(text, str):
         return text
-    return text.format_map({k: number(v) if isinstance(v, (int, float, np.number)) and not isinstance(v, bool)
-                            else v for k, v in values.items()})
+    return text.format_map(
+        {
+            k: number(v) if isinstance(v, (int, float, np.number)) and not isinstance(v, bool) else v
+            for k, v in values.items()
+        }
+    )
 
 
 @dataclass(frozen=True)
@@ -492,8 +594,9 @@ class ClaimSpec:
 
     def criterion(self, values: dict) -> Criterion:
         center = self.resolved_paper_value(values) if self.op == "within" else None
-        return Criterion(fill_placeholders(self.quantity, values), self.op, self._number(self.threshold, values),
-                         center)
+        return Criterion(
+            fill_placeholders(self.quantity, values), self.op, self._number(self.threshold, values), center
+        )
 
     def resolved_paper_value(self, values: dict) -> float | None:
         return self._number(self.paper_value, values)
@@ -539,13 +642,31 @@ class Claim:
     reading: str = ""
 
     @classmethod
-    def evaluate(cls, id: str, chapter: str, paper: str, criterion: Criterion, interval: Interval,
-                 *, trained: bool, budget_fraction: float | None = None, paper_value: float | None = None,
-                 preconditions: dict | None = None, settings: dict | None = None, kernel_path: str = "",
-                 kind: str = "paper", source: str = "", paper_value_source: str = "",
-                 mc_fraction: float | None = None, profile: str = "", bounds=UNBOUNDED,
-                 reduced=None, hours_per_unit: float | None = None, revised: str = "",
-                 reading: str = "") -> "Claim":
+    def evaluate(
+        cls,
+        id: str,
+        chapter: str,
+        paper: str,
+        criterion: Criterion,
+        interval: Interval,
+        *,
+        trained: bool,
+        budget_fraction: float | None = None,
+        paper_value: float | None = None,
+        preconditions: dict | None = None,
+        settings: dict | None = None,
+        kernel_path: str = "",
+        kind: str = "paper",
+        source: str = "",
+        paper_value_source: str = "",
+        mc_fraction: float | None = None,
+        profile: str = "",
+        bounds=UNBOUNDED,
+        reduced=None,
+        hours_per_unit: float | None = None,
+        revised: str = "",
+        reading: str = "",
+    ) -> "Claim":
         """The claim's verdict computed from ``criterion`` and ``interval`` (kept in ``bounds``).
         ``reduced``: the settings below the paper's (None: not known, so not at the paper's
         settings); the SGD budget and the Monte Carlo fraction below 1 are added to it here.
@@ -564,28 +685,52 @@ class Claim:
             reduced.append("smoke profile")
         if not known:
             reduced.append("settings not recorded against the paper's")
-        settle = (runs_to_decide(interval, criterion, preconditions, hours_per_unit)
-                  if verdict == "inconclusive" else None)
-        return cls(id=id, chapter=chapter, paper=paper, paper_value=paper_value,
-                   value=interval.value, ci_low=interval.low, ci_high=interval.high,
-                   seeds=int(interval.n) if interval.unit == "seeds" else 0,
-                   groups=int(interval.n) if interval.unit == "groups" else None,
-                   trained=bool(trained),
-                   budget_fraction=None if budget_fraction is None else float(budget_fraction),
-                   mc_fraction=None if mc_fraction is None else float(mc_fraction),
-                   verdict=verdict, settings=dict(settings or {}), criterion=str(criterion),
-                   interval=interval.method, note=reason, kernel_path=kernel_path, kind=kind,
-                   source=source, paper_value_source=paper_value_source, profile=profile,
-                   band=[_finite_or_none(float(b)) for b in criterion.band],
-                   at_paper_settings=not reduced, reduced=reduced, to_settle=settle, revised=revised,
-                   reading=reading)
+        settle = (
+            runs_to_decide(interval, criterion, preconditions, hours_per_unit) if verdict == "inconclusive" else None
+        )
+        return cls(
+            id=id,
+            chapter=chapter,
+            paper=paper,
+            paper_value=paper_value,
+            value=interval.value,
+            ci_low=interval.low,
+            ci_high=interval.high,
+            seeds=int(interval.n) if interval.unit == "seeds" else 0,
+            groups=int(interval.n) if interval.unit == "groups" else None,
+            trained=bool(trained),
+            budget_fraction=None if budget_fraction is None else float(budget_fraction),
+            mc_fraction=None if mc_fraction is None else float(mc_fraction),
+            verdict=verdict,
+            settings=dict(settings or {}),
+            criterion=str(criterion),
+            interval=interval.method,
+            note=reason,
+            kernel_path=kernel_path,
+            kind=kind,
+            source=source,
+            paper_value_source=paper_value_source,
+            profile=profile,
+            band=[_finite_or_none(float(b)) for b in criterion.band],
+            at_paper_settings=not reduced,
+            reduced=reduced,
+            to_settle=settle,
+            revised=revised,
+            reading=reading,
+        )
 
     def measured(self) -> Interval:
         """The measured value and its interval."""
         nan = float("nan")
         unit, n = ("groups", self.groups) if self.groups else ("seeds", self.seeds) if self.seeds else ("values", 1)
-        return Interval(self.value, nan if self.ci_low is None else self.ci_low,
-                        nan if self.ci_high is None else self.ci_high, n, self.interval, unit)
+        return Interval(
+            self.value,
+            nan if self.ci_low is None else self.ci_low,
+            nan if self.ci_high is None else self.ci_high,
+            n,
+            self.interval,
+            unit,
+        )
 
     def sentence(self) -> str:
         """One line for the page: the claim, the criterion, what was measured, the verdict."""
@@ -602,8 +747,10 @@ class Claim:
                 extra.append("at the paper's settings")
         paper = "" if self.paper_value is None else f" (paper: {number(self.paper_value)})"
         where = f"{self.source}: " if self.source else ""
-        return (f"**{self.verdict}** - {where}{self.paper} Criterion: {self.criterion}. Measured {iv}{paper} "
-                f"({'; '.join([how] + extra)}); {self.note}.")
+        return (
+            f"**{self.verdict}** - {where}{self.paper} Criterion: {self.criterion}. Measured {iv}{paper} "
+            f"({'; '.join([how] + extra)}); {self.note}."
+        )
 
     def to_json(self) -> dict:
         d = asdict(self)
@@ -621,8 +768,7 @@ def write_claims(path, chapter: str, claims) -> Path:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(json.dumps({"chapter": chapter, "claims": [c.to_json() for c in claims]},
-                              indent=1, default=float))
+    tmp.write_text(json.dumps({"chapter": chapter, "claims": [c.to_json() for c in claims]}, indent=1, default=float))
     os.replace(tmp, path)
     return path
 

@@ -24,6 +24,7 @@ inside the output; the browser only switches between them.
   for places where widget state is not kept. :func:`direction_explorer` always uses this form:
   hovering cannot be expressed with ``jslink``.
 """
+
 from __future__ import annotations
 
 import base64
@@ -39,8 +40,7 @@ import numpy as np
 from nadcore.data.directions import fourier_basis_vector, fourier_energy
 from nadcore.runtime import digest
 
-__all__ = ["nad_explorer", "direction_explorer", "default_indices", "png_bytes", "png_data_uri",
-           "HTMLExplorer"]
+__all__ = ["nad_explorer", "direction_explorer", "default_indices", "png_bytes", "png_data_uri", "HTMLExplorer"]
 
 #: pixel size at which the 32x32 images are drawn (nearest-neighbour upscaling in the browser)
 DISPLAY_PX = 160
@@ -58,8 +58,9 @@ def _palette(cmap: str, levels: int) -> list[int]:
     return (np.round(rgba[:, :3] * 255).astype(np.uint8)).ravel().tolist()
 
 
-def png_bytes(values: np.ndarray, cmap: str = "viridis", vmin: float | None = None,
-              vmax: float | None = None, levels: int = 64) -> bytes:
+def png_bytes(
+    values: np.ndarray, cmap: str = "viridis", vmin: float | None = None, vmax: float | None = None, levels: int = 64
+) -> bytes:
     """A 2-D array as a palette PNG of ``levels`` colours of ``cmap`` (NaN -> the lowest colour).
     64 levels halve the size of a 32x32 image against 256 and look the same at this size.
 
@@ -122,8 +123,10 @@ def _fourier_image(img: np.ndarray) -> dict:
 
 
 def _img_tag(uri: str, alt: str, px: int = DISPLAY_PX) -> str:
-    return (f'<img src="{uri}" alt="{_html.escape(alt)}" width="{px}" height="{px}" '
-            'style="image-rendering:pixelated;image-rendering:crisp-edges;border:1px solid #ccc">')
+    return (
+        f'<img src="{uri}" alt="{_html.escape(alt)}" width="{px}" height="{px}" '
+        'style="image-rendering:pixelated;image-rendering:crisp-edges;border:1px solid #ccc">'
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -165,11 +168,11 @@ def _nad_entries(results: Mapping, indices, accuracies) -> tuple[list[str], list
     accuracies = accuracies or {}
     unknown = set(map(str, accuracies)) - set(labels)
     if unknown:
-        raise ValueError(f"nad_explorer: accuracies for unknown labels {sorted(unknown)}; "
-                         f"labels are {labels}")
+        raise ValueError(f"nad_explorer: accuracies for unknown labels {sorted(unknown)}; labels are {labels}")
     if max(indices) >= max(counts):
-        raise ValueError(f"nad_explorer: NAD index {max(indices)} is out of range: the sets hold "
-                         f"{dict(zip(labels, counts))} NADs")
+        raise ValueError(
+            f"nad_explorer: NAD index {max(indices)} is out of range: the sets hold {dict(zip(labels, counts))} NADs"
+        )
     entries = {}
     for label, r in zip(labels, results.values()):
         U = np.asarray(r.nads if hasattr(r, "nads") else r)
@@ -179,8 +182,13 @@ def _nad_entries(results: Mapping, indices, accuracies) -> tuple[list[str], list
         rows = []
         for i in indices:
             if i >= U.shape[0]:  # a shorter set (explicit indices only): say so in the panel
-                rows.append((None, None, f"<b>{_html.escape(label)}</b>: NAD {i} not available "
-                                         f"(this set holds {U.shape[0]} NADs)"))
+                rows.append(
+                    (
+                        None,
+                        None,
+                        f"<b>{_html.escape(label)}</b>: NAD {i} not available (this set holds {U.shape[0]} NADs)",
+                    )
+                )
                 continue
             img = _as_image(U[i], shape)
             info = [f"<b>{_html.escape(label)}</b>, NAD {i}"]
@@ -188,10 +196,10 @@ def _nad_entries(results: Mapping, indices, accuracies) -> tuple[list[str], list
                 info.append(f"eigenvalue \u03bb<sub>{i}</sub>/\u03bb<sub>0</sub> = {ev[i] / ev[0]:.3g}")
             if acc:
                 a = acc.get(i)
-                info.append(f"test accuracy on D(u<sub>{i}</sub>): "
-                            + (f"{a:.1%}" if a is not None else "not measured"))
-            rows.append((png_data_uri(**_pixel_image(img)), png_data_uri(**_fourier_image(img)),
-                         "<br>".join(info)))
+                info.append(
+                    f"test accuracy on D(u<sub>{i}</sub>): " + (f"{a:.1%}" if a is not None else "not measured")
+                )
+            rows.append((png_data_uri(**_pixel_image(img)), png_data_uri(**_fourier_image(img)), "<br>".join(info)))
         entries[label] = rows
     return labels, indices, entries
 
@@ -213,15 +221,16 @@ def _script(name: str, root_id: str) -> str:
 def _nad_panel(label: str, i: int, pix: str | None, fou: str | None, info: str) -> str:
     if pix is None:
         return f'<div class="nadx-panel"><div class="nad-explorer-info">{info}</div></div>'
-    return (f'<div class="nadx-panel"><figure><img class="nadx-img" src="{pix}" '
-            f'alt="NAD {i} of {_html.escape(label)} in pixel space"><figcaption>pixel space</figcaption>'
-            f'</figure><figure><img class="nadx-img" src="{fou}" alt="Fourier energy of NAD {i} of '
-            f'{_html.escape(label)}"><figcaption>Fourier energy</figcaption></figure>'
-            f'<div class="nad-explorer-info">{info}</div></div>')
+    return (
+        f'<div class="nadx-panel"><figure><img class="nadx-img" src="{pix}" '
+        f'alt="NAD {i} of {_html.escape(label)} in pixel space"><figcaption>pixel space</figcaption>'
+        f'</figure><figure><img class="nadx-img" src="{fou}" alt="Fourier energy of NAD {i} of '
+        f'{_html.escape(label)}"><figcaption>Fourier energy</figcaption></figure>'
+        f'<div class="nad-explorer-info">{info}</div></div>'
+    )
 
 
-def nad_explorer(results: Mapping, indices=None, accuracies: Mapping | None = None, *,
-                 backend: str = "widgets"):
+def nad_explorer(results: Mapping, indices=None, accuracies: Mapping | None = None, *, backend: str = "widgets"):
     """Browse the NADs of several architectures (paper Fig. 5, interactively).
 
     ``results``: label -> :class:`~nadcore.nads.NADResult` (or an array of NADs, one per row).
@@ -259,7 +268,7 @@ def _nad_widgets(labels, indices, entries):
     import ipywidgets as W
 
     cls = _explorer_class()
-    layout = W.Layout()         # one Layout / style model shared by every page keeps the state small
+    layout = W.Layout()  # one Layout / style model shared by every page keeps the state small
     from ipywidgets.widgets.widget_string import HTMLStyle
 
     style = HTMLStyle()
@@ -267,17 +276,31 @@ def _nad_widgets(labels, indices, entries):
     # MathJax 2 API (MathJax.Hub), which throws under the book's MathJax 3; plain HTML labels.
     label = lambda text: W.HTML(f"<b>{text}</b>", layout=W.Layout(width="7.5em"))  # noqa: E731
     arch = W.Dropdown(options=labels, index=0, layout=W.Layout(width="max-content"))
-    slider = W.SelectionSlider(options=[(str(i), i) for i in indices], index=0,
-                               continuous_update=True, layout=W.Layout(width="360px"))
-    pages = W.Stack([W.Stack([W.HTML(_nad_panel(lab, i, *row), layout=layout, style=style)
-                              for i, row in zip(indices, entries[lab])], selected_index=0)
-                     for lab in labels], selected_index=0)
+    slider = W.SelectionSlider(
+        options=[(str(i), i) for i in indices], index=0, continuous_update=True, layout=W.Layout(width="360px")
+    )
+    pages = W.Stack(
+        [
+            W.Stack(
+                [W.HTML(_nad_panel(lab, i, *row), layout=layout, style=style) for i, row in zip(indices, entries[lab])],
+                selected_index=0,
+            )
+            for lab in labels
+        ],
+        selected_index=0,
+    )
     links = [W.jslink((arch, "index"), (pages, "selected_index"))]
     links += [W.jslink((slider, "index"), (inner, "selected_index")) for inner in pages.children]
-    note = W.HTML(_css() + '<span style="font-size:85%">Fourier energy: low frequencies at the '
-                  'centre. Eigenvalues relative to the largest one.</span>')
-    controls = W.VBox([W.HBox([label("architecture"), arch], layout=W.Layout(align_items="center")),
-                       W.HBox([label("NAD index"), slider], layout=W.Layout(align_items="center"))])
+    note = W.HTML(
+        _css() + '<span style="font-size:85%">Fourier energy: low frequencies at the '
+        "centre. Eigenvalues relative to the largest one.</span>"
+    )
+    controls = W.VBox(
+        [
+            W.HBox([label("architecture"), arch], layout=W.Layout(align_items="center")),
+            W.HBox([label("NAD index"), slider], layout=W.Layout(align_items="center")),
+        ]
+    )
     box = cls([controls, pages, note])
     box.add_class("nad-explorer")
     box._summary = f"{len(labels)} architecture(s) x {len(indices)} NAD indices"
@@ -301,8 +324,10 @@ class HTMLExplorer:
     def save(self, path) -> None:
         """Write a stand-alone HTML page holding the fragment."""
         with open(path, "w", encoding="utf-8") as f:
-            f.write(f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{self.summary}"
-                    f"</title></head><body>{self.html}</body></html>\n")
+            f.write(
+                f"<!DOCTYPE html>\n<html><head><meta charset='utf-8'><title>{self.summary}"
+                f"</title></head><body>{self.html}</body></html>\n"
+            )
 
 
 def _uid(kind: str, payload) -> str:
@@ -353,8 +378,10 @@ def _direction_images(directions, shape):
     if arr.shape[:2] == (g0, g1) and arr.ndim >= 3:
         arr = arr.reshape(g0 * g1, *arr.shape[2:])
     if arr.shape[0] != g0 * g1:
-        raise ValueError(f"direction_explorer: expected {g0 * g1} directions (one per cell of the "
-                         f"{g0}x{g1} maps, row-major) or a FourierGrid, got an array of shape {arr.shape}")
+        raise ValueError(
+            f"direction_explorer: expected {g0 * g1} directions (one per cell of the "
+            f"{g0}x{g1} maps, row-major) or a FourierGrid, got an array of shape {arr.shape}"
+        )
     imgs = []
     for v in arr:
         v = np.asarray(v, dtype=np.float64)
@@ -366,9 +393,17 @@ def _direction_images(directions, shape):
     return imgs, None
 
 
-def direction_explorer(grid_accuracies: Mapping, directions, *, vmin: float = 0.5, vmax: float = 1.0,
-                       cmap: str = "viridis", cell_px: int = 18, labels=None,
-                       title: str | None = None) -> HTMLExplorer:
+def direction_explorer(
+    grid_accuracies: Mapping,
+    directions,
+    *,
+    vmin: float = 0.5,
+    vmax: float = 1.0,
+    cmap: str = "viridis",
+    cell_px: int = 18,
+    labels=None,
+    title: str | None = None,
+) -> HTMLExplorer:
     """Accuracy over a grid of Fourier directions, one heatmap per architecture (paper Fig. 1):
     hovering over, clicking or tabbing to a cell shows the direction ``v`` and the test accuracy
     on ``D(v)`` for every architecture.
@@ -385,8 +420,10 @@ def direction_explorer(grid_accuracies: Mapping, directions, *, vmin: float = 0.
     maps = [np.asarray(m, dtype=float) for m in grid_accuracies.values()]
     shape = maps[0].shape
     if len(shape) != 2 or any(m.shape != shape for m in maps):
-        raise ValueError("direction_explorer: every accuracy map must be 2-D with the same shape, got "
-                         + ", ".join(f"{a}: {m.shape}" for a, m in zip(archs, maps)))
+        raise ValueError(
+            "direction_explorer: every accuracy map must be 2-D with the same shape, got "
+            + ", ".join(f"{a}: {m.shape}" for a, m in zip(archs, maps))
+        )
     imgs, cell_labels = _direction_images(directions, shape)
     if labels is not None:
         cell_labels = [str(x) for x in labels]
@@ -419,19 +456,24 @@ def direction_explorer(grid_accuracies: Mapping, directions, *, vmin: float = 0.
                 c = i * shape[1] + j
                 x = m[c]
                 tip = f"{arch}, {cell_labels[c]}: " + ("not measured" if x is None else f"{x:.1%}")
-                cells.append(f'<td class="dirx-cell" tabindex="0" data-a="{a}" data-c="{c}" title="{_html.escape(tip)}" '
-                             f'style="width:{cell_px}px;height:{cell_px}px;background:{colour(x)}"></td>')
+                cells.append(
+                    f'<td class="dirx-cell" tabindex="0" data-a="{a}" data-c="{c}" title="{_html.escape(tip)}" '
+                    f'style="width:{cell_px}px;height:{cell_px}px;background:{colour(x)}"></td>'
+                )
             rows.append("<tr>" + "".join(cells) + "</tr>")
-        tables.append(f'<div style="text-align:center"><div style="font-size:85%;margin-bottom:2px">'
-                      f'{_html.escape(arch)}</div><table class="dirx-map">{"".join(rows)}</table></div>')
+        tables.append(
+            f'<div style="text-align:center"><div style="font-size:85%;margin-bottom:2px">'
+            f'{_html.escape(arch)}</div><table class="dirx-map">{"".join(rows)}</table></div>'
+        )
     stops = ", ".join(f"{mcolors.to_hex(cm(t))} {100 * t:.0f}%" for t in np.linspace(0, 1, 6))
-    bar = (f'<div style="font-size:80%;margin-top:4px">accuracy {vmin:.0%} '
-           f'<span style="display:inline-block;width:140px;height:10px;vertical-align:middle;'
-           f'background:linear-gradient(to right, {stops})"></span> {vmax:.0%}'
-           f'<span style="margin-left:10px">(grey: not measured)</span></div>')
+    bar = (
+        f'<div style="font-size:80%;margin-top:4px">accuracy {vmin:.0%} '
+        f'<span style="display:inline-block;width:140px;height:10px;vertical-align:middle;'
+        f'background:linear-gradient(to right, {stops})"></span> {vmax:.0%}'
+        f'<span style="margin-left:10px">(grey: not measured)</span></div>'
+    )
     first = next((c for c in range(len(imgs)) if any(m[c] is not None for m in acc)), 0)
-    payload = {"archs": archs, "acc": acc, "labels": cell_labels, "dir": dir_uris, "fou": fou_uris,
-               "first": first}
+    payload = {"archs": archs, "acc": acc, "labels": cell_labels, "dir": dir_uris, "fou": fou_uris, "first": first}
     heading = f'<div style="font-weight:bold;margin-bottom:4px">{_html.escape(title)}</div>' if title else ""
     html = f"""<div id="{uid}" class="direction-explorer" style="font-family:sans-serif">{heading}{_css()}
 <div style="display:flex;flex-wrap:wrap;gap:14px;align-items:flex-start">

@@ -13,6 +13,7 @@ number (``nadcore/chapters/linear_separability/`` for ``03_linear_separability``
 (which must name existing settings). Values are replaced whole: a nested dict in an override
 replaces the base's dict.
 """
+
 from __future__ import annotations
 
 import copy
@@ -55,8 +56,7 @@ def resolve(chapter: str, profile: str, knobs: dict | None = None) -> dict:
         if k not in cfg:
             close = difflib.get_close_matches(k, list(cfg), n=3)
             hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-            raise ValueError(f"unknown knob {k!r} for chapter {chapter}.{hint} Valid knobs: "
-                             f"{', '.join(sorted(cfg))}.")
+            raise ValueError(f"unknown knob {k!r} for chapter {chapter}.{hint} Valid knobs: {', '.join(sorted(cfg))}.")
         cfg[k] = copy.deepcopy(v)
     return cfg
 

@@ -28,6 +28,7 @@ Each finished job is written to the cache by the calling process the moment it c
 (atomically, see :mod:`nadcore.book.cache`), so an interrupted run - Ctrl-C, SIGKILL, a killed Slurm
 allocation - resumes where it stopped: finished jobs are loaded, only missing ones are submitted.
 """
+
 from __future__ import annotations
 
 import concurrent.futures as cf
@@ -40,8 +41,17 @@ import torch
 
 from nadcore.book.cache import Cache
 
-__all__ = ["Job", "run_jobs", "JobsInterrupted", "collect", "make_executor", "stop_executor", "as_completed",
-           "call_on_threads", "job_threads"]
+__all__ = [
+    "Job",
+    "run_jobs",
+    "JobsInterrupted",
+    "collect",
+    "make_executor",
+    "stop_executor",
+    "as_completed",
+    "call_on_threads",
+    "job_threads",
+]
 
 
 @dataclass
@@ -72,10 +82,17 @@ def job_threads(executor=None) -> int:
     return torch.get_num_threads() if executor is None else 1
 
 
-def run_jobs(jobs: Sequence[Job], fn: Callable, executor=None, cache: Cache | None = None,
-             name: str | None = None, progress: bool | str = False,
-             stop_after: int | None = None, accept: Callable | None = None,
-             thread_invariant: bool = False) -> list[tuple[dict, dict]]:
+def run_jobs(
+    jobs: Sequence[Job],
+    fn: Callable,
+    executor=None,
+    cache: Cache | None = None,
+    name: str | None = None,
+    progress: bool | str = False,
+    stop_after: int | None = None,
+    accept: Callable | None = None,
+    thread_invariant: bool = False,
+) -> list[tuple[dict, dict]]:
     """Run ``fn(job.config, **job.data)`` for every job; return ``[(arrays, meta), ...]`` in job order.
 
     A job runs on :func:`job_threads` torch threads. That count is
@@ -108,8 +125,13 @@ def run_jobs(jobs: Sequence[Job], fn: Callable, executor=None, cache: Cache | No
     bar = None
     if progress and todo:
         from tqdm.auto import tqdm
-        bar = tqdm(total=len(jobs), initial=len(jobs) - len(todo), unit="job",
-                   desc=progress if isinstance(progress, str) else name)
+
+        bar = tqdm(
+            total=len(jobs),
+            initial=len(jobs) - len(todo),
+            unit="job",
+            desc=progress if isinstance(progress, str) else name,
+        )
     done = 0
 
     def finish(i, out):
@@ -129,8 +151,7 @@ def run_jobs(jobs: Sequence[Job], fn: Callable, executor=None, cache: Cache | No
             for i in todo:
                 finish(i, call_on_threads(fn, jobs[i].config, jobs[i].data))
         else:
-            futures = {executor.submit(call_on_threads, fn, jobs[i].config, jobs[i].data, threads): i
-                       for i in todo}
+            futures = {executor.submit(call_on_threads, fn, jobs[i].config, jobs[i].data, threads): i for i in todo}
             try:
                 for fut in as_completed(futures):
                     finish(futures[fut], fut.result())
@@ -153,6 +174,7 @@ def as_completed(futures):
         return
     if futs and type(futs[0]).__module__.startswith("distributed"):
         from distributed import as_completed as dask_completed
+
         yield from dask_completed(futs)
         return
     pending = futs  # generic (e.g. submitit jobs: .done() and .result()): poll
@@ -180,6 +202,7 @@ def _single_thread():
     try:
         import ctypes
         import signal
+
         ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
@@ -193,8 +216,7 @@ def make_executor(workers: int | None):
         return None
     import multiprocessing as mp
 
-    return cf.ProcessPoolExecutor(int(workers), mp_context=mp.get_context("spawn"),
-                                  initializer=_single_thread)
+    return cf.ProcessPoolExecutor(int(workers), mp_context=mp.get_context("spawn"), initializer=_single_thread)
 
 
 def stop_executor(executor: cf.ProcessPoolExecutor) -> None:

@@ -23,6 +23,7 @@ Badges are ``<span class="nad-verdict nad-verdict-<verdict>">`` styled by
 Rows of an older schema (no ``kind``, ``groups``, ``profile``, ...) are shown with defaults. The
 page writer needs no book build; ``scripts/preview_scorecard.py`` renders it alone.
 """
+
 from __future__ import annotations
 
 import json
@@ -30,14 +31,40 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from nadcore.book.claim_rows import (FILES_DIR, KIND_TITLES, OPS_TEXT, VERDICT_SIGNS, clean_text, counts, headline,
-                                     kind_of, limits, measured_text, num_or_none, parse_criterion, profile_of,
-                                     reduced_of, revisions, settled_text)
+from nadcore.book.claim_rows import (
+    FILES_DIR,
+    KIND_TITLES,
+    OPS_TEXT,
+    VERDICT_SIGNS,
+    clean_text,
+    counts,
+    headline,
+    kind_of,
+    limits,
+    measured_text,
+    num_or_none,
+    parse_criterion,
+    profile_of,
+    reduced_of,
+    revisions,
+    settled_text,
+)
 from nadcore.book.evidence import VERDICTS, number
 from nadcore.book.forest import FOREST_COLUMNS, forest_plot
 
-__all__ = ["write_page", "page_text", "coverage_section", "forest_plot", "FOREST_COLUMNS", "clean_text",
-           "parse_criterion", "kind_of", "profile_of", "counts", "FILES_DIR"]
+__all__ = [
+    "write_page",
+    "page_text",
+    "coverage_section",
+    "forest_plot",
+    "FOREST_COLUMNS",
+    "clean_text",
+    "parse_criterion",
+    "kind_of",
+    "profile_of",
+    "counts",
+    "FILES_DIR",
+]
 
 # --------------------------------------------------------------------------------------------
 # Markdown pieces
@@ -59,9 +86,11 @@ def badge(verdict: str, text: str | None = None) -> str:
     slug = re.sub(r"[^a-z]+", "-", verdict.lower()).strip("-")
     sign = VERDICT_SIGNS.get(verdict, "")
     label = _html_escape(text if text is not None else verdict)
-    return (f'<span class="nad-verdict nad-verdict-{slug}" data-verdict="{_html_escape(verdict)}">'
-            f"{sign} {label}</span>" if sign else
-            f'<span class="nad-verdict nad-verdict-{slug}" data-verdict="{_html_escape(verdict)}">{label}</span>')
+    return (
+        f'<span class="nad-verdict nad-verdict-{slug}" data-verdict="{_html_escape(verdict)}">{sign} {label}</span>'
+        if sign
+        else f'<span class="nad-verdict nad-verdict-{slug}" data-verdict="{_html_escape(verdict)}">{label}</span>'
+    )
 
 
 def _fraction(v) -> str:
@@ -85,9 +114,12 @@ def claim_title(c: dict) -> str:
     if profile_of(c) == "paper":
         parts.append("paper\u00a0scale")
     if kind_of(c) in ("paper", "follow-up"):
-        parts.append("at\u00a0the\u00a0paper's\u00a0settings" if c.get("at_paper_settings") else "reduced\u00a0settings")
-    return f"{badge(c.get('verdict', 'inconclusive'))} {{ref}}`{c['id']} <claim-{c['id']}>` \u00b7 " + \
-        " \u00b7 ".join(parts)
+        parts.append(
+            "at\u00a0the\u00a0paper's\u00a0settings" if c.get("at_paper_settings") else "reduced\u00a0settings"
+        )
+    return f"{badge(c.get('verdict', 'inconclusive'))} {{ref}}`{c['id']} <claim-{c['id']}>` \u00b7 " + " \u00b7 ".join(
+        parts
+    )
 
 
 def claim_details(c: dict) -> list[str]:
@@ -97,10 +129,13 @@ def claim_details(c: dict) -> list[str]:
     paper = clean_text(c.get("paper") or "").replace("\n", " ")
     if source and paper.startswith(source):  # older rows wrote the source into the sentence
         source = ""
-    lines = [f"- **{'The papers say' if kind in ('paper', 'follow-up') else 'Claim'}**"
-             + (f" ({md_escape(source)})" if source else "") + f": {paper}",
-             f"- **Criterion**, fixed before the run: {md_escape(c.get('criterion', ''))}"
-             + (f"; {md_escape(c['note'])}" if c.get("note") else "")]
+    lines = [
+        f"- **{'The papers say' if kind in ('paper', 'follow-up') else 'Claim'}**"
+        + (f" ({md_escape(source)})" if source else "")
+        + f": {paper}",
+        f"- **Criterion**, fixed before the run: {md_escape(c.get('criterion', ''))}"
+        + (f"; {md_escape(c['note'])}" if c.get("note") else ""),
+    ]
     if c.get("reading"):
         lines.append(f"- **Reading of the sentence**: {md_escape(c['reading'])}")
     how = [md_escape(c.get("interval") or "")] if c.get("interval") else []
@@ -133,9 +168,14 @@ def claim_details(c: dict) -> list[str]:
     if cost:
         lines.append("- **Budget**: " + "; ".join(cost))
     reduced = reduced_of(c)
-    lines.append("- **At the paper's settings**: " + ("yes (samples, SGD steps, random networks, network and width)"
-                                                      if c.get("at_paper_settings") and not reduced else
-                                                      "no: " + md_escape("; ".join(reduced))))
+    lines.append(
+        "- **At the paper's settings**: "
+        + (
+            "yes (samples, SGD steps, random networks, network and width)"
+            if c.get("at_paper_settings") and not reduced
+            else "no: " + md_escape("; ".join(reduced))
+        )
+    )
     settle = c.get("to_settle")
     if settle:
         lines.append("- **To settle**: " + md_escape(settle_text(settle)))
@@ -158,10 +198,15 @@ def settle_text(settle: dict) -> str:
     need, hours = settle.get("need"), num_or_none(settle.get("hours"))
     if need is None:
         return str(settle.get("why") or "")
-    cost = (f", about {number(hours)} hours on {settle.get('on') or 'the machine that made it'}" if hours is not None
-            else ", hours not measured for this row (the build records no cost per run)")
-    return (f"{int(need)} {settle.get('unit', 'values')} in all (have {int(settle.get('have') or 0)}){cost}: "
-            f"{settle.get('why', '')}")
+    cost = (
+        f", about {number(hours)} hours on {settle.get('on') or 'the machine that made it'}"
+        if hours is not None
+        else ", hours not measured for this row (the build records no cost per run)"
+    )
+    return (
+        f"{int(need)} {settle.get('unit', 'values')} in all (have {int(settle.get('have') or 0)}){cost}: "
+        f"{settle.get('why', '')}"
+    )
 
 
 def revisions_section(claims) -> list[str]:
@@ -169,9 +214,13 @@ def revisions_section(claims) -> list[str]:
     rows = revisions(claims)
     if not rows:
         return []
-    lines = ["## Criteria revised", "",
-             "Each criterion tests its sentence at the sentence's strength. These were changed from an "
-             "earlier reading, for the reason given:", ""]
+    lines = [
+        "## Criteria revised",
+        "",
+        "Each criterion tests its sentence at the sentence's strength. These were changed from an "
+        "earlier reading, for the reason given:",
+        "",
+    ]
     return lines + [f"- {{ref}}`{c['id']} <claim-{c['id']}>`: {md_escape(c['revised'])}" for c in rows] + [""]
 
 
@@ -195,10 +244,18 @@ def coverage_section(coverage) -> list[str]:
     have, missing = ([str(x).strip() for x in part or [] if str(x).strip()] for part in (coverage or ((), ())))
     if not have and not missing:
         return []
-    lines = ["## The papers' networks", "",
-             "For each of the papers' figures, the networks it shows that this book has computed, and "
-             "where: this build, or a committed campaign bundle (the paper's big networks, trained "
-             "off-build at the width stated).", ""] + [f"- {clean_text(f)}" for f in have] + [""]
+    lines = (
+        [
+            "## The papers' networks",
+            "",
+            "For each of the papers' figures, the networks it shows that this book has computed, and "
+            "where: this build, or a committed campaign bundle (the paper's big networks, trained "
+            "off-build at the width stated).",
+            "",
+        ]
+        + [f"- {clean_text(f)}" for f in have]
+        + [""]
+    )
     if missing:
         lines += ["Not yet computed:", ""] + [f"- {clean_text(f)}" for f in missing] + [""]
     return lines
@@ -227,12 +284,17 @@ def summary(claims) -> list[str]:
     lines += rows + [""]
     profiles = counts(claims, profile_of)
     if len(profiles) > 1:
-        lines += ["| computed on | kind | " + " | ".join(VERDICTS) + " | total |",
-                  "|---|---|" + "---:|" * (len(VERDICTS) + 1)]
+        lines += [
+            "| computed on | kind | " + " | ".join(VERDICTS) + " | total |",
+            "|---|---|" + "---:|" * (len(VERDICTS) + 1),
+        ]
         for prof in profiles:
             for kind, n in counts([c for c in claims if profile_of(c) == prof]).items():
-                lines.append(f"| {md_escape(prof or '-')} | {KIND_TITLES.get(kind, md_escape(kind))} | "
-                             + " | ".join(_count_cells(n)) + " |")
+                lines.append(
+                    f"| {md_escape(prof or '-')} | {KIND_TITLES.get(kind, md_escape(kind))} | "
+                    + " | ".join(_count_cells(n))
+                    + " |"
+                )
         lines.append("")
     return lines
 
@@ -257,37 +319,51 @@ def chapter_title(executed: Path | None, stem: str) -> str:
 # --------------------------------------------------------------------------------------------
 # The page
 # --------------------------------------------------------------------------------------------
-INTRO = ("Every claim this book tests, with its verdict computed from the measured value's 95% "
-         "interval and a criterion fixed in the repository before the run: "
-         "{r} the whole interval satisfies the criterion, {n} the whole interval violates it, "
-         "{i} it straddles the threshold or a precondition (such as fitting the training set) "
-         "failed. Each line shows the verdict, the claim (linked to the chapter's cell that states "
-         "it), the measured value [95% interval], what the criterion needs and the paper's number "
-         "where the papers give one; click a line for the paper's sentence, the criterion, the "
-         "interval method, the seeds or Monte Carlo groups and the budget. The same rows as JSON: "
-         "{{download}}`scorecard.json <scorecard.json>`.")
+INTRO = (
+    "Every claim this book tests, with its verdict computed from the measured value's 95% "
+    "interval and a criterion fixed in the repository before the run: "
+    "{r} the whole interval satisfies the criterion, {n} the whole interval violates it, "
+    "{i} it straddles the threshold or a precondition (such as fitting the training set) "
+    "failed. Each line shows the verdict, the claim (linked to the chapter's cell that states "
+    "it), the measured value [95% interval], what the criterion needs and the paper's number "
+    "where the papers give one; click a line for the paper's sentence, the criterion, the "
+    "interval method, the seeds or Monte Carlo groups and the budget. The same rows as JSON: "
+    "{{download}}`scorecard.json <scorecard.json>`."
+)
 
 
-def page_text(card: dict, executed: Path | None = None, profile: str | None = None,
-              coverage=None, plots: dict | None = None) -> str:
+def page_text(
+    card: dict, executed: Path | None = None, profile: str | None = None, coverage=None, plots: dict | None = None
+) -> str:
     """The page's MyST source. ``plots``: ``{chapter: (png, csv)}`` paths relative to the page."""
     claims = [dict(c) for c in card.get("claims", [])]
     lines = ["# Reproduction scorecard", ""]
     if not claims:
         return "\n".join(lines + ["No chapter has been executed yet, so there are no claims to show.", ""])
     lines += summary(claims)
-    lines += [INTRO.format(r=badge("reproduced"), n=badge("not reproduced"), i=badge("inconclusive"))
-              + (f" Profile of this build: {md_escape(profile)}." if profile else ""), ""]
+    lines += [
+        INTRO.format(r=badge("reproduced"), n=badge("not reproduced"), i=badge("inconclusive"))
+        + (f" Profile of this build: {md_escape(profile)}." if profile else ""),
+        "",
+    ]
     lines += coverage_section(coverage)
     lines += revisions_section(claims)
     chapters = list(dict.fromkeys(c.get("chapter", "") for c in claims))
     for stem in chapters:
         mine = [c for c in claims if c.get("chapter", "") == stem]
         n = Counter(c.get("verdict") for c in mine)
-        lines += [f"## {md_escape(chapter_title(executed, stem))}", "",
-                  f"{len(mine)} claim(s): " + ", ".join(f"{n.get(v, 0)} {v}" for v in VERDICTS)
-                  + (f" \u00b7 {{doc}}`the chapter <{stem}>`" if executed is not None
-                     and (Path(executed) / f"{stem}.ipynb").exists() else ""), ""]
+        lines += [
+            f"## {md_escape(chapter_title(executed, stem))}",
+            "",
+            f"{len(mine)} claim(s): "
+            + ", ".join(f"{n.get(v, 0)} {v}" for v in VERDICTS)
+            + (
+                f" \u00b7 {{doc}}`the chapter <{stem}>`"
+                if executed is not None and (Path(executed) / f"{stem}.ipynb").exists()
+                else ""
+            ),
+            "",
+        ]
         for kind in counts(mine):
             lines += [f"**{KIND_TITLES.get(kind, md_escape(kind))}**", ""]
             for c in mine:
@@ -295,14 +371,19 @@ def page_text(card: dict, executed: Path | None = None, profile: str | None = No
                     lines += claim_block(c)
         if plots and stem in plots:
             png, data = plots[stem]
-            lines += [f"![Forest plot of the claims of {stem}: each claim's value and 95% interval on its "
-                      f"own scale, the criterion's threshold dashed, the paper's value as a diamond]({png})",
-                      "", f"Forest plot: each claim on its own scale. {{download}}`data <{data}>`", ""]
+            lines += [
+                f"![Forest plot of the claims of {stem}: each claim's value and 95% interval on its "
+                f"own scale, the criterion's threshold dashed, the paper's value as a diamond]({png})",
+                "",
+                f"Forest plot: each claim on its own scale. {{download}}`data <{data}>`",
+                "",
+            ]
     return "\n".join(lines)
 
 
-def write_page(card: dict, executed: Path, name: str = "scorecard", profile: str | None = None,
-               coverage=None, plots: bool = True) -> Path:
+def write_page(
+    card: dict, executed: Path, name: str = "scorecard", profile: str | None = None, coverage=None, plots: bool = True
+) -> Path:
     """Write ``executed/<name>.md`` (and the forest plots in ``executed/scorecard_files/``)."""
     executed = Path(executed)
     files = executed / FILES_DIR

@@ -12,6 +12,7 @@ Outputs go to ``$NADBOOK_OUTPUT`` (the book build sets it to ``book/executed``; 
 ``nadbook-output/`` in the working directory): ``claims/<chapter>.json`` and
 ``data/<chapter>/<figure>.csv``.
 """
+
 from __future__ import annotations
 
 import json
@@ -27,8 +28,8 @@ import torch
 
 import nadcore
 from nadcore import kernels
-from nadcore.book import claims as claim_specs
 from nadcore.book import bundles, evidence, profiles
+from nadcore.book import claims as claim_specs
 from nadcore.book.cache import Cache
 from nadcore.book.nad_jobs import cached_nads
 from nadcore.book.runner import make_executor
@@ -48,6 +49,7 @@ def _show_markdown(text: str) -> None:
     try:
         from IPython import get_ipython
         from IPython.display import Markdown, display
+
         if get_ipython() is not None:
             display(Markdown(text))
             return
@@ -73,18 +75,20 @@ def _diff(name: str, ours, paper) -> list[str]:
     """The settings of ``ours`` that differ from ``paper``, one phrase each (nested dicts by
     their dotted keys)."""
     if isinstance(ours, dict) and isinstance(paper, dict):
-        return [d for k in dict.fromkeys([*paper, *ours])
-                for d in _diff(f"{name}.{k}", ours.get(k), paper.get(k))]
+        return [d for k in dict.fromkeys([*paper, *ours]) for d in _diff(f"{name}.{k}", ours.get(k), paper.get(k))]
     if ours == paper:
         return []
-    return [f"{name} {evidence.number(ours) if isinstance(ours, (int, float)) else ours} "
-            f"(paper {evidence.number(paper) if isinstance(paper, (int, float)) else paper})"]
+    return [
+        f"{name} {evidence.number(ours) if isinstance(ours, (int, float)) else ours} "
+        f"(paper {evidence.number(paper) if isinstance(paper, (int, float)) else paper})"
+    ]
 
 
 def paper_settings_reduced(cfg: dict, paper_cfg: dict, keys, network: str, settings: dict) -> list[str]:
     """What of a claim's settings is not the paper's: each of the chapter settings ``keys`` (dotted
     for a nested one: ``"train.lenet"``) whose value here differs from the paper profile's, and the row's ``width`` where it is not
     ``network``'s full width (or where the claim names no network to compare it with)."""
+
     def get(d, key):
         for part in key.split("."):
             d = d.get(part) if isinstance(d, dict) else None
@@ -99,8 +103,9 @@ def paper_settings_reduced(cfg: dict, paper_cfg: dict, keys, network: str, setti
     return out
 
 
-def bundle_hours_per_unit(campaign: str, claim_id: str, network: str, settings: dict, unit: str,
-                          cells=None) -> float | None:
+def bundle_hours_per_unit(
+    campaign: str, claim_id: str, network: str, settings: dict, unit: str, cells=None
+) -> float | None:
     """Hours of one more seed (``unit`` "seeds": as many runs as the bundle's seeds of the claim's
     figure and network have on average) or one more cell, index or group (the claim's seeds per
     cell) of a campaign claim, from the median seconds per run in the bundle's ledger for the
@@ -111,9 +116,14 @@ def bundle_hours_per_unit(campaign: str, claim_id: str, network: str, settings: 
     if bundle is None:
         return None
     width = settings.get("width")
-    jobs = [j for j in bundle.provenance.get("jobs", {}).values()
-            if j.get("figure") == m.group(0) and str(j.get("model", "")).split("?")[0] == network
-            and (width is None or j.get("width") == width) and j.get("seconds")]
+    jobs = [
+        j
+        for j in bundle.provenance.get("jobs", {}).values()
+        if j.get("figure") == m.group(0)
+        and str(j.get("model", "")).split("?")[0] == network
+        and (width is None or j.get("width") == width)
+        and j.get("seconds")
+    ]
     if not jobs:
         return None
     per_run = [float(j["seconds"]) / max(int(j.get("runs", 1)), 1) for j in jobs]
@@ -160,8 +170,7 @@ class Chapter:
         return self._executor
 
     # ------------------------------------------------------------------ NADs
-    def nads(self, arch: str, source: str = "auto", networks: int | None = None, points: int = 1,
-             progress=False):
+    def nads(self, arch: str, source: str = "auto", networks: int | None = None, points: int = 1, progress=False):
         """The NADs this book uses for ``arch`` (one-channel copy, one output), and a sentence
         saying where they come from. The one rule, for every chapter:
 
@@ -187,8 +196,17 @@ class Chapter:
             raise ValueError(f"source must be auto, secant, gradient or published; got {source!r}")
         counts = ch2[f"{source}_networks"]
         n = int(networks or counts.get(key) or counts["lenet"])
-        r = cached_nads(arch, source, n, self.seed, device=self.device, cache=self.cache,
-                          progress=progress, points=points, precision=self.nad_precision(arch, source))
+        r = cached_nads(
+            arch,
+            source,
+            n,
+            self.seed,
+            device=self.device,
+            cache=self.cache,
+            progress=progress,
+            points=points,
+            precision=self.nad_precision(arch, source),
+        )
         at = f", {points} evaluation points" if points > 1 else ""
         return r, f"{source} NADs of a 1-channel {arch}, {n:,} networks{at}, seed {self.seed}"
 
@@ -199,13 +217,27 @@ class Chapter:
         return ch2["secant_precision"].get(arch.strip().lower(), "float32") if method == "secant" else "float32"
 
     # ------------------------------------------------------------------ evidence
-    def claim(self, id: str, paper: str | None = None, criterion: evidence.Criterion | None = None, *,
-              values=None, interval: evidence.Interval | None = None, steps: int | None = None,
-              paper_steps: int | None = None, networks: int | None = None,
-              paper_networks: int = PUBLISHED_NETWORKS, preconditions: dict | None = None,
-              settings: dict | None = None, show: bool = True, trained: bool = True,
-              paper_value: float | None = None, profile: str | None = None,
-              hours_per_unit: float | None = None, **fill) -> None:
+    def claim(
+        self,
+        id: str,
+        paper: str | None = None,
+        criterion: evidence.Criterion | None = None,
+        *,
+        values=None,
+        interval: evidence.Interval | None = None,
+        steps: int | None = None,
+        paper_steps: int | None = None,
+        networks: int | None = None,
+        paper_networks: int = PUBLISHED_NETWORKS,
+        preconditions: dict | None = None,
+        settings: dict | None = None,
+        show: bool = True,
+        trained: bool = True,
+        paper_value: float | None = None,
+        profile: str | None = None,
+        hours_per_unit: float | None = None,
+        **fill,
+    ) -> None:
         """Record the scorecard claim ``id`` registered in :mod:`nadcore.book.claims` (its
         statement, kind, criterion and the paper's number come from there; ``fill`` gives the
         values its ``{placeholders}`` name, beside the chapter's settings and parameters).
@@ -245,14 +277,29 @@ class Chapter:
             hours_per_unit = bundle_hours_per_unit(campaign, id, network, settings or {}, iv.unit, fill.get("cells"))
             bundle = bundles.load(campaign)
             where = f"the machines of campaign {campaign!r} ({', '.join(bundle.machines())})" if bundle else where
-        c = evidence.Claim.evaluate(id, self.name, statement, crit, iv, trained=trained, budget_fraction=budget,
-                                    paper_value=paper_value, preconditions=preconditions,
-                                    settings={"profile": profile, **(settings or {})},
-                                    kernel_path=kernels.path(), kind=kind, source=source,
-                                    paper_value_source=pv_source, profile=profile, bounds=bounds,
-                                    mc_fraction=None if networks is None else networks / paper_networks,
-                                    reduced=reduced, hours_per_unit=hours_per_unit, revised=revised,
-                                    reading=reading)
+        c = evidence.Claim.evaluate(
+            id,
+            self.name,
+            statement,
+            crit,
+            iv,
+            trained=trained,
+            budget_fraction=budget,
+            paper_value=paper_value,
+            preconditions=preconditions,
+            settings={"profile": profile, **(settings or {})},
+            kernel_path=kernels.path(),
+            kind=kind,
+            source=source,
+            paper_value_source=pv_source,
+            profile=profile,
+            bounds=bounds,
+            mc_fraction=None if networks is None else networks / paper_networks,
+            reduced=reduced,
+            hours_per_unit=hours_per_unit,
+            revised=revised,
+            reading=reading,
+        )
         if c.to_settle is not None and c.to_settle.get("hours") is not None:
             c.to_settle["on"] = where
         self.claims = [x for x in self.claims if x.id != c.id] + [c]
@@ -265,17 +312,28 @@ class Chapter:
         book's 88 characters. Printed before the runs they will judge."""
         values = {**self.cfg, **self.params, "profile": self.profile, **fill}
         found = claim_specs.specs(self.name)
-        return "\n".join(f"{i}\n" + textwrap.fill(str(found[i].criterion(values)), 88, initial_indent="    ",
-                                                  subsequent_indent="    ", break_long_words=False)
-                         for i in list(ids or found))
+        return "\n".join(
+            f"{i}\n"
+            + textwrap.fill(
+                str(found[i].criterion(values)),
+                88,
+                initial_indent="    ",
+                subsequent_indent="    ",
+                break_long_words=False,
+            )
+            for i in list(ids or found)
+        )
 
     def verdict_summary(self, prefixes=None) -> str:
         """Markdown list of this run's claims so far (those whose id starts with one of
         ``prefixes``, in that order; all if None): verdict, measured interval, link to the claim.
         For a chapter's summary, so that no verdict is written by hand."""
         groups = [[c for c in self.claims if c.id.startswith(p)] for p in prefixes] if prefixes else [self.claims]
-        lines = [f"* **{c.verdict}**: {c.paper} {c.criterion}: {c.measured()} ({{ref}}`details <claim-{c.id}>`)"
-                 for g in groups for c in g]
+        lines = [
+            f"* **{c.verdict}**: {c.paper} {c.criterion}: {c.measured()} ({{ref}}`details <claim-{c.id}>`)"
+            for g in groups
+            for c in g
+        ]
         return "\n".join(lines) if lines else "(no claims recorded)"
 
     def experiments(self) -> str:
@@ -318,34 +376,44 @@ class Chapter:
             dev += f", {torch.get_num_threads()} torch thread(s)"
         if str(self.asked_device) != str(self.device):
             dev += f" (asked: {self.asked_device})"
-        rows = [("profile", self.profile),
-                ("parameters", ", ".join(f"{k}={v!r}" for k, v in self.params.items()) or "-"),
-                ("knobs", json.dumps(self.knobs) if self.knobs else "none"),
-                ("settings", json.dumps(self.cfg, default=str)),
-                ("seeds", ", ".join(map(str, self.seeds))), ("device", dev),
-                ("kernel path", kernels.path())]
+        rows = [
+            ("profile", self.profile),
+            ("parameters", ", ".join(f"{k}={v!r}" for k, v in self.params.items()) or "-"),
+            ("knobs", json.dumps(self.knobs) if self.knobs else "none"),
+            ("settings", json.dumps(self.cfg, default=str)),
+            ("seeds", ", ".join(map(str, self.seeds))),
+            ("device", dev),
+            ("kernel path", kernels.path()),
+        ]
         if data is not None:
             rows.append(("data", data))
         rows += [(str(k), str(v)) for k, v in (extra or {}).items()]
         if self.claims:
             counts = {v: sum(c.verdict == v for c in self.claims) for v in evidence.VERDICTS}
             rows.append(("claims", ", ".join(f"{n} {v}" for v, n in counts.items())))
-        rows.append(("versions", f"nadcore {nadcore.__version__}, torch {torch.__version__}, numpy "
-                                 f"{np.__version__}, python {platform.python_version()}, "
-                                 f"{platform.system()} {platform.machine()}"))
+        rows.append(
+            (
+                "versions",
+                f"nadcore {nadcore.__version__}, torch {torch.__version__}, numpy "
+                f"{np.__version__}, python {platform.python_version()}, "
+                f"{platform.system()} {platform.machine()}",
+            )
+        )
         secs = time.perf_counter() - self.started
         rows.append(("wall time", f"{secs:.0f} s" if secs < 60 else f"{int(secs // 60)} min {secs % 60:.0f} s"))
         width = max(len(k) for k, _ in rows)
         return "\n".join(["Reproducibility", "---------------"] + [f"{k:<{width}}  {v}" for k, v in rows])
 
 
-def setup(chapter: str, *, profile: str = "cpu", seed: int = 0, device="auto", knobs=None,
-          **params) -> Chapter:
+def setup(chapter: str, *, profile: str = "cpu", seed: int = 0, device="auto", knobs=None, **params) -> Chapter:
     """Start a chapter: resolve ``profile`` + ``knobs`` (unknown knobs raise, listing the valid
     ones), the device and the cache; ``params`` are the chapter's other parameters (model, data
     paths), recorded for the provenance block. Prints one line saying what runs."""
     ch = Chapter(chapter, profile, seed, device, knobs, params)
     shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
-    print(f"{chapter}: profile {profile!r}, seeds {ch.seeds}, device {ch.device}"
-          + (f", {shown}" if shown else "") + (f", knobs {ch.knobs}" if ch.knobs else ""))
+    print(
+        f"{chapter}: profile {profile!r}, seeds {ch.seeds}, device {ch.device}"
+        + (f", {shown}" if shown else "")
+        + (f", knobs {ch.knobs}" if ch.knobs else "")
+    )
     return ch

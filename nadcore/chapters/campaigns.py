@@ -41,6 +41,7 @@ reduced widths are usable), then the two full rows k1 = 0 and k1 = 2 of Fig. 1 f
 the paper's sigma and at the sigma chapter 3 fitted on LeNet, then Figs. 3 and 2, more cells,
 more seeds.
 """
+
 from __future__ import annotations
 
 import copy
@@ -53,10 +54,12 @@ import pandas as pd
 from nadcore.book import bundles, profiles
 from nadcore.book.campaign import Task, equal_to, read_rows
 from nadcore.chapters.cifar10 import runs as cifar10
-from nadcore.chapters.linear_separability import bundled, runs as sep
+from nadcore.chapters.linear_separability import bundled
+from nadcore.chapters.linear_separability import runs as sep
 from nadcore.chapters.linear_separability.quantities import first_and_beyond
-from nadcore.chapters.linear_separability.settings import (ABLATION as BUILD_ABLATION, CPU as BUILD_CPU,
-                                                           PAPER as BUILD_PAPER)
+from nadcore.chapters.linear_separability.settings import ABLATION as BUILD_ABLATION
+from nadcore.chapters.linear_separability.settings import CPU as BUILD_CPU
+from nadcore.chapters.linear_separability.settings import PAPER as BUILD_PAPER
 from nadcore.chapters.nad_atlas.prediction import ATLAS_CELLS
 from nadcore.chapters.nad_atlas.settings import PAPER as ATLAS_PAPER
 from nadcore.chapters.underspecification import runs as ux
@@ -69,18 +72,50 @@ from nadcore.nets import REGISTRY, spec_width, width_name, width_spec
 from nadcore.runtime import digest
 from nadcore.train.recipe import AUTOCAST
 
-__all__ = ["CAMPAIGNS", "CPU", "PAPER", "TINY", "CHAPTER", "CIFAR_CHAPTER", "US_CHAPTER", "PROFILE_FIGURES",
-           "COLUMNS", "KEYS", "campaign_settings", "plan", "run_settings", "committed_runs", "SPEED_ONLY",
-           "spec_of", "cells_figure", "profile_settings", "networks", "CIFAR_EPOCHS", "width_table",
-           "figure_width", "coverage", "coverage_lines", "PAPER_FIGURES", "NAMES", "distinct_cells", "row_cells",
-           "stage_cells", "mirror", "DIAGNOSTIC", "RECIPE_CELLS"]
+__all__ = [
+    "CAMPAIGNS",
+    "CPU",
+    "PAPER",
+    "TINY",
+    "CHAPTER",
+    "CIFAR_CHAPTER",
+    "US_CHAPTER",
+    "PROFILE_FIGURES",
+    "COLUMNS",
+    "KEYS",
+    "campaign_settings",
+    "plan",
+    "run_settings",
+    "committed_runs",
+    "SPEED_ONLY",
+    "spec_of",
+    "cells_figure",
+    "profile_settings",
+    "networks",
+    "CIFAR_EPOCHS",
+    "width_table",
+    "figure_width",
+    "coverage",
+    "coverage_lines",
+    "PAPER_FIGURES",
+    "NAMES",
+    "distinct_cells",
+    "row_cells",
+    "stage_cells",
+    "mirror",
+    "DIAGNOSTIC",
+    "RECIPE_CELLS",
+]
 
 ROWS = "rows:0,2"
 #: the width study's diagnostic cells: per network, a cell the published map has at chance and
 #: one it has well above (ResNet-18: both frequencies 2 mod 4 against one of them 0 mod 4; VGG-11
 #: also two cells in between, 0.84 and 0.61 published, the most sensitive to a change)
-DIAGNOSTIC = {"resnet18": [[2, 2], [2, 4]], "vgg11": [[4, 4], [0, 4], [0, 6], [0, -10]],
-              "densenet121": [[2, 2], [2, 0]]}
+DIAGNOSTIC = {
+    "resnet18": [[2, 2], [2, 4]],
+    "vgg11": [[4, 4], [0, 4], [0, 6], [0, -10]],
+    "densenet121": [[2, 2], [2, 0]],
+}
 #: the recipe check's cells: ResNet-18's diagnostic cells, then more of its row k1 = 2, where the
 #: published map alternates between chance (both frequencies 2 mod 4) and 0.97, a chance cell
 #: and a learned one in turn
@@ -92,14 +127,16 @@ ABLATION_CELLS = {"resnet18": [[2, 2], [2, 6]]}
 FIG6_INDICES = [0, 3, 6, 9, 20, 40, 64, 90, 110, 125, 133, 145, 160, 300, 720, 1000]
 #: Fig. 6's two ends, what its first-vs-beyond claims compare (four first NADs and two past 700
 #: in FIG6_INDICES): chapter 3's paper indices there, every index 0-9 and every 40th past 700
-FIG6_ENDS = [int(i) for i in np.asarray(BUILD_PAPER["fig6_indices"])[np.logical_or(
-    *first_and_beyond(BUILD_PAPER["fig6_indices"]))]]
+FIG6_ENDS = [
+    int(i)
+    for i in np.asarray(BUILD_PAPER["fig6_indices"])[np.logical_or(*first_and_beyond(BUILD_PAPER["fig6_indices"]))]
+]
 #: the same indices, the two ends alternating (0, 720, 1, 760, ...): for a network whose jobs are
 #: slow, every two jobs give both ends a point, so a campaign stopped early still has both
-_FIRST, _BEYOND = (np.asarray(BUILD_PAPER["fig6_indices"])[m].tolist()
-                   for m in first_and_beyond(BUILD_PAPER["fig6_indices"]))
-FIG6_ENDS_ALTERNATING = [int(i) for pair in zip_longest(_FIRST, _BEYOND) for i in pair
-                         if i is not None]
+_FIRST, _BEYOND = (
+    np.asarray(BUILD_PAPER["fig6_indices"])[m].tolist() for m in first_and_beyond(BUILD_PAPER["fig6_indices"])
+)
+FIG6_ENDS_ALTERNATING = [int(i) for pair in zip_longest(_FIRST, _BEYOND) for i in pair if i is not None]
 #: Fig. 3 and Fig. 2 cells: on the rows, coarse, both sides of ResNet-18's checkerboard
 FIG3_CELLS = [[0, 0], [0, 8], [0, -16], [2, 2], [2, 4], [2, -6], [2, 8], [2, -16]]
 FIG2_CELLS = [[0, 4], [2, 4], [2, 2], [0, -16], [2, -6], [2, 8]]
@@ -117,7 +154,8 @@ CPU = dict(
     device="cpu",
     widths={"resnet18": 16, "resnet18_nopool": 16, "vgg11": 8, "densenet121": 8},
     train=dict(trainer="many", channels_last=True),
-    chunk=1, fig6_nads="published",
+    chunk=1,
+    fig6_nads="published",
     stages=[
         # 1. the width study: the diagnostic cells at two widths each (DenseNet-121: the book's)
         dict(figure="fig1", arch="vgg11", cells=DIAGNOSTIC["vgg11"], widths=[8, 16]),
@@ -175,8 +213,9 @@ CPU = dict(
         #     other index of the sequence at the paper's sigma, the two ends first (its claims
         #     need a first NAD and one past 700: the first two jobs already span the sequence),
         #     then every index at both noise levels
-        dict(figure="fig6", arch="densenet121", sigmas=[3.0], indices=[0, 720, 6, 160, 20, 133, 64, 110],
-             autocast="bf16"),
+        dict(
+            figure="fig6", arch="densenet121", sigmas=[3.0], indices=[0, 720, 6, 160, 20, 133, 64, 110], autocast="bf16"
+        ),
         dict(figure="fig6", arch="densenet121", sigmas=[3.0, 1.0], indices=FIG6_INDICES, autocast="bf16"),
         # 13. Fig. 6's two ends at every index chapter 3's paper profile has there (0-9, and every
         #     40th past 700), the cheapest network first: ten first NADs and nine past 700
@@ -186,27 +225,29 @@ CPU = dict(
         #     sigma validation compares
         dict(figure="fig6", arch="vgg11", sigmas=[3.0, 1.0], indices=FIG6_ENDS),
         dict(figure="fig6", arch="resnet18", sigmas=[3.0, 1.0], indices=FIG6_ENDS),
-        dict(figure="fig6", arch="densenet121", sigmas=[1.0, 3.0], indices=FIG6_ENDS_ALTERNATING,
-             autocast="bf16"),
+        dict(figure="fig6", arch="densenet121", sigmas=[1.0, 3.0], indices=FIG6_ENDS_ALTERNATING, autocast="bf16"),
         # 14. the recipe ablation, on ResNet-18's ablation cells (about 5 minutes a job per worker,
         #     7-8 with 30 epochs): each of the follow-up recipe's four changes alone on top of the
         #     authors' recipe, then the follow-up's recipe without each of them, then the two
         #     it could not do without together: which of them erases the checkerboard
-        *[dict(figure="fig1", arch="resnet18", cells=ABLATION_CELLS["resnet18"], recipe=r)
-          for r in BUILD_ABLATION],
+        *[dict(figure="fig1", arch="resnet18", cells=ABLATION_CELLS["resnet18"], recipe=r) for r in BUILD_ABLATION],
         # 15. chapter 7's test of the Fig. 1 predicted from the NADs on architectures nobody has
         #     mapped: each atlas architecture of predict_models on its 12 cells spread over its
         #     predicted range (chosen before training), with the authors' recipe, as Fig. 1
-        *[dict(figure="atlas-fig1", arch=slug, spec=ATLAS_PAPER["architectures"][label], cells=ATLAS_CELLS[label])
-          for label, slug in ATLAS_PAPER["predict_models"].items()],
+        *[
+            dict(figure="atlas-fig1", arch=slug, spec=ATLAS_PAPER["architectures"][label], cells=ATLAS_CELLS[label])
+            for label, slug in ATLAS_PAPER["predict_models"].items()
+        ],
     ],
 )
 
 #: the GPU campaign: full width, every big network side by side with bf16 autocast
 PAPER = dict(
-    device="cuda", widths={},
+    device="cuda",
+    widths={},
     train=dict(trainer="side_by_side", autocast="bf16"),
-    chunk=8, fig6_nads="published",  # 8 runs side by side: a job ends well inside a lease's 10-minute command
+    chunk=8,
+    fig6_nads="published",  # 8 runs side by side: a job ends well inside a lease's 10-minute command
     stages=[
         # the width study's diagnostic cells first, at full width: they settle whether the cpu
         # campaign's narrow networks stand in for the full ones where the published map is decisive
@@ -228,10 +269,17 @@ PAPER = dict(
 TINY = dict(
     device="cpu",
     widths={"resnet18": 4, "resnet18_nopool": 4, "vgg11": 4, "densenet121": 2},
-    train=dict(trainer="many"), chunk=2, fig6_nads="published",
-    overrides=dict(n_test=64, recipes={r: dict(n_train=64, epochs=1, max_lr=0.05, momentum=0.0, weight_decay=0.0,
-                                                batch_size=32) for r in ("authors", "follow-up")},
-                   fig2_train=dict(n_train=64, epochs=1)),
+    train=dict(trainer="many"),
+    chunk=2,
+    fig6_nads="published",
+    overrides=dict(
+        n_test=64,
+        recipes={
+            r: dict(n_train=64, epochs=1, max_lr=0.05, momentum=0.0, weight_decay=0.0, batch_size=32)
+            for r in ("authors", "follow-up")
+        },
+        fig2_train=dict(n_train=64, epochs=1),
+    ),
     stages=[
         dict(figure="fig1", arch="resnet18", cells=ROWS, limit=5),
         dict(figure="fig6", arch="resnet18", sigmas=[3.0, 1.0], indices=[0, 1, 500, 1000]),
@@ -239,13 +287,25 @@ TINY = dict(
         dict(figure="fig1", arch="vgg11", cells=[[0, 4]], widths=[4], autocast="bf16"),
         dict(figure="fig3", arch="lenet_nopool", cells=[[0, 4]]),  # a network without a width
         dict(figure="fig7", arch="resnet18", profile="smoke", overrides=dict(max_train=64, max_test=64, epochs=1)),
-        dict(figure="fig8", arch="vgg11", profile="smoke", overrides=dict(max_train=64, max_test=64, flip_epochs=1),
-             seeds=[0, 1]),
-        dict(figure="us-fig2", arch="resnet18", profile="smoke",
-             overrides=dict(n_test=64, resolution=5,
-                            concat_train={"resnet18": dict(n_train=64, epochs=1, max_lr=0.1)})),
-        dict(figure="us-fig3", arch="resnet18", profile="smoke",
-             overrides=dict(max_train=64, max_test=64, cifar_train={"resnet18": dict(epochs=1, max_lr=0.1)})),
+        dict(
+            figure="fig8",
+            arch="vgg11",
+            profile="smoke",
+            overrides=dict(max_train=64, max_test=64, flip_epochs=1),
+            seeds=[0, 1],
+        ),
+        dict(
+            figure="us-fig2",
+            arch="resnet18",
+            profile="smoke",
+            overrides=dict(n_test=64, resolution=5, concat_train={"resnet18": dict(n_train=64, epochs=1, max_lr=0.1)}),
+        ),
+        dict(
+            figure="us-fig3",
+            arch="resnet18",
+            profile="smoke",
+            overrides=dict(max_train=64, max_test=64, cifar_train={"resnet18": dict(epochs=1, max_lr=0.1)}),
+        ),
     ],
 )
 
@@ -254,21 +314,29 @@ CAMPAIGNS = {"cpu": CPU, "paper": PAPER, "tiny": TINY}
 #: the chapter whose settings, runs and figure data the campaigns' figures follow
 CHAPTER = "03_linear_separability"
 _RUN = ["model", "width", "recipe", "precision"]
-COLUMNS = {"fig1": _RUN + ["k1", "k2", "seed", "test_acc", "train_acc"],
-           "fig2": _RUN + ["k1", "k2", "seed", "iters_to_loss", "test_acc", "train_acc", "budget"],
-           "fig3": _RUN + ["k1", "k2", "seed", "test_acc", "train_acc"],
-           "fig6": _RUN + ["sigma", "estimator", "nad_index", "seed", "test_acc", "train_acc", "eigenvalue",
-                           "eigenvalue_ratio"],
-           "fig7": _RUN + ["experiment", "nad_index", "seed", "epochs", "train_acc", "test_acc", "carrier_test_acc"],
-           "fig8": _RUN + ["experiment", "seed", "epochs", "train_acc", "test_acc"],
-           "us-fig2": _RUN + ["v1_index", "v2_index", "seed", *ux.CONCAT_KEYS],
-           "us-fig3": _RUN + ["sigma", "nad_index", "seed", *ux.CIFAR_KEYS]}
+COLUMNS = {
+    "fig1": _RUN + ["k1", "k2", "seed", "test_acc", "train_acc"],
+    "fig2": _RUN + ["k1", "k2", "seed", "iters_to_loss", "test_acc", "train_acc", "budget"],
+    "fig3": _RUN + ["k1", "k2", "seed", "test_acc", "train_acc"],
+    "fig6": _RUN
+    + ["sigma", "estimator", "nad_index", "seed", "test_acc", "train_acc", "eigenvalue", "eigenvalue_ratio"],
+    "fig7": _RUN + ["experiment", "nad_index", "seed", "epochs", "train_acc", "test_acc", "carrier_test_acc"],
+    "fig8": _RUN + ["experiment", "seed", "epochs", "train_acc", "test_acc"],
+    "us-fig2": _RUN + ["v1_index", "v2_index", "seed", *ux.CONCAT_KEYS],
+    "us-fig3": _RUN + ["sigma", "nad_index", "seed", *ux.CIFAR_KEYS],
+}
 COLUMNS["atlas-fig1"] = COLUMNS["fig1"]
 #: the columns that identify a run (a bundle has one row per run)
-KEYS = {"fig1": _RUN + ["k1", "k2", "seed"], "fig2": _RUN + ["k1", "k2", "seed"],
-        "fig3": _RUN + ["k1", "k2", "seed"], "fig6": _RUN + ["sigma", "nad_index", "seed"],
-        "fig7": _RUN + ["experiment", "nad_index", "seed"], "fig8": _RUN + ["experiment", "seed"],
-        "us-fig2": _RUN + ["v1_index", "v2_index", "seed"], "us-fig3": _RUN + ["nad_index", "seed"]}
+KEYS = {
+    "fig1": _RUN + ["k1", "k2", "seed"],
+    "fig2": _RUN + ["k1", "k2", "seed"],
+    "fig3": _RUN + ["k1", "k2", "seed"],
+    "fig6": _RUN + ["sigma", "nad_index", "seed"],
+    "fig7": _RUN + ["experiment", "nad_index", "seed"],
+    "fig8": _RUN + ["experiment", "seed"],
+    "us-fig2": _RUN + ["v1_index", "v2_index", "seed"],
+    "us-fig3": _RUN + ["nad_index", "seed"],
+}
 KEYS["atlas-fig1"] = KEYS["fig1"]
 #: the chapter of Figs. 7 and 8 (CIFAR-10 poisoned along NADs, and flipped), whose settings their
 #: campaign runs follow
@@ -291,9 +359,6 @@ def campaign_settings(name: str) -> dict:
     if name not in CAMPAIGNS:
         raise ValueError(f"unknown campaign {name!r}; choose one of {', '.join(CAMPAIGNS)}")
     return {"name": name, **copy.deepcopy(CAMPAIGNS[name])}
-
-
-
 
 
 # --------------------------------------------------------------------------------------------
@@ -352,7 +417,6 @@ def stage_cells(cells, grid) -> list[tuple[int, int]]:
     return out
 
 
-
 # --------------------------------------------------------------------------------------------
 # Tasks
 # --------------------------------------------------------------------------------------------
@@ -379,12 +443,18 @@ def _fourier_rows(task_fields: dict, keys, budget: bool):
     def rows(job, arrays):
         out = []
         for j, (label, seed) in enumerate(job.config["runs"]):
-            r = {**task_fields, "k1": int(label[0]), "k2": int(label[1]), "seed": int(seed),
-                 **{k: np.asarray(arrays[k])[j].item() for k in keys}}
+            r = {
+                **task_fields,
+                "k1": int(label[0]),
+                "k2": int(label[1]),
+                "seed": int(seed),
+                **{k: np.asarray(arrays[k])[j].item() for k in keys},
+            }
             if budget:
                 r["budget"] = int(np.asarray(arrays["iter_loss"]).shape[-1])
             out.append(r)
         return out
+
     return rows
 
 
@@ -392,10 +462,20 @@ def _fig6_rows(task_fields: dict, eigenvalues):
     ev = np.asarray(eigenvalues, dtype=np.float64)
 
     def rows(job, arrays):
-        return [{**task_fields, "estimator": "published NADs", "nad_index": int(i), "seed": int(seed),
-                 "test_acc": float(arrays["test_acc"][j]), "train_acc": float(arrays["train_acc"][j]),
-                 "eigenvalue": float(ev[i]), "eigenvalue_ratio": float(ev[i] / ev[0]) if ev[0] > 0 else float("nan")}
-                for j, (i, seed) in enumerate(job.config["runs"])]
+        return [
+            {
+                **task_fields,
+                "estimator": "published NADs",
+                "nad_index": int(i),
+                "seed": int(seed),
+                "test_acc": float(arrays["test_acc"][j]),
+                "train_acc": float(arrays["train_acc"][j]),
+                "eigenvalue": float(ev[i]),
+                "eigenvalue_ratio": float(ev[i] / ev[0]) if ev[0] > 0 else float("nan"),
+            }
+            for j, (i, seed) in enumerate(job.config["runs"])
+        ]
+
     return rows
 
 
@@ -404,12 +484,20 @@ def _cifar_rows(task_fields: dict, epochs: int):
         out, carrier = [], arrays["carrier_test_acc"] if "carrier_test_acc" in arrays else None
         for j, (label, seed) in enumerate(job.config["runs"]):
             experiment, index = _experiment(label)
-            out.append({**task_fields, "experiment": experiment,
-                        "nad_index": float("nan") if index is None else index, "seed": int(seed),
-                        "epochs": int(epochs), "train_acc": float(np.asarray(arrays["train_acc"])[j]),
-                        "test_acc": float(np.asarray(arrays["test_acc"])[j]),
-                        "carrier_test_acc": float("nan") if carrier is None else float(np.asarray(carrier)[j])})
+            out.append(
+                {
+                    **task_fields,
+                    "experiment": experiment,
+                    "nad_index": float("nan") if index is None else index,
+                    "seed": int(seed),
+                    "epochs": int(epochs),
+                    "train_acc": float(np.asarray(arrays["train_acc"])[j]),
+                    "test_acc": float(np.asarray(arrays["test_acc"])[j]),
+                    "carrier_test_acc": float("nan") if carrier is None else float(np.asarray(carrier)[j]),
+                }
+            )
         return out
+
     return rows
 
 
@@ -479,20 +567,31 @@ def committed_runs(name: str, figure: str) -> tuple[dict, dict]:
         raise ValueError(f"campaign {name!r}: every {figure} stage must train with the same chapter settings")
     found = {}
     for arch, (cfg, width) in settings.items():
-        rows = frame[(frame["model"] == arch).to_numpy() & equal_to(frame["width"], width)] \
-            if frame is not None else pd.DataFrame(columns=COLUMNS[figure])
+        rows = (
+            frame[(frame["model"] == arch).to_numpy() & equal_to(frame["width"], width)]
+            if frame is not None
+            else pd.DataFrame(columns=COLUMNS[figure])
+        )
         want = _figure_runs(figure, cfg)
         rows = rows[np.array([r in want for r in _row_runs(figure, rows)], dtype=bool)]
         complete = [s for s, n in rows.groupby("seed").size().items() if n == len(want)]
         rows = rows[rows["seed"].isin(complete)]
         if not rows.empty:
             network = bundled.width_label(NAMES[arch], arch, width)
-            found[arch] = (rows, {"profile": f"campaign {b.name}", "network": network,
-                                  "settings": {"width": width, "seeds": len(complete), "bundle": b.title()}})
+            found[arch] = (
+                rows,
+                {
+                    "profile": f"campaign {b.name}",
+                    "network": network,
+                    "settings": {"width": width, "seeds": len(complete), "bundle": b.title()},
+                },
+            )
     if not found:
-        raise FileNotFoundError(f"the bundle of campaign {name!r} (results/{name}) holds no seed with every "
-                                f"{figure} run of {', '.join(archs) or 'any network'}: run `python "
-                                f"scripts/run_campaign.py --campaign {name} --figures {figure}`")
+        raise FileNotFoundError(
+            f"the bundle of campaign {name!r} (results/{name}) holds no seed with every "
+            f"{figure} run of {', '.join(archs) or 'any network'}: run `python "
+            f"scripts/run_campaign.py --campaign {name} --figures {figure}`"
+        )
     return cfgs[0], found
 
 
@@ -530,8 +629,7 @@ def _cifar_task(stage: dict, n: int, fields: dict, spec: str, seeds: list[int], 
     cfg, figure = _profile_cfg(stage), stage["figure"]
     epochs = cfg[CIFAR_EPOCHS[figure]]
     arch = fields["model"]
-    data_spec = dict(root=None, subset_root=None, download=False, max_train=cfg["max_train"],
-                     max_test=cfg["max_test"])
+    data_spec = dict(root=None, subset_root=None, download=False, max_train=cfg["max_train"], max_test=cfg["max_test"])
     data_key = cifar_data_key(load_cifar10(**data_spec))
     published = load_published_nads(arch).nads
     U = complete_basis(published)
@@ -542,15 +640,36 @@ def _cifar_task(stage: dict, n: int, fields: dict, spec: str, seeds: list[int], 
     for seed in seeds:
         for label in _figure_runs(figure, cfg):
             experiment, index = _experiment(label)
-            (job,) = cifar10.cifar_jobs(spec, [experiment if index is None else (experiment, index)], seeds=[seed],
-                                        nads=U, data_spec=data_spec, data_key=data_key, train=train, eps=cfg["eps"],
-                                        nads_key=source, device=device)
+            (job,) = cifar10.cifar_jobs(
+                spec,
+                [experiment if index is None else (experiment, index)],
+                seeds=[seed],
+                nads=U,
+                data_spec=data_spec,
+                data_key=data_key,
+                train=train,
+                eps=cfg["eps"],
+                nads_key=source,
+                device=device,
+            )
             job.config["runs"] = [[label, int(seed)]]
             jobs.append(job)
-    task = Task(figure=figure, chapter=CIFAR_CHAPTER, arch=arch, spec=spec, width=fields["width"],
-                recipe=fields["recipe"], fn=cifar10.cifar_job, jobs=jobs, rows=_cifar_rows(fields, epochs),
-                columns=COLUMNS[figure], keys=KEYS[figure], runs=len(jobs), stage=n,
-                meta={"precision": fields["precision"]})
+    task = Task(
+        figure=figure,
+        chapter=CIFAR_CHAPTER,
+        arch=arch,
+        spec=spec,
+        width=fields["width"],
+        recipe=fields["recipe"],
+        fn=cifar10.cifar_job,
+        jobs=jobs,
+        rows=_cifar_rows(fields, epochs),
+        columns=COLUMNS[figure],
+        keys=KEYS[figure],
+        runs=len(jobs),
+        stage=n,
+        meta={"precision": fields["precision"]},
+    )
     return task, cfg
 
 
@@ -562,37 +681,76 @@ def _underspec_task(stage: dict, n: int, fields: dict, spec: str, seeds: list[in
     NAD indices, one job per run. Returns the task and chapter 5's settings."""
     cfg, figure, arch = _profile_cfg(stage), stage["figure"], fields["model"]
     if ux.per_model(cfg, "nad_source", arch) != "published":
-        raise ValueError(f"stage {n}: the campaign trains {figure} on the published NADs; chapter 5's "
-                         f"nad_source of {arch!r} is {ux.per_model(cfg, 'nad_source', arch)!r}")
+        raise ValueError(
+            f"stage {n}: the campaign trains {figure} on the published NADs; chapter 5's "
+            f"nad_source of {arch!r} is {ux.per_model(cfg, 'nad_source', arch)!r}"
+        )
     U = complete_basis(load_published_nads(arch).nads).astype(np.float32)
     if figure == "us-fig2":
         train = dict(ux.per_model(cfg, "concat_train", arch))
         idx = cfg["concat_indices"]
-        jobs, _ = ux.concat_jobs(spec, U, idx, idx, seeds=seeds, n_train=train.pop("n_train"), n_test=cfg["n_test"],
-                                 train=train, device=device, chunk=1,
-                                 **{k: cfg[k] for k in ("eps1", "eps2", "sigma", "extent", "resolution")})
+        jobs, _ = ux.concat_jobs(
+            spec,
+            U,
+            idx,
+            idx,
+            seeds=seeds,
+            n_train=train.pop("n_train"),
+            n_test=cfg["n_test"],
+            train=train,
+            device=device,
+            chunk=1,
+            **{k: cfg[k] for k in ("eps1", "eps2", "sigma", "extent", "resolution")},
+        )
         keys, fn = ux.CONCAT_KEYS, ux.concat_job
     else:
         data_spec = dict(root=None, subset_root=None, max_train=cfg["max_train"], max_test=cfg["max_test"])
         sigma = float(ux.per_model(cfg, "cifar_sigma", arch))
-        jobs, _ = ux.cifar_dv_jobs(spec, U, cfg["cifar_indices"], seeds=seeds, data_spec=data_spec,
-                                   data_key=cifar_data_key(load_cifar10(**data_spec)), sigma=sigma,
-                                   train=ux.per_model(cfg, "cifar_train", arch), eps=cfg["cifar_eps"], device=device,
-                                   chunk=1)
+        jobs, _ = ux.cifar_dv_jobs(
+            spec,
+            U,
+            cfg["cifar_indices"],
+            seeds=seeds,
+            data_spec=data_spec,
+            data_key=cifar_data_key(load_cifar10(**data_spec)),
+            sigma=sigma,
+            train=ux.per_model(cfg, "cifar_train", arch),
+            eps=cfg["cifar_eps"],
+            device=device,
+            chunk=1,
+        )
         keys, fn, fields = ux.CIFAR_KEYS, ux.cifar_dv_job, {**fields, "sigma": sigma}
 
     for job in jobs:  # a run's label: its pair of NAD indices (Fig. 2) or its NAD index (Fig. 3)
         job.config["runs"] = [[p, job.config["seed"]] for p in job.config.get("pairs", job.config.get("indices"))]
 
     def rows(job, arrays):
-        return [{**fields, **(dict(v1_index=int(p[0]), v2_index=int(p[1])) if figure == "us-fig2"
-                              else dict(nad_index=int(p))),
-                 "seed": int(seed), **{k: float(np.asarray(arrays[k])[j]) for k in keys}}
-                for j, (p, seed) in enumerate(job.config["runs"])]
+        return [
+            {
+                **fields,
+                **(dict(v1_index=int(p[0]), v2_index=int(p[1])) if figure == "us-fig2" else dict(nad_index=int(p))),
+                "seed": int(seed),
+                **{k: float(np.asarray(arrays[k])[j]) for k in keys},
+            }
+            for j, (p, seed) in enumerate(job.config["runs"])
+        ]
 
-    task = Task(figure=figure, chapter=US_CHAPTER, arch=arch, spec=spec, width=fields["width"],
-                recipe=fields["recipe"], fn=fn, jobs=jobs, rows=rows, columns=COLUMNS[figure], keys=KEYS[figure],
-                runs=len(jobs), stage=n, meta={"precision": fields["precision"]})
+    task = Task(
+        figure=figure,
+        chapter=US_CHAPTER,
+        arch=arch,
+        spec=spec,
+        width=fields["width"],
+        recipe=fields["recipe"],
+        fn=fn,
+        jobs=jobs,
+        rows=rows,
+        columns=COLUMNS[figure],
+        keys=KEYS[figure],
+        runs=len(jobs),
+        stage=n,
+        meta={"precision": fields["precision"]},
+    )
     return task, cfg
 
 
@@ -628,8 +786,16 @@ def spec_of(arch: str, width) -> str:
     return width_spec(arch, width)
 
 
-def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | None = None,
-         trainer: str | None = None, float32: bool = False) -> tuple[list[Task], dict]:
+def plan(
+    campaign: str,
+    *,
+    figures=None,
+    archs=None,
+    stages=None,
+    device: str | None = None,
+    trainer: str | None = None,
+    float32: bool = False,
+) -> tuple[list[Task], dict]:
     """The tasks of ``campaign`` in stage order (only ``figures`` / ``archs`` / stage numbers
     ``stages`` where given) and the settings they use (the campaign's and chapter 3's);
     ``trainer`` ("many" or "side_by_side") replaces the campaign's ("many" implies ``float32``);
@@ -661,43 +827,85 @@ def plan(campaign: str, *, figures=None, archs=None, stages=None, device: str | 
             if fig in CIFAR_EPOCHS:  # chapter 4's recipe and data, in float32
                 if recipe != "authors" or st.get("autocast"):
                     raise ValueError(f"stage {n}: {fig} trains with chapter 4's recipe, in float32")
-                task, extra[CIFAR_CHAPTER] = _cifar_task(st, n, {"model": arch, "width": w, "recipe": recipe,
-                                                                "precision": "fp32"}, spec, seeds, dev)
+                task, extra[CIFAR_CHAPTER] = _cifar_task(
+                    st, n, {"model": arch, "width": w, "recipe": recipe, "precision": "fp32"}, spec, seeds, dev
+                )
                 tasks.append(task)
                 continue
             if fig in PROFILE_FIGURES:  # chapter 5's settings: the follow-up's recipe, in float32
                 if "recipe" in st or st.get("autocast"):
                     raise ValueError(f"stage {n}: {fig} trains with chapter 5's settings, in float32")
-                task, extra[US_CHAPTER] = _underspec_task(st, n, {"model": arch, "width": w, "recipe": "follow-up",
-                                                                  "precision": "fp32"}, spec, seeds, dev)
+                task, extra[US_CHAPTER] = _underspec_task(
+                    st, n, {"model": arch, "width": w, "recipe": "follow-up", "precision": "fp32"}, spec, seeds, dev
+                )
                 tasks.append(task)
                 continue
             train = _train(cfg, camp, fig, recipe, arch, autocast)
             precision = PRECISION[train.get("autocast")]
             fields = {"model": arch, "width": w, "recipe": recipe, "precision": precision}
-            common = dict(chapter=FIGURE_CHAPTER.get(fig, CHAPTER), arch=arch, spec=spec, width=w, recipe=recipe,
-                          fn=sep.directional_job,
-                          columns=COLUMNS[fig], keys=KEYS[fig], stage=n)
+            common = dict(
+                chapter=FIGURE_CHAPTER.get(fig, CHAPTER),
+                arch=arch,
+                spec=spec,
+                width=w,
+                recipe=recipe,
+                fn=sep.directional_job,
+                columns=COLUMNS[fig],
+                keys=KEYS[fig],
+                stage=n,
+            )
             if fig == "fig6":
                 nads = load_published_nads(arch)
                 idx = [int(i) for i in st["indices"]]
                 V = nads.nads[idx].reshape(len(idx), *nads.input_shape)
                 for sigma in st["sigmas"]:
-                    jobs = sep.direction_jobs(V, idx, seeds, model=spec, settings=train | {"sigma": float(sigma)},
-                                              chunk=camp["chunk"], tag="nad-published", device=dev,
-                                              outputs=cfg["outputs"])
+                    jobs = sep.direction_jobs(
+                        V,
+                        idx,
+                        seeds,
+                        model=spec,
+                        settings=train | {"sigma": float(sigma)},
+                        chunk=camp["chunk"],
+                        tag="nad-published",
+                        device=dev,
+                        outputs=cfg["outputs"],
+                    )
                     f = fields | {"sigma": float(sigma)}
-                    tasks.append(Task(figure=fig, jobs=jobs, rows=_fig6_rows(f, nads.eigenvalues),
-                                      runs=len(idx) * len(seeds), meta={"sigma": float(sigma), "precision": precision},
-                                      **common))
+                    tasks.append(
+                        Task(
+                            figure=fig,
+                            jobs=jobs,
+                            rows=_fig6_rows(f, nads.eigenvalues),
+                            runs=len(idx) * len(seeds),
+                            meta={"sigma": float(sigma), "precision": precision},
+                            **common,
+                        )
+                    )
                 continue
-            cells = stage_cells(st["cells"], grid)[:st.get("limit")]
+            cells = stage_cells(st["cells"], grid)[: st.get("limit")]
             V = np.stack([fourier_basis_vector(a, b, 32).numpy() for a, b in cells])
-            jobs = sep.direction_jobs(V, [list(c) for c in cells], seeds, model=spec, settings=train,
-                                      chunk=camp["chunk"], tag="fourier", device=dev, outputs=cfg["outputs"])
+            jobs = sep.direction_jobs(
+                V,
+                [list(c) for c in cells],
+                seeds,
+                model=spec,
+                settings=train,
+                chunk=camp["chunk"],
+                tag="fourier",
+                device=dev,
+                outputs=cfg["outputs"],
+            )
             keys = ("iters_to_loss", "test_acc", "train_acc") if fig == "fig2" else ("test_acc", "train_acc")
-            tasks.append(Task(figure=fig, jobs=jobs, rows=_fourier_rows(fields, keys, fig == "fig2"),
-                              runs=len(cells) * len(seeds), meta={"precision": precision}, **common))
+            tasks.append(
+                Task(
+                    figure=fig,
+                    jobs=jobs,
+                    rows=_fourier_rows(fields, keys, fig == "fig2"),
+                    runs=len(cells) * len(seeds),
+                    meta={"precision": precision},
+                    **common,
+                )
+            )
     if not tasks:
         raise ValueError(f"campaign {campaign!r} has no stage for figures={figures} archs={archs} stages={stages}")
     return tasks, {"campaign": camp, CHAPTER: cfg, **extra}
@@ -719,12 +927,26 @@ PAPER_FIGURES = {
 }
 #: where the cpu build trains each figure's networks: (chapter, settings key of its list, the
 #: chapter's default model where the figure trains it)
-_BUILD = {"fig1": ("fig1_models", None), "fig2": ("fig2_models", None), "fig3": ("fig3_models", None),
-          "fig6": ("fig6_models", "lenet"), "fig7": (None, "lenet"), "fig8": ("flip_models", "lenet"),
-          "us-fig2": ("concat_models", None), "us-fig3": ("cifar_models", None)}
-NAMES = {"logreg": "LogReg", "lenet": "LeNet", "lenet_nopool": "LeNet without pooling", "mlp": "MLP",
-         "resnet18": "ResNet-18", "resnet18_nopool": "ResNet-18 without pooling", "vgg11": "VGG-11",
-         "densenet121": "DenseNet-121"}
+_BUILD = {
+    "fig1": ("fig1_models", None),
+    "fig2": ("fig2_models", None),
+    "fig3": ("fig3_models", None),
+    "fig6": ("fig6_models", "lenet"),
+    "fig7": (None, "lenet"),
+    "fig8": ("flip_models", "lenet"),
+    "us-fig2": ("concat_models", None),
+    "us-fig3": ("cifar_models", None),
+}
+NAMES = {
+    "logreg": "LogReg",
+    "lenet": "LeNet",
+    "lenet_nopool": "LeNet without pooling",
+    "mlp": "MLP",
+    "resnet18": "ResNet-18",
+    "resnet18_nopool": "ResNet-18 without pooling",
+    "vgg11": "VGG-11",
+    "densenet121": "DenseNet-121",
+}
 
 
 def coverage(profile: str = "cpu", root=None) -> list[dict]:
@@ -747,9 +969,11 @@ def coverage(profile: str = "cpu", root=None) -> list[dict]:
                 width = figure_width(name, fig, arch)
                 part = df[(df["model"] == arch).to_numpy() & equal_to(df["width"], width)]
                 if len(part):
-                    sources.append(f"campaign {name} ("
-                                   + (f"{width_name(arch)} {width}, " if width is not None else "")
-                                   + f"{len(part)} runs)")
+                    sources.append(
+                        f"campaign {name} ("
+                        + (f"{width_name(arch)} {width}, " if width is not None else "")
+                        + f"{len(part)} runs)"
+                    )
             if arch in built:  # the build trains it, or takes the bundle's runs where they match its settings
                 where[arch] = f"{profile} build" + (f" or {' and '.join(sources)}" if sources else "")
                 continue
@@ -765,8 +989,10 @@ def coverage_lines(profile: str = "cpu", root=None) -> tuple[list[str], list[str
     for c in coverage(profile, root):
         nets = c["networks"]
         done = {a: w for a, w in nets.items() if w}
-        have.append(f"{c['label']}: {len(done)} of {len(nets)} networks"
-                    + (" (" + "; ".join(f"{NAMES.get(a, a)}: {w}" for a, w in done.items()) + ")" if done else ""))
+        have.append(
+            f"{c['label']}: {len(done)} of {len(nets)} networks"
+            + (" (" + "; ".join(f"{NAMES.get(a, a)}: {w}" for a, w in done.items()) + ")" if done else "")
+        )
         lack = [NAMES.get(a, a) for a, w in nets.items() if not w]
         if lack:
             missing.append(f"{c['label']}: {', '.join(lack)}")

@@ -12,6 +12,7 @@ Conventions. Images are float32 arrays ``(N, 3, 32, 32)`` in ``[0, 1]`` (the aut
 ``ToTensor()`` scale); the per-channel mean/std normalisation (:func:`normalise`, the authors'
 constants) is applied by the caller, after any poisoning, as their ``TransformLayer`` did.
 """
+
 from __future__ import annotations
 
 import functools
@@ -25,14 +26,26 @@ import torch
 from nadcore.runtime import file_sha256
 
 __all__ = [
-    "CIFAR10_CLASSES", "CIFAR10_MEAN", "CIFAR10_STD", "SUBSET_FILE", "SUBSET_SHA256",
-    "CIFAR10NotFoundError", "CIFAR10ChecksumError", "CIFAR10Data",
-    "load_cifar10", "load_cifar10_spec", "cifar_data_key", "find_subset", "default_subset_dirs", "normalise",
-    "binarise_labels", "as_numpy", "like",
+    "CIFAR10_CLASSES",
+    "CIFAR10_MEAN",
+    "CIFAR10_STD",
+    "SUBSET_FILE",
+    "SUBSET_SHA256",
+    "CIFAR10NotFoundError",
+    "CIFAR10ChecksumError",
+    "CIFAR10Data",
+    "load_cifar10",
+    "load_cifar10_spec",
+    "cifar_data_key",
+    "find_subset",
+    "default_subset_dirs",
+    "normalise",
+    "binarise_labels",
+    "as_numpy",
+    "like",
 ]
 
-CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer",
-                   "dog", "frog", "horse", "ship", "truck")
+CIFAR10_CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck")
 #: Per-channel mean and std the authors normalised with (``utils.load_cifar_data``).
 CIFAR10_MEAN = (0.4914, 0.4822, 0.4465)
 CIFAR10_STD = (0.247, 0.243, 0.261)
@@ -40,7 +53,7 @@ CIFAR10_STD = (0.247, 0.243, 0.261)
 SUBSET_FILE = "cifar10_subset.npz"
 #: SHA-256 of the project's genuine subset, used when no ``SHA256SUMS`` file sits beside it.
 SUBSET_SHA256 = "aacb1749f02fb7ddf74076d681e8e29114fe50c1ad1cf7ae3bba677444071726"
-FULL_DIR = "cifar-10-batches-py"   # what torchvision.datasets.CIFAR10 looks for under its root
+FULL_DIR = "cifar-10-batches-py"  # what torchvision.datasets.CIFAR10 looks for under its root
 
 _HOW_TO_GET = (
     "How to get CIFAR-10:\n"
@@ -79,13 +92,17 @@ class CIFAR10Data:
     def summary(self) -> str:
         """A few lines saying which data is in use and how many images (no machine-specific paths)."""
         d = self.description
-        lines = [f"data: {d['name']}",
-                 f"  train images: {d['n_train']:,}   test images: {d['n_test']:,}",
-                 "  train per class: " + " ".join(str(c) for c in d["train_class_counts"]),
-                 "  test per class:  " + " ".join(str(c) for c in d["test_class_counts"])]
+        lines = [
+            f"data: {d['name']}",
+            f"  train images: {d['n_train']:,}   test images: {d['n_test']:,}",
+            "  train per class: " + " ".join(str(c) for c in d["train_class_counts"]),
+            "  test per class:  " + " ".join(str(c) for c in d["test_class_counts"]),
+        ]
         if d.get("is_subset"):
-            lines.append(f"  NOTE: a genuine SUBSET of CIFAR-10 (not the full 50,000 / 10,000); "
-                         f"file {d['file']} sha256 {d['sha256'][:16]}... verified")
+            lines.append(
+                f"  NOTE: a genuine SUBSET of CIFAR-10 (not the full 50,000 / 10,000); "
+                f"file {d['file']} sha256 {d['sha256'][:16]}... verified"
+            )
         return "\n".join(lines)
 
 
@@ -157,7 +174,8 @@ def _load_subset(npz: Path, verify: bool) -> CIFAR10Data:
     if verify and digest != expected:
         raise CIFAR10ChecksumError(
             f"SHA-256 of {npz} is {digest}, but {where} says {expected}: the file is damaged or "
-            "not the project's CIFAR-10 subset. Restore it from ../shared/data/cifar10-subset.")
+            "not the project's CIFAR-10 subset. Restore it from ../shared/data/cifar10-subset."
+        )
     with np.load(npz, allow_pickle=False) as z:
         missing = {"x_train", "y_train", "x_test", "y_test"} - set(z.files)
         if missing:
@@ -166,18 +184,27 @@ def _load_subset(npz: Path, verify: bool) -> CIFAR10Data:
     for split in ("train", "test"):
         x, y = arrays[f"x_{split}"], arrays[f"y_{split}"]
         if x.dtype != np.uint8 or x.ndim != 4 or x.shape[1:] != (32, 32, 3) or len(x) != len(y):
-            raise ValueError(f"{npz}: x_{split} {x.shape} {x.dtype} is not (N, 32, 32, 3) uint8 "
-                             f"matching y_{split} {y.shape}")
+            raise ValueError(
+                f"{npz}: x_{split} {x.shape} {x.dtype} is not (N, 32, 32, 3) uint8 matching y_{split} {y.shape}"
+            )
         if y.size and (y.min() < 0 or y.max() > 9):
             raise ValueError(f"{npz}: y_{split} has labels outside 0..9")
     y_tr = arrays["y_train"].astype(np.int64)
     y_te = arrays["y_test"].astype(np.int64)
-    desc = dict(name="CIFAR-10 genuine subset (prefixes of the official batch files)",
-                source="subset", is_subset=True, file=npz.name, path=str(npz), sha256=digest,
-                checksum_verified=bool(verify), n_train=int(len(y_tr)), n_test=int(len(y_te)),
-                train_class_counts=_class_counts(y_tr), test_class_counts=_class_counts(y_te))
-    return CIFAR10Data(_hwc_uint8_to_float(arrays["x_train"]), y_tr,
-                       _hwc_uint8_to_float(arrays["x_test"]), y_te, desc)
+    desc = dict(
+        name="CIFAR-10 genuine subset (prefixes of the official batch files)",
+        source="subset",
+        is_subset=True,
+        file=npz.name,
+        path=str(npz),
+        sha256=digest,
+        checksum_verified=bool(verify),
+        n_train=int(len(y_tr)),
+        n_test=int(len(y_te)),
+        train_class_counts=_class_counts(y_tr),
+        test_class_counts=_class_counts(y_te),
+    )
+    return CIFAR10Data(_hwc_uint8_to_float(arrays["x_train"]), y_tr, _hwc_uint8_to_float(arrays["x_test"]), y_te, desc)
 
 
 def _load_full(root: Path, download: bool) -> CIFAR10Data:
@@ -188,16 +215,30 @@ def _load_full(root: Path, download: bool) -> CIFAR10Data:
         ds = torchvision.datasets.CIFAR10(root=str(root), train=train, download=download)
         sets[split] = (np.asarray(ds.data), np.asarray(ds.targets, dtype=np.int64))
     (xa, ya), (xb, yb) = sets["train"], sets["test"]
-    desc = dict(name="CIFAR-10 (full, torchvision)", source="torchvision", is_subset=False,
-                file=FULL_DIR, path=str(Path(root) / FULL_DIR), n_train=int(len(ya)),
-                n_test=int(len(yb)), train_class_counts=_class_counts(ya),
-                test_class_counts=_class_counts(yb))
+    desc = dict(
+        name="CIFAR-10 (full, torchvision)",
+        source="torchvision",
+        is_subset=False,
+        file=FULL_DIR,
+        path=str(Path(root) / FULL_DIR),
+        n_train=int(len(ya)),
+        n_test=int(len(yb)),
+        train_class_counts=_class_counts(ya),
+        test_class_counts=_class_counts(yb),
+    )
     return CIFAR10Data(_hwc_uint8_to_float(xa), ya, _hwc_uint8_to_float(xb), yb, desc)
 
 
-def load_cifar10(root=None, subset_root=None, *, download: bool = False, source: str = "auto",
-                 verify: bool = True, max_train: int | None = None,
-                 max_test: int | None = None) -> CIFAR10Data:
+def load_cifar10(
+    root=None,
+    subset_root=None,
+    *,
+    download: bool = False,
+    source: str = "auto",
+    verify: bool = True,
+    max_train: int | None = None,
+    max_test: int | None = None,
+) -> CIFAR10Data:
     """Load CIFAR-10 as float32 ``(N, 3, 32, 32)`` in ``[0, 1]`` with int64 labels.
 
     Parameters
@@ -223,16 +264,20 @@ def load_cifar10(root=None, subset_root=None, *, download: bool = False, source:
             data = _load_full(r, download)
     if data is None and source == "full":
         raise CIFAR10NotFoundError(
-            f"full CIFAR-10 not found (looked for {FULL_DIR!r} under root={root!r}).\n" + _HOW_TO_GET)
+            f"full CIFAR-10 not found (looked for {FULL_DIR!r} under root={root!r}).\n" + _HOW_TO_GET
+        )
     if data is None:
         npz = find_subset(subset_root, root)
         if npz is None:
-            looked = [str(subset_root)] if subset_root is not None else \
-                [str(p) for p in default_subset_dirs(root)]
+            looked = [str(subset_root)] if subset_root is not None else [str(p) for p in default_subset_dirs(root)]
             raise CIFAR10NotFoundError(
                 "CIFAR-10 not found: no full dataset"
                 + (f" under {root!r}" if root is not None else " (no data root given)")
-                + " and no cifar10_subset.npz in: " + ", ".join(looked) + ".\n" + _HOW_TO_GET)
+                + " and no cifar10_subset.npz in: "
+                + ", ".join(looked)
+                + ".\n"
+                + _HOW_TO_GET
+            )
         data = _load_subset(npz, verify)
     if max_train is not None or max_test is not None:
         data = _truncate(data, max_train, max_test)
@@ -246,8 +291,9 @@ def _truncate(data: CIFAR10Data, max_train, max_test) -> CIFAR10Data:
     y_tr, y_te = data.y_train[:ntr], data.y_test[:nte]
     if ntr < d["n_train"] or nte < d["n_test"]:
         d["name"] += f" (first {ntr:,} train / {nte:,} test images used)"
-    d.update(n_train=int(ntr), n_test=int(nte), train_class_counts=_class_counts(y_tr),
-             test_class_counts=_class_counts(y_te))
+    d.update(
+        n_train=int(ntr), n_test=int(nte), train_class_counts=_class_counts(y_tr), test_class_counts=_class_counts(y_te)
+    )
     return CIFAR10Data(data.x_train[:ntr], y_tr, data.x_test[:nte], y_te, d)
 
 
@@ -256,8 +302,9 @@ def normalise(x, mean=CIFAR10_MEAN, std=CIFAR10_STD):
     m = np.asarray(mean, dtype=np.float32)[None, :, None, None]
     s = np.asarray(std, dtype=np.float32)[None, :, None, None]
     if isinstance(x, torch.Tensor):
-        return (x - torch.as_tensor(m, device=x.device, dtype=x.dtype)) / \
-            torch.as_tensor(s, device=x.device, dtype=x.dtype)
+        return (x - torch.as_tensor(m, device=x.device, dtype=x.dtype)) / torch.as_tensor(
+            s, device=x.device, dtype=x.dtype
+        )
     return ((np.asarray(x) - m) / s).astype(np.float32)
 
 
@@ -298,5 +345,10 @@ def cifar_data_key(data: CIFAR10Data) -> dict:
 def load_cifar10_spec(spec: dict) -> CIFAR10Data:
     """:func:`load_cifar10` from a dict (``root``, ``subset_root``, ``download``, ``max_train``,
     ``max_test``), remembered per process: what a job sends to its worker instead of the images."""
-    return _load_cached(spec.get("root"), spec.get("subset_root"), bool(spec.get("download", False)),
-                        spec.get("max_train"), spec.get("max_test"))
+    return _load_cached(
+        spec.get("root"),
+        spec.get("subset_root"),
+        bool(spec.get("download", False)),
+        spec.get("max_train"),
+        spec.get("max_test"),
+    )

@@ -38,6 +38,7 @@ projected out, so the data are linearly separable along ``v``. The training and 
 independent draws of the requested sizes (the authors' test set silently had the training set's
 size).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -46,9 +47,17 @@ import numpy as np
 import torch
 
 __all__ = [
-    "fourier_basis_vector", "fourier_grid", "FourierGrid", "fourier_directions",
-    "directional_dataset", "directional_train_test", "concat_channels", "unit", "SIGNALS",
-    "fourier_energy", "low_frequency_fraction",
+    "fourier_basis_vector",
+    "fourier_grid",
+    "FourierGrid",
+    "fourier_directions",
+    "directional_dataset",
+    "directional_train_test",
+    "concat_channels",
+    "unit",
+    "SIGNALS",
+    "fourier_energy",
+    "low_frequency_fraction",
 ]
 
 
@@ -110,8 +119,9 @@ class FourierGrid:
         """Every ``every``-th cell in both axes, keeping the centre (DC) cell."""
         c = self.grid // 2
         idx = np.arange(c % every, self.grid, every)
-        return FourierGrid(self.size, len(idx), self.stride * every, self.k1[np.ix_(idx, idx)],
-                           self.k2[np.ix_(idx, idx)])
+        return FourierGrid(
+            self.size, len(idx), self.stride * every, self.k1[np.ix_(idx, idx)], self.k2[np.ix_(idx, idx)]
+        )
 
 
 def fourier_grid(size: int = 32, grid: int = 16) -> FourierGrid:
@@ -136,8 +146,9 @@ SIGNALS = ("authors", "paper")
 _BLOCK = 512  # rows of D(v) per block: a block's temporaries stay in cache
 
 
-def directional_dataset(v, n: int, sigma: float = 3.0, epsilon: float = 1.0, *,
-                        generator: torch.Generator, signal: str = "paper"):
+def directional_dataset(
+    v, n: int, sigma: float = 3.0, epsilon: float = 1.0, *, generator: torch.Generator, signal: str = "paper"
+):
     """``n`` samples of D(v) (paper Sec. 2): ``x = s * y * v + w``, ``w ~ N(0, sigma^2 (I - v v^T))``,
     with ``s = epsilon`` and i.i.d. uniform labels (``signal="paper"``) or ``s = epsilon / 2`` and
     exactly balanced labels (``signal="authors"``, their code).
@@ -164,14 +175,22 @@ def directional_dataset(v, n: int, sigma: float = 3.0, epsilon: float = 1.0, *,
     x = torch.randn((n, flat.numel()), generator=generator, dtype=torch.float32).mul_(float(sigma))
     along, shift = x @ flat, scale * y.to(torch.float32)
     for a in range(0, n, _BLOCK):
-        xb = x[a:a + _BLOCK]
-        xb -= along[a:a + _BLOCK, None] * flat[None, :]
-        xb += shift[a:a + _BLOCK, None] * flat[None, :]
+        xb = x[a : a + _BLOCK]
+        xb -= along[a : a + _BLOCK, None] * flat[None, :]
+        xb += shift[a : a + _BLOCK, None] * flat[None, :]
     return x.reshape(n, *shape), y
 
 
-def directional_train_test(v, n_train: int, n_test: int, sigma: float = 3.0, epsilon: float = 1.0,
-                           *, generator: torch.Generator, signal: str = "paper"):
+def directional_train_test(
+    v,
+    n_train: int,
+    n_test: int,
+    sigma: float = 3.0,
+    epsilon: float = 1.0,
+    *,
+    generator: torch.Generator,
+    signal: str = "paper",
+):
     """Independent train and test draws of D(v) of the requested sizes:
     ``(x_train, y_train, x_test, y_test)``."""
     x_tr, y_tr = directional_dataset(v, n_train, sigma, epsilon, generator=generator, signal=signal)
@@ -192,8 +211,9 @@ def concat_channels(*xs) -> torch.Tensor:
     n, hw = ts[0].shape[0], tuple(ts[0].shape[2:])
     for t in ts:
         if t.dim() != 4 or t.shape[0] != n or tuple(t.shape[2:]) != hw:
-            raise ValueError(f"concat_channels needs (n, C, H, W) tensors with equal n and H, W; got "
-                             f"{[tuple(t.shape) for t in ts]}")
+            raise ValueError(
+                f"concat_channels needs (n, C, H, W) tensors with equal n and H, W; got {[tuple(t.shape) for t in ts]}"
+            )
     return torch.cat([t.to(torch.float32) for t in ts], dim=1)
 
 

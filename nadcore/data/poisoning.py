@@ -9,14 +9,25 @@ images in the NAD basis with the order of their coordinates reversed, ``x' = U f
 :func:`nadcore.nads.complete_basis`. Chapter 4's training jobs are
 :mod:`nadcore.chapters.cifar10.runs`.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
 from nadcore.data.cifar import as_numpy, like
 
-__all__ = ["carrier_assignment", "poison_carriers", "poison", "flip_matrix", "flip_representation",
-           "leading_energy", "poison_change", "carrier_visibility", "EXPERIMENTS", "FLIP_CONTROLS"]
+__all__ = [
+    "carrier_assignment",
+    "poison_carriers",
+    "poison",
+    "flip_matrix",
+    "flip_representation",
+    "leading_energy",
+    "poison_change",
+    "carrier_visibility",
+    "EXPERIMENTS",
+    "FLIP_CONTROLS",
+]
 
 EXPERIMENTS = ("clean", "poison", "flip")
 #: Fully connected models, the controls of Fig. 8: they have no preferred input directions, so
@@ -43,8 +54,9 @@ def carrier_assignment(num_classes: int = 10, num_channels: int = 3) -> list[tup
     return out
 
 
-def poison_carriers(nads, index: int, num_classes: int = 10, num_channels: int = 3,
-                    shape=(32, 32)) -> tuple[np.ndarray, np.ndarray]:
+def poison_carriers(
+    nads, index: int, num_classes: int = 10, num_channels: int = 3, shape=(32, 32)
+) -> tuple[np.ndarray, np.ndarray]:
     """Unit-norm carriers ``(num_classes, C, H, W)`` and signs ``(num_classes,)`` for NADs (i, i+1).
 
     ``nads``: ``(K, H*W)``, one NAD per row. Each carrier is the class's NAD placed in one colour
@@ -58,8 +70,10 @@ def poison_carriers(nads, index: int, num_classes: int = 10, num_channels: int =
     assign = carrier_assignment(num_classes, num_channels)
     top = index + max(a[0] for a in assign)
     if index < 0 or top >= V.shape[0]:
-        raise IndexError(f"carrier at NAD index {index} needs NADs {index}..{top}; "
-                         f"only {V.shape[0]} given (complete them with nadcore.nads.complete_basis)")
+        raise IndexError(
+            f"carrier at NAD index {index} needs NADs {index}..{top}; "
+            f"only {V.shape[0]} given (complete them with nadcore.nads.complete_basis)"
+        )
     carriers = np.zeros((num_classes, num_channels, H, W))
     signs = np.zeros(num_classes)
     for t, (off, ch, sign) in enumerate(assign):
@@ -85,7 +99,7 @@ def poison(x, y, nads, index: int, eps: float, num_classes: int = 10):
     carriers, signs = poison_carriers(nads, index, num_classes, xn.shape[1], xn.shape[2:])
     flat = xn.reshape(len(xn), -1).astype(np.float64)
     cflat = carriers.reshape(num_classes, -1)
-    c = cflat[yn]                                           # (N, C*H*W): each image's carrier
+    c = cflat[yn]  # (N, C*H*W): each image's carrier
     coef = eps * signs[yn] - np.einsum("nd,nd->n", flat, c)
     out = (flat + coef[:, None] * c).reshape(xn.shape).astype(xn.dtype)
     return like(out, x)
@@ -100,12 +114,13 @@ def flip_matrix(nads) -> np.ndarray:
     D-1-k. ``M`` is orthogonal, symmetric and an involution (``M @ M = I``)."""
     V = np.asarray(as_numpy(nads), dtype=np.float64)
     if V.ndim != 2 or V.shape[0] != V.shape[1]:
-        raise ValueError(f"the basis must be square (D, D), one NAD per row; got {V.shape} "
-                         "(complete it with nadcore.nads.complete_basis)")
+        raise ValueError(
+            f"the basis must be square (D, D), one NAD per row; got {V.shape} "
+            "(complete it with nadcore.nads.complete_basis)"
+        )
     err = np.abs(V @ V.T - np.eye(len(V))).max()
     if err > 1e-4:
-        raise ValueError(f"the NADs are not orthonormal (max |U^T U - I| = {err:.2e}); "
-                         "use nadcore.nads.complete_basis")
+        raise ValueError(f"the NADs are not orthonormal (max |U^T U - I| = {err:.2e}); use nadcore.nads.complete_basis")
     return V.T @ V[::-1]
 
 
@@ -140,15 +155,18 @@ def leading_energy(x, nads, k: int) -> np.ndarray:
     V = np.asarray(as_numpy(nads), dtype=np.float64)[:k]
     flat = xn.reshape(len(xn), xn.shape[1], -1)
     along = np.einsum("ncd,kd->nck", flat, V)
-    return (along ** 2).sum(axis=(1, 2)) / np.maximum((flat ** 2).sum(axis=(1, 2)), 1e-30)
+    return (along**2).sum(axis=(1, 2)) / np.maximum((flat**2).sum(axis=(1, 2)), 1e-30)
 
 
 def poison_change(x, x_poisoned) -> dict:
     """How much poisoning moved the images ([0, 1] scale): mean L2 norm of the change, mean and
     max absolute pixel change."""
     d = (np.asarray(x_poisoned, dtype=np.float64) - np.asarray(x, dtype=np.float64)).reshape(len(x), -1)
-    return dict(l2_change=float(np.linalg.norm(d, axis=1).mean()),
-                mean_abs_change=float(np.abs(d).mean()), max_abs_change=float(np.abs(d).max()))
+    return dict(
+        l2_change=float(np.linalg.norm(d, axis=1).mean()),
+        mean_abs_change=float(np.abs(d).mean()),
+        max_abs_change=float(np.abs(d).max()),
+    )
 
 
 def carrier_visibility(x, y, nads, indices, eps: float) -> list[dict]:
@@ -165,6 +183,5 @@ def carrier_visibility(x, y, nads, indices, eps: float) -> list[dict]:
     for i in indices:
         change = poison_change(xn, poison(xn, y, V, int(i), eps))
         dc = max(abs(V[j].sum()) / (np.linalg.norm(V[j]) * np.sqrt(V.shape[1])) for j in range(i, i + top))
-        rows.append(dict(index=int(i), **change, relative_l2_change=change["l2_change"] / clean,
-                         dc_cosine=float(dc)))
+        rows.append(dict(index=int(i), **change, relative_l2_change=change["l2_change"] / clean, dc_cosine=float(dc)))
     return rows

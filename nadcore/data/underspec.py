@@ -17,6 +17,7 @@ Two kinds of *underspecified* datasets, both solvable in more than one way:
 The directions ``v`` are NADs of a one-channel copy of each architecture. How a trained network
 uses the channels, and the experiments themselves, are :mod:`nadcore.chapters.underspecification.runs`.
 """
+
 from __future__ import annotations
 
 from typing import Sequence
@@ -32,8 +33,7 @@ __all__ = ["directional_with_labels", "underspecified_dataset", "cifar_dv_datase
 # --------------------------------------------------------------------------------------------
 # Data
 # --------------------------------------------------------------------------------------------
-def directional_with_labels(v, y, sigma: float, epsilon: float,
-                            generator: torch.Generator) -> torch.Tensor:
+def directional_with_labels(v, y, sigma: float, epsilon: float, generator: torch.Generator) -> torch.Tensor:
     """Samples of D(v) (eq. (1) of the paper) for GIVEN labels ``y`` in {-1, +1}:
     ``x = epsilon * y * v + w``, ``w ~ N(0, sigma^2 (I - v v^T))``.
 
@@ -51,8 +51,9 @@ def directional_with_labels(v, y, sigma: float, epsilon: float,
     return x + shift.view(-1, *([1] * u.dim())) * u
 
 
-def underspecified_dataset(v1, v2, n: int, *, eps1: float = 1.0, eps2: float = 0.5,
-                           sigma: float = 1.0, generator: torch.Generator):
+def underspecified_dataset(
+    v1, v2, n: int, *, eps1: float = 1.0, eps2: float = 0.5, sigma: float = 1.0, generator: torch.Generator
+):
     """``n`` samples of D(v1) (+) D(v2) (paper Sec. 3, Fig. 1): ``x = x1 (+) x2`` with the same
     label, ``x1 ~ D(v1)`` (margin ``eps1``), ``x2 ~ D(v2)`` (margin ``eps2``), noise ``sigma`` in
     both. ``v1``, ``v2``: one-channel directions (1024 values or (1, 32, 32)).
@@ -66,8 +67,7 @@ def underspecified_dataset(v1, v2, n: int, *, eps1: float = 1.0, eps2: float = 0
     return torch.cat([x1, x2], dim=1), y
 
 
-def cifar_dv_dataset(x_cifar, y, v, *, sigma: float, epsilon: float = 1.0,
-                     generator: torch.Generator) -> torch.Tensor:
+def cifar_dv_dataset(x_cifar, y, v, *, sigma: float, epsilon: float = 1.0, generator: torch.Generator) -> torch.Tensor:
     """Binary CIFAR-10 (+) D(v) (paper Sec. 4, appendix A.2): append to each (normalised) image
     ``x_cifar`` (N, 3, 32, 32) a fourth channel drawn from D(v) with the image's binary label
     ``y`` in {-1, +1}. Returns float32 (N, 4, 32, 32)."""

@@ -21,6 +21,7 @@ The C kernels are optional: without a C compiler with OpenMP, on another CPU, or
 only, but rounding can move a number in a chapter, so every cached result, figure table and
 scorecard row records the kernel path that made it (:func:`path`), and the cache keys on it.
 """
+
 from __future__ import annotations
 
 from nadcore.kernels import native

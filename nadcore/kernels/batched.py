@@ -11,6 +11,7 @@ whose backward reads contiguous operands. The definition is ``vmap(functional_ca
 stacked parameters (:func:`nadcore.train.batched_forward`); the results equal it up to
 floating-point reassociation (tests/test_kernels.py).
 """
+
 from __future__ import annotations
 
 import torch
@@ -35,8 +36,8 @@ def _lenet_batched(base, names):
     cl = torch.channels_last
 
     fused = down is None and all(  # the layers native.conv_pool_relu (conv_relu) computes
-        (c.stride, c.padding, c.dilation, c.groups) == ((1, 1), (0, 0), (1, 1), 1)
-        for c in (base.conv1, base.conv2))
+        (c.stride, c.padding, c.dilation, c.groups) == ((1, 1), (0, 0), (1, 1), 1) for c in (base.conv1, base.conv2)
+    )
     stage = native.conv_pool_relu if pooling else native.conv_relu
 
     def f(plist, x):  # x: (M, B, C, H, W) -> (M, B, K)
@@ -50,8 +51,13 @@ def _lenet_batched(base, names):
         o = x.permute(1, 0, 2, 3, 4).reshape(B, M * C, H, W).contiguous(memory_format=cl)
         for layer in ("conv1", "conv2"):
             w = p[f"{layer}.weight"]
-            o = F.conv2d(o, w.reshape(-1, *w.shape[2:]), p[f"{layer}.bias"].reshape(-1), groups=M,
-                         stride=getattr(base, layer).stride)
+            o = F.conv2d(
+                o,
+                w.reshape(-1, *w.shape[2:]),
+                p[f"{layer}.bias"].reshape(-1),
+                groups=M,
+                stride=getattr(base, layer).stride,
+            )
             if down is not None:
                 o = down(F.relu(o))
                 continue

@@ -6,6 +6,7 @@
   ``addmm``/``baddbmm``/``bmm`` otherwise. The plain reference is ``torch.nn.functional.linear``;
   tests/test_kernels.py compares the two.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -16,7 +17,7 @@ import torch
 
 __all__ = ["keep_freed_memory", "onednn_applies", "linear", "ONEDNN_MIN_MACS"]
 
-_MMAP_THRESHOLD = 32 << 20   # glibc's largest allowed M_MMAP_THRESHOLD (64-bit)
+_MMAP_THRESHOLD = 32 << 20  # glibc's largest allowed M_MMAP_THRESHOLD (64-bit)
 _TRIM_THRESHOLD = 1 << 30
 _allocator_set: bool | None = None
 
@@ -46,10 +47,14 @@ def onednn_applies(*ts) -> bool:
     """oneDNN's fused operations (``torch.ops.mkldnn._linear_pointwise``,
     ``_convolution_pointwise``: no autograd) apply to ``ts``: float32 CPU tensors, no autograd
     or autocast to honour (bf16 keeps torch's ops)."""
-    return (all(t.device.type == "cpu" and t.dtype == torch.float32 for t in ts)
-            and torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
-            and hasattr(torch.ops.mkldnn, "_convolution_pointwise") and not torch.is_autocast_enabled("cpu")
-            and not (torch.is_grad_enabled() and any(t.requires_grad for t in ts)))
+    return (
+        all(t.device.type == "cpu" and t.dtype == torch.float32 for t in ts)
+        and torch.backends.mkldnn.is_available()
+        and hasattr(torch.ops.mkldnn, "_linear_pointwise")
+        and hasattr(torch.ops.mkldnn, "_convolution_pointwise")
+        and not torch.is_autocast_enabled("cpu")
+        and not (torch.is_grad_enabled() and any(t.requires_grad for t in ts))
+    )
 
 
 ONEDNN_MIN_MACS = 1 << 21  # per product; below it oneDNN's call costs more than MKL's AVX2 path
@@ -64,8 +69,9 @@ def linear(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor | None = None) -> t
     AVX-512 rate (``benchmarks/common.py``'s ``matmul_rates``), but oneDNN's fixed cost per call
     (about 15 us) loses on small ones such as LeNet's fc2 and fc3 on a batch of 128. Elsewhere
     addmm, baddbmm, bmm."""
-    if (x.shape[-2] * w.shape[-2] * w.shape[-1] >= ONEDNN_MIN_MACS
-            and onednn_applies(x, w, *(() if b is None else (b,)))):
+    if x.shape[-2] * w.shape[-2] * w.shape[-1] >= ONEDNN_MIN_MACS and onednn_applies(
+        x, w, *(() if b is None else (b,))
+    ):
         op = torch.ops.mkldnn._linear_pointwise
         if x.dim() == 2:
             return op(x, w, b, "none", [], "")

@@ -13,6 +13,7 @@ sampling uses the functions here, which give the same bits (tests/test_kernels.p
   :func:`nadcore.kernels.native.pcg64_uniform` (16 PCG64 streams side by side in AVX-512 lanes)
   where the native kernels are built.
 """
+
 from __future__ import annotations
 
 import sys
@@ -47,16 +48,16 @@ def seed_sequence_words(entropy: np.ndarray, n_words: int) -> np.ndarray:
     e = np.asarray(entropy, dtype=np.uint32)
     B, k = e.shape
     u = np.uint32
-    h = [u(0x43b0d7e5)]
+    h = [u(0x43B0D7E5)]
 
     def hashmix(v):
         v = v ^ h[0]
-        h[0] = u(h[0] * u(0x931e8875))
+        h[0] = u(h[0] * u(0x931E8875))
         v = v * h[0]
         return v ^ (v >> u(16))
 
     def mix(x, y):
-        r = u(0xca01f9dd) * x - u(0x4973f715) * y
+        r = u(0xCA01F9DD) * x - u(0x4973F715) * y
         return r ^ (r >> u(16))
 
     out = np.empty((B, n_words), np.uint32)
@@ -69,10 +70,10 @@ def seed_sequence_words(entropy: np.ndarray, n_words: int) -> np.ndarray:
         for src in range(4, k):
             for dst in range(4):
                 pool[dst] = mix(pool[dst], hashmix(e[:, src]))
-        hb = u(0x8b51f9dd)
+        hb = u(0x8B51F9DD)
         for i in range(n_words):
             v = pool[i % 4] ^ hb
-            hb = u(hb * u(0x58f38ded))
+            hb = u(hb * u(0x58F38DED))
             v = v * hb
             out[:, i] = v ^ (v >> u(16))
     return out
@@ -85,8 +86,7 @@ def derived_seeds(seed: int, indices) -> list[int]:
     if idx.size == 0 or idx.min() < 0 or idx.max() >= 1 << 32 or int(seed) < 0:
         return [derived_seed(seed, int(n)) for n in idx]
     head = np.array(uint32_words(int(seed)), dtype=np.uint32)
-    entropy = np.concatenate([np.broadcast_to(head, (idx.size, head.size)),
-                              idx.astype(np.uint32)[:, None]], 1)
+    entropy = np.concatenate([np.broadcast_to(head, (idx.size, head.size)), idx.astype(np.uint32)[:, None]], 1)
     w = seed_sequence_words(entropy, 2).astype(np.uint64)
     return ((w[:, 0] | (w[:, 1] << np.uint64(32))) >> np.uint64(1)).tolist()
 
@@ -105,7 +105,7 @@ def uniform_f32(rng: np.random.Generator, out: np.ndarray, scale: np.ndarray | N
     _uniform_into(rng, out, scale, np.float32(_TWO_M24) if scale is None else scale * np.float32(_TWO_M24))
 
 
-_TWO_M24 = 2.0 ** -24
+_TWO_M24 = 2.0**-24
 
 
 def _uniform_into(rng, out, scale, scale_m24, fresh: bool = False, keep_state: bool = True) -> None:
@@ -114,8 +114,7 @@ def _uniform_into(rng, out, scale, scale_m24, fresh: bool = False, keep_state: b
     from ``rng`` afterwards, so the half an odd count leaves need not be stored."""
     n = len(out)
     bg = rng.bit_generator
-    if (sys.byteorder != "little" or not isinstance(bg, np.random.PCG64)
-            or (not fresh and bg.state["has_uint32"])):
+    if sys.byteorder != "little" or not isinstance(bg, np.random.PCG64) or (not fresh and bg.state["has_uint32"]):
         rng.random(n, dtype=np.float32, out=out)
         if scale is not None:
             np.multiply(out, scale, out=out)
@@ -154,7 +153,7 @@ def _pcg64_seed_words(seeds) -> np.ndarray | None:
         entropy[:, 0], entropy[:, 1] = s64 & np.uint64(0xFFFFFFFF), s64 >> np.uint64(32)
     else:
         entropy = np.array([(uint32_words(s) + [0, 0, 0])[:4] for s in ints], np.uint32)
-    w = seed_sequence_words(entropy, 8).astype(np.uint64)   # zero words hash as numpy's padding
+    w = seed_sequence_words(entropy, 8).astype(np.uint64)  # zero words hash as numpy's padding
     return w[:, 0::2] | (w[:, 1::2] << np.uint64(32))
 
 
@@ -166,13 +165,11 @@ def parameter_buffers(plan, rows: int, pinned: bool = False) -> dict[str, np.nda
     GPU run at full speed and asynchronously."""
     sizes = parameter_layout(plan).sizes
     if pinned:
-        return {k: torch.empty((rows, n), dtype=torch.float32, pin_memory=True).numpy()
-                for k, n in sizes.items()}
+        return {k: torch.empty((rows, n), dtype=torch.float32, pin_memory=True).numpy() for k, n in sizes.items()}
     return {k: np.empty((rows, n), dtype=np.float32) for k, n in sizes.items()}
 
 
-def draw_parameters(plan, seeds, threads: int = 1, buffers: dict | None = None,
-                    device=None) -> dict[str, torch.Tensor]:
+def draw_parameters(plan, seeds, threads: int = 1, buffers: dict | None = None, device=None) -> dict[str, torch.Tensor]:
     """:func:`nadcore.nets.init.draw_parameters`, the same numbers, fast: ``threads`` threads fill
     disjoint rows (numpy releases the GIL); the result is views into one buffer per kind: new
     ones, or the first rows of ``buffers`` (from :func:`parameter_buffers`; the previous draw's
@@ -188,7 +185,7 @@ def draw_parameters(plan, seeds, threads: int = 1, buffers: dict | None = None,
     else:
         U = np.empty((B, sizes["uniform"]), dtype=np.float32)
         N = np.empty((B, sizes["normal"]), dtype=np.float32)
-    u_mul_m24 = lay.u_mul * np.float32(_TWO_M24)   # exact: a power of two
+    u_mul_m24 = lay.u_mul * np.float32(_TWO_M24)  # exact: a power of two
     words = _pcg64_seed_words(seeds)
 
     # the native kernel draws the uniform part of every row at once (the same numbers, many
@@ -200,8 +197,11 @@ def draw_parameters(plan, seeds, threads: int = 1, buffers: dict | None = None,
 
     def fill(rows):
         for row in rows:
-            rng = (np.random.default_rng(int(seeds[row])) if words is None
-                   else np.random.Generator(np.random.PCG64(_Words(words[row]))))
+            rng = (
+                np.random.default_rng(int(seeds[row]))
+                if words is None
+                else np.random.Generator(np.random.PCG64(_Words(words[row])))
+            )
             if native:  # continue where the native uniform part left this generator
                 rng.bit_generator.advance(U.shape[1] // 2)
             else:

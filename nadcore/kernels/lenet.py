@@ -27,6 +27,7 @@ step is the first convolution's transpose, a grouped transposed convolution. On 
 Parameters come stacked, ``name -> (M, *shape)`` as :func:`nadcore.kernels.draw.draw_parameters`
 returns them.
 """
+
 from __future__ import annotations
 
 from functools import lru_cache
@@ -52,8 +53,18 @@ def lenet_supported(model, input_shape) -> bool:
         return False
     C, H, W = input_shape
     convs = (model.conv1, model.conv2)
-    if H != W or H % 4 or any(c.kernel_size != (_K, _K) or c.stride != (1, 1) or c.padding != (0, 0)
-                              or c.dilation != (1, 1) or c.groups != 1 for c in convs):
+    if (
+        H != W
+        or H % 4
+        or any(
+            c.kernel_size != (_K, _K)
+            or c.stride != (1, 1)
+            or c.padding != (0, 0)
+            or c.dilation != (1, 1)
+            or c.groups != 1
+            for c in convs
+        )
+    ):
         return False
     return (H // 2 - 6) // 2 >= 4
 
@@ -61,8 +72,7 @@ def lenet_supported(model, input_shape) -> bool:
 def _phase_major(n: int) -> np.ndarray:
     """Offsets (row, col) of a 2n x 2n window ordered (row phase, col phase, cell row, cell col):
     the four members of every 2x2 pooling cell sit n*n apart, so a pool is 3 elementwise maxima."""
-    ph_r, ph_c, cr, cc = np.meshgrid(np.arange(2), np.arange(2), np.arange(n), np.arange(n),
-                                     indexing="ij")
+    ph_r, ph_c, cr, cc = np.meshgrid(np.arange(2), np.arange(2), np.arange(n), np.arange(n), indexing="ij")
     return (2 * cr + ph_r).reshape(-1), (2 * cc + ph_c).reshape(-1)
 
 
@@ -78,37 +88,35 @@ def _geometry(C: int, S: int, c1: int, c2: int):
     H1 = S - 4
     H3 = H1 // 2 - 4
     H4 = H3 // 2
-    P1, P3 = H1 + 8, H3 + 12      # padded conv1 / conv2 maps (pad 4 / 6 on each side: even)
+    P1, P3 = H1 + 8, H3 + 12  # padded conv1 / conv2 maps (pad 4 / 6 on each side: even)
     n4 = S // 4
     qr, qc, pr, pc, i, j = np.meshgrid(*[np.arange(2)] * 4, np.arange(n4), np.arange(n4), indexing="ij")
-    r = (4 * i + 2 * qr + pr).reshape(4, -1)           # (q class, 4 p classes x n4^2 pixels)
+    r = (4 * i + 2 * qr + pr).reshape(4, -1)  # (q class, 4 p classes x n4^2 pixels)
     c = (4 * j + 2 * qc + pc).reshape(4, -1)
     w6r, w6c = _phase_major(3)
     w8r, w8c = _phase_major(4)
     # conv1 window: padded rows r - (r % 2) .. + 5
     idx_a = (r - r % 2)[..., None] + w6r, (c - c % 2)[..., None] + w6c
-    idx_a = idx_a[0] * P1 + idx_a[1]                   # (4, npix, 36)
+    idx_a = idx_a[0] * P1 + idx_a[1]  # (4, npix, 36)
     # conv2 window: padded rows (r // 2) - (r // 2 % 2) .. + 7
     q0r, q0c = r // 2 - (r // 2) % 2, c // 2 - (c // 2) % 2
-    idx_q = (q0r[..., None] + w8r) * P3 + (q0c[..., None] + w8c)   # (4, npix, 64)
+    idx_q = (q0r[..., None] + w8r) * P3 + (q0c[..., None] + w8c)  # (4, npix, 64)
     # pooled-2 cells of that window: original rows q0 / 2 + k - 3
     k4r, k4c = [a.reshape(-1) for a in np.meshgrid(np.arange(4), np.arange(4), indexing="ij")]
     tr, tc = (q0r // 2)[..., None] + k4r - 3, (q0c // 2)[..., None] + k4c - 3
     ok = (tr >= 0) & (tr < H4) & (tc >= 0) & (tc < H4)
-    idx_r = np.where(ok, tr * H4 + tc, H4 * H4)        # (4, npix, 16), H4*H4 = dummy cell
+    idx_r = np.where(ok, tr * H4 + tc, H4 * H4)  # (4, npix, 16), H4*H4 = dummy cell
     # conv1 kernel placed in the window of p class (pr, pc): w1[k, ch, 4 + pr - y, 4 + pc - x]
     pr2, pc2 = np.meshgrid(np.arange(2), np.arange(2), indexing="ij")
     ku = 4 + pr2.reshape(4, 1) - w6r
     kv = 4 + pc2.reshape(4, 1) - w6c
     okT = (ku >= 0) & (ku < _K) & (kv >= 0) & (kv < _K)
-    kk, ch = np.meshgrid(np.arange(c1), np.arange(C), indexing="ij")   # w1 (c1, C, 5, 5)
-    flatT = ((kk.reshape(1, c1, C, 1) * C + ch.reshape(1, c1, C, 1)) * _K + ku[:, None, None]) * _K \
-        + kv[:, None, None]
-    idx_T = np.where(okT[:, None, None], flatT, c1 * C * _K * _K)       # (4p, c1, C, 36)
+    kk, ch = np.meshgrid(np.arange(c1), np.arange(C), indexing="ij")  # w1 (c1, C, 5, 5)
+    flatT = ((kk.reshape(1, c1, C, 1) * C + ch.reshape(1, c1, C, 1)) * _K + ku[:, None, None]) * _K + kv[:, None, None]
+    idx_T = np.where(okT[:, None, None], flatT, c1 * C * _K * _K)  # (4p, c1, C, 36)
     # conv2 change of a 3x3 pooled change (a, b, k) in q class (qr, qc) on the 8x8 window (y, x, o):
     # w2[o, k, a + 4 + qr - y, b + 4 + qc - x]
-    a3, b3, k3 = [t.reshape(-1, 1) for t in np.meshgrid(np.arange(3), np.arange(3), np.arange(c1),
-                                                         indexing="ij")]
+    a3, b3, k3 = [t.reshape(-1, 1) for t in np.meshgrid(np.arange(3), np.arange(3), np.arange(c1), indexing="ij")]
     y8 = np.repeat(w8r, c2)[None]
     x8 = np.repeat(w8c, c2)[None]
     o8 = np.tile(np.arange(c2), 64)[None]
@@ -118,8 +126,19 @@ def _geometry(C: int, S: int, c1: int, c2: int):
         okG = (gu >= 0) & (gu < _K) & (gv >= 0) & (gv < _K)
         idx_G.append(np.where(okG, ((o8 * c1 + k3) * _K + gu) * _K + gv, c2 * c1 * _K * _K))
     t = lambda v: torch.from_numpy(np.ascontiguousarray(v)).long()  # noqa: E731
-    return dict(H1=H1, H3=H3, H4=H4, P1=P1, P3=P3, pix=t(r * S + c), idx_a=t(idx_a), idx_q=t(idx_q),
-                idx_r=t(idx_r), idx_T=t(idx_T), idx_G=t(np.stack(idx_G)))
+    return dict(
+        H1=H1,
+        H3=H3,
+        H4=H4,
+        P1=P1,
+        P3=P3,
+        pix=t(r * S + c),
+        idx_a=t(idx_a),
+        idx_q=t(idx_q),
+        idx_r=t(idx_r),
+        idx_T=t(idx_T),
+        idx_G=t(np.stack(idx_G)),
+    )
 
 
 def _gather_padded(w: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
@@ -133,7 +152,7 @@ def _pad_cl(t: torch.Tensor, pad: int) -> torch.Tensor:
     """(M, C, H, W) -> channels-last (M, (H + 2 pad) * (W + 2 pad), C) with -inf padding."""
     M, C, H, W = t.shape
     out = t.new_full((M, H + 2 * pad, W + 2 * pad, C), float("-inf"))
-    out[:, pad:pad + H, pad:pad + W] = t.permute(0, 2, 3, 1)
+    out[:, pad : pad + H, pad : pad + W] = t.permute(0, 2, 3, 1)
     return out.reshape(M, -1, C)
 
 
@@ -166,21 +185,25 @@ def lenet_secant(params: dict, x: torch.Tensor, step: float, p_per_step: int = 4
         a = F.conv2d(x[None], w1.reshape(-1, *w1.shape[2:]), params["conv1.bias"].reshape(-1))
         a = a.reshape(M, c1, *a.shape[-2:])
         P0 = F.relu(F.max_pool2d(a, 2))
-        Q0 = F.conv2d(P0.reshape(1, M * c1, *P0.shape[-2:]), w2.reshape(-1, *w2.shape[2:]),
-                      params["conv2.bias"].reshape(-1), groups=M).reshape(M, c2, g["H3"], g["H3"])
+        Q0 = F.conv2d(
+            P0.reshape(1, M * c1, *P0.shape[-2:]),
+            w2.reshape(-1, *w2.shape[2:]),
+            params["conv2.bias"].reshape(-1),
+            groups=M,
+        ).reshape(M, c2, g["H3"], g["H3"])
         R0 = F.relu(F.max_pool2d(Q0, 2)).permute(0, 2, 3, 1).reshape(M, H4 * H4, c2)
-        R0 = torch.cat([R0, R0.new_zeros(M, 1, c2)], 1)             # + dummy cell
+        R0 = torch.cat([R0, R0.new_zeros(M, 1, c2)], 1)  # + dummy cell
         apad, qpad = _pad_cl(a, 4), _pad_cl(Q0, 6)
-        T = step * _gather_padded(w1, g["idx_T"])                    # (M, 4p, c1, C, 36)
-        T = T.permute(0, 1, 3, 4, 2)                                 # (M, 4p, C, 36, c1)
-        G = _gather_padded(w2, g["idx_G"].transpose(1, 2))           # (M, 4q, 64*c2, 9*c1)
+        T = step * _gather_padded(w1, g["idx_T"])  # (M, 4p, c1, C, 36)
+        T = T.permute(0, 1, 3, 4, 2)  # (M, 4p, C, 36, c1)
+        G = _gather_padded(w2, g["idx_G"].transpose(1, 2))  # (M, 4q, 64*c2, 9*c1)
         # fc1 weight in the channels-last cell order of R, with a zero row for the dummy cell
         W1 = params["fc1.weight"]
         W1 = W1.reshape(M, W1.shape[1], c2, H4 * H4).transpose(2, 3)
         W1 = torch.cat([W1, W1.new_zeros(M, W1.shape[1], 1, c2)], 2).reshape(M, W1.shape[1], -1)
         head = dict(params, **{"fc1.weight": W1})
-        npix = g["pix"].shape[1]                                     # pixels per q class
-        n = npix // 4                                                # pixels per (q, p) class
+        npix = g["pix"].shape[1]  # pixels per q class
+        n = npix // 4  # pixels per (q, p) class
         ps = max(1, min(4, int(p_per_step)))
         out = x.new_empty(M, 2, C, S * S)
         for q in range(4):
@@ -189,11 +212,11 @@ def lenet_secant(params: dict, x: torch.Tensor, step: float, p_per_step: int = 4
                 sel = slice(p0 * n, (p0 + pp) * n)
                 k = pp * n
                 aw = apad[:, g["idx_a"][q, sel].reshape(-1)].reshape(M, pp, n, 1, 4, 9, c1)
-                base = _pool4(aw, 4)                                 # (M, pp, n, 1, 1, 9, c1)
-                hT = T[:, p0:p0 + pp, None].reshape(M, pp, 1, C, 4, 9, c1)
+                base = _pool4(aw, 4)  # (M, pp, n, 1, 1, 9, c1)
+                hT = T[:, p0 : p0 + pp, None].reshape(M, pp, 1, C, 4, 9, c1)
                 dP = torch.stack([_pool4(aw + hT, 4) - base, _pool4(aw - hT, 4) - base], 1)
                 rows = 2 * k * C
-                dP = dP.reshape(M, rows, 9 * c1)                     # rows (sign, p, n, ch)
+                dP = dP.reshape(M, rows, 9 * c1)  # rows (sign, p, n, ch)
                 Qw = linear(dP, G[:, q]).reshape(M, 2, k, C, 64 * c2)
                 Qw += qpad[:, g["idx_q"][q, sel].reshape(-1)].reshape(M, 1, k, 1, 64 * c2)
                 Rw = _pool4(Qw.reshape(M, rows, 4, 16 * c2), 2).reshape(M, rows, 16, c2)
@@ -221,16 +244,17 @@ def lenet_gradients(params: dict, x: torch.Tensor) -> torch.Tensor:
     with torch.no_grad():
         # the input is shared: the first convolution of all networks is one matrix product of its
         # patches, (positions, C*25) x (C*25, M*c1), which is the channels-last layout
-        cols = F.unfold(x[None], _K)[0].T                           # (h1*h1, C*25)
+        cols = F.unfold(x[None], _K)[0].T  # (h1*h1, C*25)
         h1 = S - _K + 1
         a = linear(cols, w1.reshape(M * c1, -1), params["conv1.bias"].reshape(-1))
-        a = a.reshape(1, h1, h1, M * c1).permute(0, 3, 1, 2)        # (1, M*c1, h1, h1), channels-last
+        a = a.reshape(1, h1, h1, M * c1).permute(0, 3, 1, 2)  # (1, M*c1, h1, h1), channels-last
     with torch.enable_grad():
         a.requires_grad_(True)
         P = F.relu(F.max_pool2d(a, 2))
-        Q = F.conv2d(P, w2.reshape(-1, *w2.shape[2:]).contiguous(memory_format=cl),
-                     params["conv2.bias"].reshape(-1), groups=M)
-        R = F.relu(F.max_pool2d(Q, 2)).reshape(M, 1, -1)            # each network's NCHW flatten
+        Q = F.conv2d(
+            P, w2.reshape(-1, *w2.shape[2:]).contiguous(memory_format=cl), params["conv2.bias"].reshape(-1), groups=M
+        )
+        R = F.relu(F.max_pool2d(Q, 2)).reshape(M, 1, -1)  # each network's NCHW flatten
         (da,) = torch.autograd.grad(_head(params, R).sum(), a)
     with torch.no_grad():
         g = F.conv_transpose2d(da.contiguous(), w1.reshape(M * c1, C, _K, _K), groups=M)

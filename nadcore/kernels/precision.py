@@ -4,6 +4,7 @@ A speed option, never a default: on an H100 tf32 moved secant sensitivities by a
 their norm, bf16 by 1e-2 (ResNet-18) to 0.6 (DenseNet-121), so chapter 2 checks any precision
 other than float32 against float32 before its NADs are used.
 """
+
 from __future__ import annotations
 
 from contextlib import contextmanager, nullcontext

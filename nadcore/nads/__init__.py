@@ -9,12 +9,34 @@
 * :mod:`nadcore.nads.trained`: the analogue for one trained network;
 * :mod:`nadcore.nads.published`: the authors' published NADs and Fig. 6 data.
 """
-from nadcore.nads.covariance import (GROUPS, OVERLAP_KS, NADResult, complete_basis, gradient_covariance,
-                                     identifiable_overlap, overlap_interval, subspace_overlap,
-                                     top_eigenvectors)
+
+from nadcore.nads.covariance import (
+    GROUPS,
+    OVERLAP_KS,
+    NADResult,
+    complete_basis,
+    gradient_covariance,
+    identifiable_overlap,
+    overlap_interval,
+    subspace_overlap,
+    top_eigenvectors,
+)
 from nadcore.nads.estimators import evaluation_point, input_gradient, input_sensitivity_secant
 from nadcore.nads.sampling import METHODS, compute_nads
 
-__all__ = ["NADResult", "compute_nads", "input_sensitivity_secant", "input_gradient", "evaluation_point",
-           "gradient_covariance", "top_eigenvectors", "subspace_overlap", "identifiable_overlap",
-           "overlap_interval", "complete_basis", "OVERLAP_KS", "GROUPS", "METHODS"]
+__all__ = [
+    "NADResult",
+    "compute_nads",
+    "input_sensitivity_secant",
+    "input_gradient",
+    "evaluation_point",
+    "gradient_covariance",
+    "top_eigenvectors",
+    "subspace_overlap",
+    "identifiable_overlap",
+    "overlap_interval",
+    "complete_basis",
+    "OVERLAP_KS",
+    "GROUPS",
+    "METHODS",
+]

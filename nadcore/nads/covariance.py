@@ -18,6 +18,7 @@ the definition, not by how the work was shared out: group ``g`` adds its network
 in order. So an estimate has the same bits whether it was computed in one go or with running
 estimates along the way, by one thread or several (tests/test_nads.py).
 """
+
 from __future__ import annotations
 
 import json
@@ -30,9 +31,23 @@ import numpy as np
 import torch
 from scipy.stats import t as student_t
 
-__all__ = ["NADResult", "GroupSums", "gradient_covariance", "covariance_of", "top_eigenvectors",
-           "top_subspace", "split_half_overlaps", "subspace_overlap", "identifiable_overlap",
-           "overlap_interval", "complete_basis", "OVERLAP_KS", "GROUPS", "CHUNK", "JACKKNIFE_K"]
+__all__ = [
+    "NADResult",
+    "GroupSums",
+    "gradient_covariance",
+    "covariance_of",
+    "top_eigenvectors",
+    "top_subspace",
+    "split_half_overlaps",
+    "subspace_overlap",
+    "identifiable_overlap",
+    "overlap_interval",
+    "complete_basis",
+    "OVERLAP_KS",
+    "GROUPS",
+    "CHUNK",
+    "JACKKNIFE_K",
+]
 
 OVERLAP_KS = (1, 4, 16, 64)
 GROUPS = 8
@@ -89,8 +104,6 @@ class NADResult:
             arrays = {k: z[k] for k in z.files}
         meta = json.loads(str(arrays.pop("meta"))) if "meta" in arrays else {}
         return cls(arrays.pop("eigenvalues"), arrays.pop("nads"), meta, arrays)
-
-
 
 
 # --------------------------------------------------------------------------------------------
@@ -200,7 +213,7 @@ def identifiable_overlap(a: NADResult, b: NADResult, k: int) -> float:
     """:func:`subspace_overlap` of two NAD estimates, or NaN when ``k`` exceeds the number of
     networks behind either: an N-network estimate has rank <= N, and its NADs past N are an
     arbitrary basis of the null space."""
-    n = min(int(a.meta.get("networks", 10 ** 9)), int(b.meta.get("networks", 10 ** 9)))
+    n = min(int(a.meta.get("networks", 10**9)), int(b.meta.get("networks", 10**9)))
     return subspace_overlap(a.nads, b.nads, k) if k <= n else float("nan")
 
 

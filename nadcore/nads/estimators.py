@@ -22,6 +22,7 @@ about 1e-3 of their norm, bf16 by 1e-2 for ResNet-18 and 0.6 for DenseNet-121:
 benchmarks/bench_gpu.py), so either is an explicit choice
 (:func:`nadcore.kernels.precision.precision_mode`).
 """
+
 from __future__ import annotations
 
 import torch
@@ -29,8 +30,16 @@ import torch
 from nadcore.kernels.precision import PRECISIONS, precision_mode, tf32_mode
 from nadcore.runtime import derived_seed
 
-__all__ = ["evaluation_point", "evaluation_points", "perturbation_batch", "input_sensitivity_secant",
-           "input_gradient", "precision_mode", "tf32_mode", "PRECISIONS"]
+__all__ = [
+    "evaluation_point",
+    "evaluation_points",
+    "perturbation_batch",
+    "input_sensitivity_secant",
+    "input_gradient",
+    "precision_mode",
+    "tf32_mode",
+    "PRECISIONS",
+]
 
 
 def evaluation_point(input_shape, seed: int) -> torch.Tensor:
@@ -42,8 +51,7 @@ def evaluation_point(input_shape, seed: int) -> torch.Tensor:
 def evaluation_points(input_shape, seed: int, points: int) -> list[torch.Tensor]:
     """``points`` evaluation points: the first is :func:`evaluation_point` of ``seed`` (the one
     the authors' procedure uses), the others come from seeds derived from ``(seed, j)``."""
-    return [evaluation_point(input_shape, seed if j == 0 else derived_seed(seed, 7919, j))
-            for j in range(int(points))]
+    return [evaluation_point(input_shape, seed if j == 0 else derived_seed(seed, 7919, j)) for j in range(int(points))]
 
 
 # --------------------------------------------------------------------------------------------
@@ -56,8 +64,14 @@ def perturbation_batch(x: torch.Tensor, step: float) -> torch.Tensor:
     return torch.cat([x + step * E, x - step * E])
 
 
-def input_sensitivity_secant(model, x: torch.Tensor, step: float = 100.0, chunk: int | None = None,
-                             batch: torch.Tensor | None = None, precision: str = "float32") -> torch.Tensor:
+def input_sensitivity_secant(
+    model,
+    x: torch.Tensor,
+    step: float = 100.0,
+    chunk: int | None = None,
+    batch: torch.Tensor | None = None,
+    precision: str = "float32",
+) -> torch.Tensor:
     """Central difference ``(f(x + h e_i) - f(x - h e_i)) / 2h`` along every input axis.
 
     This is the authors' estimator (``utils.input_numerical_jacobian`` with ``scale=100``), done
@@ -70,7 +84,7 @@ def input_sensitivity_secant(model, x: torch.Tensor, step: float = 100.0, chunk:
     X = perturbation_batch(x, step) if batch is None else batch
     chunk = chunk or (2 * D if X.device.type != "cpu" else 128)
     with torch.no_grad(), precision_mode(X.device.type, precision):
-        out = torch.cat([model(X[i:i + chunk]).reshape(-1).double() for i in range(0, 2 * D, chunk)])
+        out = torch.cat([model(X[i : i + chunk]).reshape(-1).double() for i in range(0, 2 * D, chunk)])
     return (out[:D] - out[D:]) / (2.0 * step)
 
 

@@ -21,6 +21,7 @@ known in closed form (eqs. (4)-(5)), :func:`linear_pooling_moments` computes the
 exactly: the output is bilinear in ``(theta, phi)``, so averages over Gaussian parameters reduce
 to sums over basis vectors.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -31,12 +32,17 @@ from torch.func import functional_call, grad, jvp, vjp, vmap
 
 from nadcore.nads.estimators import evaluation_point
 from nadcore.nets import build_model, init_plan, spec_name
-from nadcore.theory.linear_pooling import linear_pooling_weights
 from nadcore.nets.init import draw_parameters
 from nadcore.runtime import derived_seeds
+from nadcore.theory.linear_pooling import linear_pooling_weights
 
-__all__ = ["mixed_gram_product", "network_moments",
-           "linear_pooling_output", "linear_pooling_moments", "linear_pooling_monte_carlo"]
+__all__ = [
+    "mixed_gram_product",
+    "network_moments",
+    "linear_pooling_output",
+    "linear_pooling_moments",
+    "linear_pooling_monte_carlo",
+]
 
 
 def mixed_gram_product(f, params: dict, x: torch.Tensor, W: torch.Tensor) -> torch.Tensor:
@@ -68,8 +74,9 @@ def _network_functional(spec, input_shape):
     return f, plan
 
 
-def network_moments(spec, networks: int, seed: int = 0, input_shape=(1, 32, 32), block: int = 256,
-                    threads: int | None = None) -> dict:
+def network_moments(
+    spec, networks: int, seed: int = 0, input_shape=(1, 32, 32), block: int = 256, threads: int | None = None
+) -> dict:
     """Both second moments of Lemma 2 for networks ``0..networks-1`` of ``seed`` at the
     evaluation point of ``seed``, the networks and point of
     ``nadcore.nads.compute_nads(spec, input_shape, networks, seed, method="gradient")``.
@@ -91,7 +98,7 @@ def network_moments(spec, networks: int, seed: int = 0, input_shape=(1, 32, 32),
         params = {k: v[0] for k, v in draw_parameters(plan, [s]).items()}
         G[n] = grad(f, argnums=1)(params, x).reshape(-1).double().numpy()
         for c in range(0, D, block):
-            A[c:c + block] += mixed_gram_product(f, params, x, eye[c:c + block]).double().numpy()
+            A[c : c + block] += mixed_gram_product(f, params, x, eye[c : c + block]).double().numpy()
     A /= len(seeds)
     return {"gradients": G, "mixed": (A + A.T) / 2}
 
@@ -127,18 +134,19 @@ def linear_pooling_moments(m, S: int, s_theta: float, s_phi: float) -> dict:
     gx = grad(f, argnums=1)
     eM, eD = torch.eye(M, dtype=torch.float64), torch.eye(D, dtype=torch.float64)
     g = vmap(lambda th: vmap(lambda ph: gx({"theta": th, "phi": ph}, x))(eD))(eM).reshape(M * D, D)
-    C_grad = s_theta ** 2 * s_phi ** 2 * (g.T @ g)
+    C_grad = s_theta**2 * s_phi**2 * (g.T @ g)
     C_mix = torch.zeros(D, D, dtype=torch.float64)
     zM, zD = torch.zeros(M, dtype=torch.float64), torch.zeros(D, dtype=torch.float64)
     for j in range(M):
-        C_mix += s_theta ** 2 * mixed_gram_product(f, {"theta": eM[j], "phi": zD}, x, eD)
+        C_mix += s_theta**2 * mixed_gram_product(f, {"theta": eM[j], "phi": zD}, x, eD)
     for t in range(D):
-        C_mix += s_phi ** 2 * mixed_gram_product(f, {"theta": zM, "phi": eD[t]}, x, eD)
+        C_mix += s_phi**2 * mixed_gram_product(f, {"theta": zM, "phi": eD[t]}, x, eD)
     return {"gradient": C_grad.numpy(), "mixed": C_mix.numpy()}
 
 
-def linear_pooling_monte_carlo(m, S: int, s_theta: float, s_phi: float, draws: int,
-                               generator: torch.Generator, batch: int = 500) -> dict:
+def linear_pooling_monte_carlo(
+    m, S: int, s_theta: float, s_phi: float, draws: int, generator: torch.Generator, batch: int = 500
+) -> dict:
     """Monte Carlo averages of ``g g^T`` and ``J^T J`` over ``draws`` random ``(theta, phi)`` for
     the linear model of pooling (same return as :func:`linear_pooling_moments`), ``batch`` draws
     at a time."""
@@ -155,8 +163,10 @@ def linear_pooling_monte_carlo(m, S: int, s_theta: float, s_phi: float, draws: i
     C_mix = torch.zeros(D, D, dtype=torch.float64)
     for start in range(0, int(draws), batch):
         b = min(batch, int(draws) - start)
-        p = {"theta": s_theta * torch.randn(b, M, generator=generator, dtype=torch.float64),
-             "phi": s_phi * torch.randn(b, D, generator=generator, dtype=torch.float64)}
+        p = {
+            "theta": s_theta * torch.randn(b, M, generator=generator, dtype=torch.float64),
+            "phi": s_phi * torch.randn(b, D, generator=generator, dtype=torch.float64),
+        }
         g = vmap(lambda q: grad(f, argnums=1)(q, x))(p)
         C_grad += g.T @ g
         C_mix += vmap(lambda q: mixed_gram_product(f, q, x, eD))(p).sum(0)

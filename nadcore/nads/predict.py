@@ -11,6 +11,7 @@ turns that into a score with no fitted parameter: the energy of ``Sigma`` along 
 so 1 means "as much as an average direction", above 1 favoured, below 1 disfavoured.
 :func:`predicted_fig1_map` scores every Fourier direction of the paper's Fig. 1 grid.
 """
+
 from __future__ import annotations
 
 import numpy as np

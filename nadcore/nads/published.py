@@ -6,6 +6,7 @@ Where they are looked for: an explicit ``root`` (then only there), ``$NADCORE_PU
 ``.../reference/lts4-nads``, and ``lts4-figures`` likewise), the project's ``../shared/reference/``,
 or ``~/.cache/nadcore/``. Files are checked against a ``SHA256SUMS`` beside them when there is one.
 """
+
 from __future__ import annotations
 
 import os
@@ -18,9 +19,18 @@ from nadcore.nads.covariance import NADResult
 from nadcore.nets import PUBLISHED_NAMES
 from nadcore.runtime import file_sha256
 
-__all__ = ["PUBLISHED_NETWORKS", "published_nads_root", "load_published_nads",
-           "load_published_fig6", "FIG6_SHA256", "FIG6_COLUMNS", "load_published_fig1", "FIG1_SHA256",
-           "FIG1_COLUMNS", "published_fig1_map"]
+__all__ = [
+    "PUBLISHED_NETWORKS",
+    "published_nads_root",
+    "load_published_nads",
+    "load_published_fig6",
+    "FIG6_SHA256",
+    "FIG6_COLUMNS",
+    "load_published_fig1",
+    "FIG1_SHA256",
+    "FIG1_COLUMNS",
+    "published_fig1_map",
+]
 
 #: Number of networks behind the authors' published NADs (their scripts: num_networks=10000).
 PUBLISHED_NETWORKS = 10_000
@@ -52,8 +62,7 @@ def published_nads_root(root=None) -> Path | None:
     if root:  # an explicit root is the only place looked at
         root = Path(root)
         return root if any(root.glob("*_NADs.npy")) else None
-    return next((c for c in _candidates("lts4-nads", "NADCORE_PUBLISHED_NADS")
-                 if any(c.glob("*_NADs.npy"))), None)
+    return next((c for c in _candidates("lts4-nads", "NADCORE_PUBLISHED_NADS") if any(c.glob("*_NADs.npy"))), None)
 
 
 def _check_sums(root: Path, names) -> None:
@@ -67,8 +76,10 @@ def _check_sums(root: Path, names) -> None:
             table[parts[1].lstrip("*")] = parts[0]
     for n in names:
         if n in table and file_sha256(root / n) != table[n]:
-            raise ValueError(f"checksum mismatch for {root / n}: the file is damaged or not the "
-                             "authors' file; delete it and fetch it again")
+            raise ValueError(
+                f"checksum mismatch for {root / n}: the file is damaged or not the "
+                "authors' file; delete it and fetch it again"
+            )
 
 
 def load_published_nads(arch: str, root=None, download: bool = False):
@@ -86,8 +97,10 @@ def load_published_nads(arch: str, root=None, download: bool = False):
             raise FileNotFoundError(
                 f"the authors' published NADs for {prefix} were not found. Put {names[0]} and "
                 f"{names[1]} (from github.com/LTS4/neural-anisotropy-directions, folder NADs/) in a "
-                "folder and pass root=... or set NADCORE_PUBLISHED_NADS, or call with download=True.")
+                "folder and pass root=... or set NADCORE_PUBLISHED_NADS, or call with download=True."
+            )
         import urllib.request
+
         base = Path(root) if root else Path.home() / ".cache" / "nadcore" / "lts4-nads"
         base.mkdir(parents=True, exist_ok=True)
         for n in names:
@@ -98,11 +111,17 @@ def load_published_nads(arch: str, root=None, download: bool = False):
     U = np.load(base / names[0], allow_pickle=False).astype(np.float64)
     s = np.load(base / names[1], allow_pickle=False).astype(np.float64)
     U /= np.linalg.norm(U, axis=1, keepdims=True)
-    meta = {"model": arch.lower(), "source": "published", "method": "secant", "step": 100.0,
-            "networks": PUBLISHED_NETWORKS, "input_shape": [1, 32, 32],
-            "estimator": "PCA of centred finite-difference sensitivities (authors)",
-            "note": f"{U.shape[0]} of {U.shape[1]} components published"}
-    return NADResult(s ** 2 / (PUBLISHED_NETWORKS - 1), U.astype(np.float32), meta)
+    meta = {
+        "model": arch.lower(),
+        "source": "published",
+        "method": "secant",
+        "step": 100.0,
+        "networks": PUBLISHED_NETWORKS,
+        "input_shape": [1, 32, 32],
+        "estimator": "PCA of centred finite-difference sensitivities (authors)",
+        "note": f"{U.shape[0]} of {U.shape[1]} components published",
+    }
+    return NADResult(s**2 / (PUBLISHED_NETWORKS - 1), U.astype(np.float32), meta)
 
 
 def load_published_fig6(root=None):
@@ -111,11 +130,14 @@ def load_published_fig6(root=None):
     ``acc_<net>`` (test accuracy in [0, 1], converted from their percent) and ``eig_<net>`` (their
     eigenvalue, on their own scale) for ``<net>`` in :data:`FIG6_COLUMNS`' suffixes. Checks the
     file's SHA-256."""
-    path = Path(root) / "fig6_nads.csv" if root else Path(__file__).resolve().parent / "published_data" / "fig6_nads.csv"
+    path = (
+        Path(root) / "fig6_nads.csv" if root else Path(__file__).resolve().parent / "published_data" / "fig6_nads.csv"
+    )
     if not path.is_file():
         raise FileNotFoundError(
             f"the authors' Fig. 6 data (fig6_nads.csv, docs/data/nads.csv of "
-            f"LTS4/neural-anisotropy-directions) was not found at {path}")
+            f"LTS4/neural-anisotropy-directions) was not found at {path}"
+        )
     if file_sha256(path) != FIG6_SHA256:
         raise ValueError(f"{path}: SHA-256 does not match the authors' nads.csv; the file is damaged")
     df = pd.read_csv(path).set_index("index")
@@ -138,9 +160,20 @@ def load_published_fig1(models=None) -> pd.DataFrame:
     if unknown:
         raise ValueError(f"no published Fig. 1 data for {unknown}; the authors published {sorted(FIG1_COLUMNS)}")
     k1, k2 = 2 * (df["y"].to_numpy() - 8), 2 * (df["x"].to_numpy() - 8)
-    return pd.concat([pd.DataFrame({"model": m, "k1": k1, "k2": k2,
-                                    "test_acc": df[f"acc_{FIG1_COLUMNS[m]}"].to_numpy(dtype=np.float64) / 100.0})
-                      for m in (models or FIG1_COLUMNS)], ignore_index=True)
+    return pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "model": m,
+                    "k1": k1,
+                    "k2": k2,
+                    "test_acc": df[f"acc_{FIG1_COLUMNS[m]}"].to_numpy(dtype=np.float64) / 100.0,
+                }
+            )
+            for m in (models or FIG1_COLUMNS)
+        ],
+        ignore_index=True,
+    )
 
 
 def published_fig1_map(model: str, frequencies) -> np.ndarray:

@@ -21,6 +21,7 @@ chunks in order (:class:`nadcore.nads.covariance.GroupSums`), so the estimate ha
 however many lanes run it and whatever running estimates are recorded on the way
 (``checkpoints``).
 """
+
 from __future__ import annotations
 
 import math
@@ -39,11 +40,27 @@ from nadcore.kernels.draw import derived_seeds, draw_parameters, parameter_buffe
 from nadcore.kernels.lenet import lenet_gradients, lenet_secant, lenet_supported
 from nadcore.kernels.resnet import resnet_secant, resnet_supported
 from nadcore.kernels.stacked import stacked_gradients, stacked_secant
-from nadcore.nads.covariance import (CHUNK, GROUPS, JACKKNIFE_K, OVERLAP_KS, GroupSums, NADResult,
-                                     complete_basis, covariance_of, split_half_overlaps,
-                                     top_eigenvectors, top_subspace)
-from nadcore.nads.estimators import (PRECISIONS, evaluation_points, input_gradient,
-                                     input_sensitivity_secant, perturbation_batch, tf32_mode)
+from nadcore.nads.covariance import (
+    CHUNK,
+    GROUPS,
+    JACKKNIFE_K,
+    OVERLAP_KS,
+    GroupSums,
+    NADResult,
+    complete_basis,
+    covariance_of,
+    split_half_overlaps,
+    top_eigenvectors,
+    top_subspace,
+)
+from nadcore.nads.estimators import (
+    PRECISIONS,
+    evaluation_points,
+    input_gradient,
+    input_sensitivity_secant,
+    perturbation_batch,
+    tf32_mode,
+)
 from nadcore.nets import build_model, check_model_output, init_plan, spec_name
 from nadcore.runtime import resolve_device, threads
 
@@ -52,8 +69,14 @@ __all__ = ["compute_nads", "Sampler", "network_seeds", "sampling_path", "METHODS
 METHODS = ("secant", "gradient")
 STRATEGIES = ("auto", "fast", "vmap", "loop")
 #: networks per sensitivity call, by path and method (times 16 on a GPU, at most CHUNK)
-BLOCKS = {("fast", "secant"): 4, ("fast", "gradient"): 256, ("vmap", "secant"): 8,
-          ("vmap", "gradient"): 256, ("loop", "secant"): 16, ("loop", "gradient"): 16}
+BLOCKS = {
+    ("fast", "secant"): 4,
+    ("fast", "gradient"): 256,
+    ("vmap", "secant"): 8,
+    ("vmap", "gradient"): 256,
+    ("loop", "secant"): 16,
+    ("loop", "gradient"): 16,
+}
 
 
 def network_seeds(seed: int, indices) -> list[int]:
@@ -74,11 +97,14 @@ def sampling_path(strategy, model, plan, method, device, input_shape, precision=
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
     fast_ok = plan is not None and (
         (precision in ("float32", "tf32") and lenet_supported(model, input_shape))
-        or (method == "secant" and resnet_supported(model, input_shape)))
+        or (method == "secant" and resnet_supported(model, input_shape))
+    )
     if strategy == "fast":
         if not fast_ok:
-            raise ValueError("strategy='fast' needs a registry LeNet with pooling and a square input "
-                             "whose side is a multiple of 4 (float32), or a registry ResNet-18 (secant)")
+            raise ValueError(
+                "strategy='fast' needs a registry LeNet with pooling and a square input "
+                "whose side is a multiple of 4 (float32), or a registry ResNet-18 (secant)"
+            )
         return "fast"
     if plan is None or strategy == "loop":
         return "loop"
@@ -118,15 +144,23 @@ class Sampler:
         # launching kernels) and copied on a stream of their own while the GPU works
         self.draw_threads = max(1, min(16, (os.cpu_count() or 2) - 1)) if gpu else 1
         self.side = torch.cuda.Stream(device) if device.type == "cuda" and self.plan is not None else None
-        self.reuse = (parameter_buffers(self.plan, self.block, pinned=self.side is not None)
-                      if self.plan is not None and (self.side is not None or not gpu) else None)
+        self.reuse = (
+            parameter_buffers(self.plan, self.block, pinned=self.side is not None)
+            if self.plan is not None and (self.side is not None or not gpu)
+            else None
+        )
 
     def _draw(self, idx):
         if self.plan is None:
             return idx, None
         with torch.cuda.stream(self.side) if self.side is not None else nullcontext():
-            stacked = draw_parameters(self.plan, network_seeds(self.seed, idx), self.draw_threads, self.reuse,
-                                      self.device if self.device.type != "cpu" else None)
+            stacked = draw_parameters(
+                self.plan,
+                network_seeds(self.seed, idx),
+                self.draw_threads,
+                self.reuse,
+                self.device if self.device.type != "cpu" else None,
+            )
         if self.side is not None:
             self.side.synchronize()  # the copies are done: the buffers may be refilled
         return idx, stacked
@@ -134,7 +168,7 @@ class Sampler:
     def rows(self, indices: np.ndarray) -> np.ndarray:
         """Sensitivities (points, len(indices), D) float64 of the networks ``indices``, computed
         in blocks of ``self.block`` consecutive entries of ``indices``."""
-        blocks = [indices[i:i + self.block] for i in range(0, len(indices), self.block)]
+        blocks = [indices[i : i + self.block] for i in range(0, len(indices), self.block)]
         out = np.empty((len(self.xs), len(indices), self.xs[0].numel()))
         gpu = self.device.type != "cpu"
         prefetch = ThreadPoolExecutor(1) if gpu and self.plan is not None and len(blocks) > 1 else None
@@ -150,7 +184,7 @@ class Sampler:
                     if prefetch and k + 1 < len(blocks):
                         nxt = prefetch.submit(self._draw, blocks[k + 1])
                     for p, (x, batch) in enumerate(zip(self.xs, self.batches)):
-                        out[p, at:at + len(idx)] = self._block(idx, stacked, x, batch).cpu().numpy()
+                        out[p, at : at + len(idx)] = self._block(idx, stacked, x, batch).cpu().numpy()
                     at += len(idx)
         finally:
             if prefetch is not None:
@@ -161,18 +195,25 @@ class Sampler:
         if self.path == "fast" and not self.per_network:
             return lenet_secant(stacked, x, self.step) if self.method == "secant" else lenet_gradients(stacked, x)
         if self.path == "vmap":
-            return (stacked_gradients(self.model, x, stacked) if self.method == "gradient"
-                    else stacked_secant(self.model, batch, stacked, self.step, self.chunk, self.precision))
-        return torch.stack([self._one(seed_n, stacked, j, x, batch)
-                            for j, seed_n in enumerate(network_seeds(self.seed, idx))])
+            return (
+                stacked_gradients(self.model, x, stacked)
+                if self.method == "gradient"
+                else stacked_secant(self.model, batch, stacked, self.step, self.chunk, self.precision)
+            )
+        return torch.stack(
+            [self._one(seed_n, stacked, j, x, batch) for j, seed_n in enumerate(network_seeds(self.seed, idx))]
+        )
 
     def _one(self, seed_n, stacked, j, x, batch) -> torch.Tensor:
         """One network: its parameters (row ``j`` of ``stacked``, or the model's own
         initialisation from ``seed_n`` when it has no plan), then the estimator."""
         model = self.model
         if stacked is None:
-            model = build_model(self.spec, self.input_shape[0], 1, self.input_shape[-1], seed=seed_n,
-                                check=False).to(self.device).eval()
+            model = (
+                build_model(self.spec, self.input_shape[0], 1, self.input_shape[-1], seed=seed_n, check=False)
+                .to(self.device)
+                .eval()
+            )
             if batch is not None and batch.dim() == 4:
                 model = model.to(memory_format=torch.channels_last)
         else:
@@ -193,8 +234,8 @@ class _Group:
     def __init__(self, g: int, N: int, D: int):
         self.g, self.n = g, len(range(g, N, GROUPS))
         self.sums = GroupSums(D)
-        self.done = 0           # networks whose rows are in self.sums
-        self.pending = None     # rows (points, chunk networks, D) of the chunk starting at self.done
+        self.done = 0  # networks whose rows are in self.sums
+        self.pending = None  # rows (points, chunk networks, D) of the chunk starting at self.done
 
     def advance(self, sampler: Sampler, target: int, progress) -> None:
         """Compute this group's networks up to its ``target``-th (whole chunks; the chunk that
@@ -225,11 +266,22 @@ def _group_target(g: int, networks: int) -> int:
     return len(range(g, networks, GROUPS))
 
 
-def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 1000, seed: int = 0,
-                 method: str = "secant", step: float = 100.0, device="auto", checkpoints=None,
-                 progress: bool = False, strategy: str = "auto", points: int = 1,
-                 top_k_checkpoints: int = 64, precision: str = "float32",
-                 lanes: int | str = "auto") -> NADResult:
+def compute_nads(
+    model="lenet",
+    input_shape=(1, 32, 32),
+    num_networks: int = 1000,
+    seed: int = 0,
+    method: str = "secant",
+    step: float = 100.0,
+    device="auto",
+    checkpoints=None,
+    progress: bool = False,
+    strategy: str = "auto",
+    points: int = 1,
+    top_k_checkpoints: int = 64,
+    precision: str = "float32",
+    lanes: int | str = "auto",
+) -> NADResult:
     """Estimate the NADs of ``model`` (registry name, ``"pkg.mod:factory"`` or a factory).
 
     ``num_networks`` random initialisations; ``method`` "secant" (step ``step``) or "gradient";
@@ -252,8 +304,10 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
     if method == "secant" and not (step > 0 and math.isfinite(step)):
         raise ValueError(f"step must be a positive finite number, got {step}")
     if precision not in PRECISIONS or (precision != "float32" and method != "secant"):
-        raise ValueError(f"precision must be one of {PRECISIONS} (tf32 and bf16 for the secant only), "
-                         f"got {precision!r} with method {method!r}")
+        raise ValueError(
+            f"precision must be one of {PRECISIONS} (tf32 and bf16 for the secant only), "
+            f"got {precision!r} with method {method!r}"
+        )
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
     dev = resolve_device(device)
@@ -268,12 +322,12 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
     D = int(np.prod(input_shape))
     groups = [_Group(g, num_networks, D) for g in range(GROUPS)]
     lane_groups = [[grp for grp in groups if grp.g % lanes == lane] for lane in range(lanes)]
-    samplers = [Sampler(model, input_shape, seed, method, step, dev, strategy, points, precision)
-                for _ in range(lanes)]
+    samplers = [Sampler(model, input_shape, seed, method, step, dev, strategy, points, precision) for _ in range(lanes)]
     cps = sorted({int(c) for c in (checkpoints or []) if 2 <= int(c) < num_networks}) + [num_networks]
     bar = None
     if progress:
         from tqdm.auto import tqdm
+
         bar = tqdm(total=num_networks, desc=f"{method} NADs of {name}", unit="net")
     one_thread = 1 if dev.type == "cpu" else None
 
@@ -310,24 +364,43 @@ def compute_nads(model="lenet", input_shape=(1, 32, 32), num_networks: int = 100
     if rank < D:  # past the rank the eigenvectors are an arbitrary basis: use the one of complete_basis
         eigenvalues[rank:] = 0.0
         nads = complete_basis(nads[:rank]).astype(nads.dtype)
-    start = nads[:JACKKNIFE_K + 32]
-    jk = np.stack([top_subspace(covariance_of(sums, [h for h in range(GROUPS) if h != g]), start, JACKKNIFE_K)
-                   for g in range(GROUPS) if sums[g].count > 0]).astype(np.float32)
+    start = nads[: JACKKNIFE_K + 32]
+    jk = np.stack(
+        [
+            top_subspace(covariance_of(sums, [h for h in range(GROUPS) if h != g]), start, JACKKNIFE_K)
+            for g in range(GROUPS)
+            if sums[g].count > 0
+        ]
+    ).astype(np.float32)
     total = np.zeros(D)
     for s in sums:
         total += s.total
     meta = {
-        "model": name, "input_shape": list(input_shape), "networks": num_networks,
-        "seed": int(seed), "method": method, "step": float(step) if method == "secant" else None,
-        "points": points, "device": str(dev), "lanes": lanes, "precision": precision,
-        "sampling_path": samplers[0].path, "kernel_path": kernel_path(),
-        "sampling_seconds": round(seconds, 3), "networks_per_second": round(num_networks / seconds, 3),
-        "nadcore_version": nadcore.__version__, "torch_version": torch.__version__,
+        "model": name,
+        "input_shape": list(input_shape),
+        "networks": num_networks,
+        "seed": int(seed),
+        "method": method,
+        "step": float(step) if method == "secant" else None,
+        "points": points,
+        "device": str(dev),
+        "lanes": lanes,
+        "precision": precision,
+        "sampling_path": samplers[0].path,
+        "kernel_path": kernel_path(),
+        "sampling_seconds": round(seconds, 3),
+        "networks_per_second": round(num_networks / seconds, 3),
+        "nadcore_version": nadcore.__version__,
+        "torch_version": torch.__version__,
         "estimator": "uncentered second moment",
         "mean_sensitivity_norm": float(np.linalg.norm(total / (num_networks * points))),
     }
     extras = {"jackknife_nads": jk, "split_half": np.array(ck_split[-1] if ck_split else split_half_overlaps(sums))}
     if ck_n:
-        extras.update(checkpoint_networks=np.array(ck_n), checkpoint_nads=np.stack(ck_nads),
-                      checkpoint_split_half=np.array(ck_split), overlap_ks=np.array(OVERLAP_KS))
+        extras.update(
+            checkpoint_networks=np.array(ck_n),
+            checkpoint_nads=np.stack(ck_nads),
+            checkpoint_split_half=np.array(ck_split),
+            overlap_ks=np.array(OVERLAP_KS),
+        )
     return NADResult(eigenvalues, nads.astype(np.float32), meta, extras)

@@ -19,6 +19,7 @@ same definition at every epoch makes the epochs comparable (:func:`dynamics`).
 :func:`nadcore.train.train_classifier` (a forward pre-hook: the training loop is untouched), and
 :func:`remove_components` projects NAD components out of images, channel by channel.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -28,8 +29,16 @@ import torch
 
 from nadcore.nads.covariance import subspace_overlap
 
-__all__ = ["epoch_snapshots", "input_gradients", "network_nads", "captured_fraction", "dynamics",
-           "remove_components", "random_orthonormal", "principal_directions"]
+__all__ = [
+    "epoch_snapshots",
+    "input_gradients",
+    "network_nads",
+    "captured_fraction",
+    "dynamics",
+    "remove_components",
+    "random_orthonormal",
+    "principal_directions",
+]
 
 
 @contextlib.contextmanager
@@ -59,7 +68,7 @@ def input_gradients(model: torch.nn.Module, x, batch: int = 512) -> np.ndarray:
     x = torch.as_tensor(x, dtype=torch.float32)
     out = []
     for i in range(0, len(x), batch):
-        xb = x[i:i + batch].clone().requires_grad_(True)
+        xb = x[i : i + batch].clone().requires_grad_(True)
         (g,) = torch.autograd.grad(model(xb).sum(), xb)  # samples are independent in eval mode
         out.append(g.reshape(len(xb), -1).double())
     return torch.cat(out).numpy()
@@ -94,8 +103,12 @@ def dynamics(model, snapshots: list[dict], x_eval, ks, k_max: int, first: int = 
         sets.append(V)
         spectra.append(lam / lam[0])
     ov = np.array([[subspace_overlap(V, sets[0], k) for k in ks] for V in sets])
-    return {"overlap_initial": ov, "spectrum": np.array(spectra),
-            "first_nads": np.stack([V[:first] for V in sets]).astype(np.float32), "sets": sets}
+    return {
+        "overlap_initial": ov,
+        "spectrum": np.array(spectra),
+        "first_nads": np.stack([V[:first] for V in sets]).astype(np.float32),
+        "sets": sets,
+    }
 
 
 def remove_components(x, directions) -> np.ndarray:

@@ -5,6 +5,7 @@ max-pool, ``F.avg_pool2d(out, 4)`` heads), with PyTorch's default initialisation
 its own normal initialisation of convolutions, as the original did), drawn from explicit
 generators by :mod:`nadcore.nets.init`.
 """
+
 from __future__ import annotations
 
 import math
@@ -37,8 +38,7 @@ class LogReg(_Registered):
 class MLP(_Registered):
     """Fully connected ReLU network (hidden sizes 100 and 20 in the underspecification paper)."""
 
-    def __init__(self, in_channels: int = 1, num_outputs: int = 1, input_size: int = 32,
-                 hidden=(100, 20)):
+    def __init__(self, in_channels: int = 1, num_outputs: int = 1, input_size: int = 32, hidden=(100, 20)):
         super().__init__()
         dims = [in_channels * input_size * input_size, *hidden]
         layers: list[nn.Module] = []
@@ -58,8 +58,7 @@ class LeNet(_Registered):
     removed and the first fully connected layer widened to take the 16x24x24 feature map.
     """
 
-    def __init__(self, in_channels: int = 1, num_outputs: int = 1, input_size: int = 32,
-                 pooling: bool = True):
+    def __init__(self, in_channels: int = 1, num_outputs: int = 1, input_size: int = 32, pooling: bool = True):
         super().__init__()
         self.pooling = pooling
         self.conv1 = nn.Conv2d(in_channels, 6, 5)
@@ -98,8 +97,7 @@ class VGG11(_Registered):
 
     conv_init = "normal_fan_out"  # the original code's normal initialisation of convolutions
 
-    def __init__(self, in_channels: int = 1, num_outputs: int = 1, batch_norm: bool = True,
-                 width: int = 64):
+    def __init__(self, in_channels: int = 1, num_outputs: int = 1, batch_norm: bool = True, width: int = 64):
         super().__init__()
         layers: list[nn.Module] = []
         c = in_channels
@@ -116,8 +114,12 @@ class VGG11(_Registered):
         self.features = nn.Sequential(*layers)
         h = 8 * width
         self.classifier = nn.Sequential(
-            nn.Linear(c, h), nn.ReLU(True), nn.Dropout(),
-            nn.Linear(h, h), nn.ReLU(True), nn.Dropout(),
+            nn.Linear(c, h),
+            nn.ReLU(True),
+            nn.Dropout(),
+            nn.Linear(h, h),
+            nn.ReLU(True),
+            nn.Dropout(),
             nn.Linear(h, num_outputs),
         )
 
@@ -134,8 +136,7 @@ class _BasicBlock(nn.Module):
         self.bn2 = nn.BatchNorm2d(planes)
         self.shortcut = nn.Sequential()
         if stride != 1 or in_planes != planes:
-            self.shortcut = nn.Sequential(nn.Conv2d(in_planes, planes, 1, stride, bias=False),
-                                          nn.BatchNorm2d(planes))
+            self.shortcut = nn.Sequential(nn.Conv2d(in_planes, planes, 1, stride, bias=False), nn.BatchNorm2d(planes))
 
     def forward(self, x):
         out = F.relu(self.bn1(self.conv1(x)))
@@ -150,8 +151,7 @@ class ResNet18(_Registered):
     no-pooling variant for Fig. 3. ``width`` scales every stage (64 is the standard network).
     """
 
-    def __init__(self, in_channels: int = 1, num_outputs: int = 1, pooling: bool = True,
-                 width: int = 64):
+    def __init__(self, in_channels: int = 1, num_outputs: int = 1, pooling: bool = True, width: int = 64):
         super().__init__()
         self.pooling = pooling
         w = width
@@ -159,8 +159,7 @@ class ResNet18(_Registered):
         self.bn1 = nn.BatchNorm2d(w)
         planes, layers = w, []
         for mult, stride in [(1, 1), (2, 2), (4, 2), (8, 2)]:
-            layers.append(nn.Sequential(_BasicBlock(planes, w * mult, stride),
-                                        _BasicBlock(w * mult, w * mult, 1)))
+            layers.append(nn.Sequential(_BasicBlock(planes, w * mult, stride), _BasicBlock(w * mult, w * mult, 1)))
             planes = w * mult
         self.layer1, self.layer2, self.layer3, self.layer4 = layers
         self.linear = nn.Linear(planes * (1 if pooling else 16), num_outputs)
@@ -200,8 +199,14 @@ class _Transition(nn.Module):
 class DenseNet121(_Registered):
     """CIFAR DenseNet-121 (growth 32, blocks 6-12-24-16, reduction 0.5) as in the original code."""
 
-    def __init__(self, in_channels: int = 1, num_outputs: int = 1, growth_rate: int = 32,
-                 nblocks=(6, 12, 24, 16), reduction: float = 0.5):
+    def __init__(
+        self,
+        in_channels: int = 1,
+        num_outputs: int = 1,
+        growth_rate: int = 32,
+        nblocks=(6, 12, 24, 16),
+        reduction: float = 0.5,
+    ):
         super().__init__()
         self.growth_rate = growth_rate
         planes = 2 * growth_rate

@@ -47,6 +47,7 @@ input gradient is that of the stem/downsampling path alone; prefer the model's o
 it has one (timm ConvNeXt ``ls_init_value``, MetaFormer ``layer_scale_init_values``,
 torchvision ConvNeXt ``layer_scale``); ResMLP has none.
 """
+
 from __future__ import annotations
 
 import ast
@@ -59,20 +60,41 @@ from urllib.parse import unquote
 import torch
 import torch.nn as nn
 
-from nadcore.nets.hub_calls import ModelSpecError, accepted_keywords, may_take, returned_class, call_with_overrides
-from nadcore.nets.hub_checks import precheck, check_geometry, layer_scale_parameters, classifier, check_output
+from nadcore.nets.hub_calls import ModelSpecError, accepted_keywords, call_with_overrides, may_take, returned_class
+from nadcore.nets.hub_checks import check_geometry, check_output, classifier, layer_scale_parameters, precheck
 
-__all__ = ["ModelSpecError", "ZeroGradientWarning", "DegenerateGradientWarning", "layer_scale_parameters",
-           "parse_spec", "build_hub_model", "make_factory", "is_hub_spec", "library_version", "parameter_count",
-           "SOURCES", "HUB_OPTIONS"]
+__all__ = [
+    "ModelSpecError",
+    "ZeroGradientWarning",
+    "DegenerateGradientWarning",
+    "layer_scale_parameters",
+    "parse_spec",
+    "build_hub_model",
+    "make_factory",
+    "is_hub_spec",
+    "library_version",
+    "parameter_count",
+    "SOURCES",
+    "HUB_OPTIONS",
+]
 
 SOURCES = ("timm", "torchvision")
 HUB_OPTIONS = ("hub_head_std", "hub_layer_scale")
 # keys the hub sets itself (per source) or refuses (anything that could load weights)
-_OWNED = {"timm": {"in_chans": "in_channels", "num_classes": "num_outputs"},
-          "torchvision": {"num_classes": "num_outputs"}}
-_FORBIDDEN = {"pretrained", "pretrained_cfg", "pretrained_cfg_overlay", "checkpoint_path", "cache_dir",
-              "weights", "weights_backbone", "progress"}
+_OWNED = {
+    "timm": {"in_chans": "in_channels", "num_classes": "num_outputs"},
+    "torchvision": {"num_classes": "num_outputs"},
+}
+_FORBIDDEN = {
+    "pretrained",
+    "pretrained_cfg",
+    "pretrained_cfg_overlay",
+    "checkpoint_path",
+    "cache_dir",
+    "weights",
+    "weights_backbone",
+    "progress",
+}
 
 
 class DegenerateGradientWarning(UserWarning):
@@ -104,8 +126,9 @@ def parse_spec(spec) -> tuple[str, str, dict]:
     """``"timm:vit_tiny_patch16_224?img_size=32&patch_size=4"`` ->
     ``("timm", "vit_tiny_patch16_224", {"img_size": 32, "patch_size": 4})``."""
     if not isinstance(spec, str) or not spec.strip():
-        raise ModelSpecError(f"model spec must be a non-empty string like 'timm:NAME?k=v' or "
-                             f"'torchvision:NAME', got {spec!r}")
+        raise ModelSpecError(
+            f"model spec must be a non-empty string like 'timm:NAME?k=v' or 'torchvision:NAME', got {spec!r}"
+        )
     text = spec.strip()
     source, sep, rest = text.partition(":")
     source = source.strip().lower()
@@ -113,15 +136,19 @@ def parse_spec(spec) -> tuple[str, str, dict]:
         raise ModelSpecError(f"model spec {spec!r} names no source: write 'timm:{text}' or 'torchvision:{text}'")
     if source not in SOURCES:
         close = difflib.get_close_matches(source, SOURCES, n=1)
-        raise ModelSpecError(f"unknown model source {source!r} in {spec!r}; use one of {', '.join(SOURCES)}"
-                             + (f" (did you mean {close[0]!r}?)" if close else ""))
+        raise ModelSpecError(
+            f"unknown model source {source!r} in {spec!r}; use one of {', '.join(SOURCES)}"
+            + (f" (did you mean {close[0]!r}?)" if close else "")
+        )
     name, _, query = rest.partition("?")
     name = name.strip()
     if not name:
         raise ModelSpecError(f"model spec {spec!r} has no model name after '{source}:'")
     if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_.]*", name):
-        raise ModelSpecError(f"model name {name!r} in {spec!r} is not a plain {source} model name "
-                             "(hub paths like 'hf-hub:...' and files are not allowed: nothing is downloaded)")
+        raise ModelSpecError(
+            f"model name {name!r} in {spec!r} is not a plain {source} model name "
+            "(hub paths like 'hf-hub:...' and files are not allowed: nothing is downloaded)"
+        )
     kwargs: dict = {}
     for part in query.split("&") if query else []:
         if not part.strip():
@@ -129,8 +156,10 @@ def parse_spec(spec) -> tuple[str, str, dict]:
         key, eq, value = part.partition("=")
         key = key.strip()
         if not eq or not key.isidentifier():
-            raise ModelSpecError(f"bad keyword override {part!r} in {spec!r}: write key=value pairs joined by '&', "
-                                 "e.g. 'timm:vit_tiny_patch16_224?patch_size=4&depth=4'")
+            raise ModelSpecError(
+                f"bad keyword override {part!r} in {spec!r}: write key=value pairs joined by '&', "
+                "e.g. 'timm:vit_tiny_patch16_224?patch_size=4&depth=4'"
+            )
         if key in kwargs:
             raise ModelSpecError(f"keyword {key!r} given twice in {spec!r}")
         if not value.strip():
@@ -165,20 +194,30 @@ def _build_timm(name, kwargs, in_channels, num_outputs, input_size, spec):
         def fn(**kw):  # pretrained=False: no weights, no download
             return timm.create_model(name, pretrained=False, **kw)
 
-        return call_with_overrides(f"timm model {name!r}", fn, cls, args, set(kwargs), spec, retry,
-                                    entry=entry, fixed={"pretrained": False})
+        return call_with_overrides(
+            f"timm model {name!r}", fn, cls, args, set(kwargs), spec, retry, entry=entry, fixed={"pretrained": False}
+        )
     cls = getattr(timm.models, name, None)
     if inspect.isclass(cls) and issubclass(cls, nn.Module):
         offer_img_size(cls)
         return call_with_overrides(f"timm class {name!r}", cls, cls, args, set(kwargs), spec, retry)
     known = timm.list_models()
-    classes = [n for n in dir(timm.models) if n[:1].isupper() and inspect.isclass(getattr(timm.models, n))
-               and issubclass(getattr(timm.models, n), nn.Module)]
+    classes = [
+        n
+        for n in dir(timm.models)
+        if n[:1].isupper()
+        and inspect.isclass(getattr(timm.models, n))
+        and issubclass(getattr(timm.models, n), nn.Module)
+    ]
     close = [n for n in known if n.startswith(name)][:4]
-    close += [n for n in difflib.get_close_matches(name, known + classes, n=6, cutoff=0.5) if n not in close][:6 - len(close)]
-    raise ModelSpecError(f"unknown timm model {name!r} (timm {timm.__version__})."
-                         + (f" Close names: {', '.join(close)}." if close else "")
-                         + " List them with timm.list_models('*pattern*').")
+    close += [n for n in difflib.get_close_matches(name, known + classes, n=6, cutoff=0.5) if n not in close][
+        : 6 - len(close)
+    ]
+    raise ModelSpecError(
+        f"unknown timm model {name!r} (timm {timm.__version__})."
+        + (f" Close names: {', '.join(close)}." if close else "")
+        + " List them with timm.list_models('*pattern*')."
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -193,12 +232,20 @@ def _build_torchvision(name, kwargs, in_channels, num_outputs, input_size, spec)
     if name not in known:
         others = tvm.list_models()
         close = [n for n in known if n.startswith(name.lower())][:4]
-        close += [n for n in difflib.get_close_matches(name.lower(), known, n=6, cutoff=0.5) if n not in close][:6 - len(close)]
-        extra = (f" ({name!r} is a torchvision detection/segmentation/video model; only image classifiers "
-                 "are supported.)" if name in others else "")
-        raise ModelSpecError(f"unknown torchvision classification model {name!r}." + extra
-                             + (f" Close names: {', '.join(close)}." if close else "")
-                             + " List them with torchvision.models.list_models(module=torchvision.models).")
+        close += [n for n in difflib.get_close_matches(name.lower(), known, n=6, cutoff=0.5) if n not in close][
+            : 6 - len(close)
+        ]
+        extra = (
+            f" ({name!r} is a torchvision detection/segmentation/video model; only image classifiers are supported.)"
+            if name in others
+            else ""
+        )
+        raise ModelSpecError(
+            f"unknown torchvision classification model {name!r}."
+            + extra
+            + (f" Close names: {', '.join(close)}." if close else "")
+            + " List them with torchvision.models.list_models(module=torchvision.models)."
+        )
     builder = tvm.get_model_builder(name)
     cls = returned_class(builder)
     args = dict(kwargs, num_classes=num_outputs)
@@ -208,8 +255,9 @@ def _build_torchvision(name, kwargs, in_channels, num_outputs, input_size, spec)
     def fn(**kw):
         return builder(weights=None, **kw)
 
-    model = call_with_overrides(f"torchvision model {name!r}", fn, cls, args, set(kwargs), spec,
-                                 entry=builder, fixed={"weights": None})
+    model = call_with_overrides(
+        f"torchvision model {name!r}", fn, cls, args, set(kwargs), spec, entry=builder, fixed={"weights": None}
+    )
     if in_channels != 3:
         _replace_stem(model, in_channels, spec)
     return model
@@ -218,16 +266,27 @@ def _build_torchvision(name, kwargs, in_channels, num_outputs, input_size, spec)
 def _replace_stem(model: nn.Module, in_channels: int, spec) -> None:
     for mname, mod in model.named_modules():
         if isinstance(mod, nn.Conv2d) and mod.in_channels == 3 and mod.groups == 1:
-            new = nn.Conv2d(in_channels, mod.out_channels, mod.kernel_size, stride=mod.stride, padding=mod.padding,
-                            dilation=mod.dilation, groups=1, bias=mod.bias is not None,
-                            padding_mode=mod.padding_mode, device=mod.weight.device, dtype=mod.weight.dtype)
+            new = nn.Conv2d(
+                in_channels,
+                mod.out_channels,
+                mod.kernel_size,
+                stride=mod.stride,
+                padding=mod.padding,
+                dilation=mod.dilation,
+                groups=1,
+                bias=mod.bias is not None,
+                padding_mode=mod.padding_mode,
+                device=mod.weight.device,
+                dtype=mod.weight.dtype,
+            )
             with torch.no_grad():
                 w = mod.weight
                 if in_channels <= 3:
                     new.weight.copy_(w[:, :in_channels])
                 else:  # extra channels: random permutations of the drawn weights (same distribution)
-                    reps = [w] + [w.flatten()[torch.randperm(w.numel())].view_as(w)
-                                  for _ in range((in_channels - 1) // 3)]
+                    reps = [w] + [
+                        w.flatten()[torch.randperm(w.numel())].view_as(w) for _ in range((in_channels - 1) // 3)
+                    ]
                     new.weight.copy_(torch.cat(reps, 1)[:, :in_channels])
                 if mod.bias is not None:
                     new.bias.copy_(mod.bias)
@@ -240,8 +299,9 @@ def _replace_stem(model: nn.Module, in_channels: int, spec) -> None:
 # --------------------------------------------------------------------------------------------
 # Public
 # --------------------------------------------------------------------------------------------
-def build_hub_model(spec, in_channels: int = 1, num_outputs: int = 1, input_size: int = 32, *,
-                    check: bool = True) -> nn.Module:
+def build_hub_model(
+    spec, in_channels: int = 1, num_outputs: int = 1, input_size: int = 32, *, check: bool = True
+) -> nn.Module:
     """Build ``spec`` (``timm:NAME?k=v`` or ``torchvision:NAME?k=v``) from scratch for
     (in_channels, input_size, input_size) inputs and ``num_outputs`` outputs. Parameters are
     drawn from torch's global CPU RNG (seed it, e.g. under ``torch.random.fork_rng``)."""
@@ -250,14 +310,20 @@ def build_hub_model(spec, in_channels: int = 1, num_outputs: int = 1, input_size
     for k in hub:
         if k not in HUB_OPTIONS:
             close = difflib.get_close_matches(k, HUB_OPTIONS, n=1)
-            raise ModelSpecError(f"unknown hub option {k!r} in {spec!r}; hub options: {', '.join(HUB_OPTIONS)}"
-                                 + (f" (did you mean {close[0]!r}?)" if close else ""))
+            raise ModelSpecError(
+                f"unknown hub option {k!r} in {spec!r}; hub options: {', '.join(HUB_OPTIONS)}"
+                + (f" (did you mean {close[0]!r}?)" if close else "")
+            )
     for k, v in kwargs.items():
         if k in _FORBIDDEN:
-            raise ModelSpecError(f"{k}={v!r} in {spec!r}: models are always built from scratch "
-                                 "(pretrained=False / weights=None, nothing is downloaded); remove it.")
+            raise ModelSpecError(
+                f"{k}={v!r} in {spec!r}: models are always built from scratch "
+                "(pretrained=False / weights=None, nothing is downloaded); remove it."
+            )
         if k in _OWNED[source]:
-            raise ModelSpecError(f"{k} in {spec!r} is set by the hub from {_OWNED[source][k]}; remove it from the spec.")
+            raise ModelSpecError(
+                f"{k} in {spec!r} is set by the hub from {_OWNED[source][k]}; remove it from the spec."
+            )
     precheck(kwargs, input_size, spec)
     build = _build_timm if source == "timm" else _build_torchvision
     model = build(name, kwargs, in_channels, num_outputs, input_size, spec)
@@ -276,9 +342,13 @@ def build_hub_model(spec, in_channels: int = 1, num_outputs: int = 1, input_size
             if head.bias is not None:
                 head.bias.zero_()
     elif head is not None and not torch.any(head.weight != 0):
-        warnings.warn(f"{spec!r}: the classifier head is initialised to zero, so the output is constant and the "
-                      "input gradient is identically zero at initialisation (no NADs). Add hub_head_std=0.02 to the "
-                      "spec to draw the head from a truncated normal.", ZeroGradientWarning, stacklevel=2)
+        warnings.warn(
+            f"{spec!r}: the classifier head is initialised to zero, so the output is constant and the "
+            "input gradient is identically zero at initialisation (no NADs). Add hub_head_std=0.02 to the "
+            "spec to draw the head from a truncated normal.",
+            ZeroGradientWarning,
+            stacklevel=2,
+        )
     if "hub_layer_scale" in hub:
         v = hub["hub_layer_scale"]
         if not isinstance(v, (int, float)) or isinstance(v, bool):
@@ -303,21 +373,33 @@ def _warn_degenerate(model, spec):
     if small:
         ok = [k for k in _LS_KEYWORDS if k in accepted_keywords(type(model))]
         fix = f"{ok[0]}=1.0" if ok else "hub_layer_scale=1.0"
-        warnings.warn(f"{spec!r}: {len(small)} layer-scale gains (e.g. {small[0]}) are initialised at <= 1e-3, so the "
-                      "residual blocks are nearly invisible to the input gradient at initialisation (it is that of "
-                      f"the stem/downsampling path). Add {fix} to the spec to give the blocks their weight.",
-                      DegenerateGradientWarning, stacklevel=3)
-    zero_bn = [n for n, m in model.named_modules()
-               if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.weight is not None and not torch.any(m.weight != 0)]
+        warnings.warn(
+            f"{spec!r}: {len(small)} layer-scale gains (e.g. {small[0]}) are initialised at <= 1e-3, so the "
+            "residual blocks are nearly invisible to the input gradient at initialisation (it is that of "
+            f"the stem/downsampling path). Add {fix} to the spec to give the blocks their weight.",
+            DegenerateGradientWarning,
+            stacklevel=3,
+        )
+    zero_bn = [
+        n
+        for n, m in model.named_modules()
+        if isinstance(m, nn.modules.batchnorm._BatchNorm) and m.weight is not None and not torch.any(m.weight != 0)
+    ]
     if zero_bn:
         ok = [k for k in ("zero_init_last", "zero_init_residual") if k in accepted_keywords(type(model))]
-        fix = (f"Add {ok[0]}=False to the spec." if ok else
-               f"{type(model).__name__} has no keyword to turn this off (e.g. timm LeViT zero-initialises its residual "
-               "BatchNorms); prefer another model for NADs at initialisation.")
-        warnings.warn(f"{spec!r}: {len(zero_bn)} BatchNorm gains (e.g. {zero_bn[0]}) are initialised to zero, so those "
-                      "residual branches output zero and the input gradient flows only through the shortcuts (with "
-                      f"strided 1x1 shortcuts most input pixels get exactly zero gradient). {fix}",
-                      DegenerateGradientWarning, stacklevel=3)
+        fix = (
+            f"Add {ok[0]}=False to the spec."
+            if ok
+            else f"{type(model).__name__} has no keyword to turn this off (e.g. timm LeViT zero-initialises its residual "
+            "BatchNorms); prefer another model for NADs at initialisation."
+        )
+        warnings.warn(
+            f"{spec!r}: {len(zero_bn)} BatchNorm gains (e.g. {zero_bn[0]}) are initialised to zero, so those "
+            "residual branches output zero and the input gradient flows only through the shortcuts (with "
+            f"strided 1x1 shortcuts most input pixels get exactly zero gradient). {fix}",
+            DegenerateGradientWarning,
+            stacklevel=3,
+        )
 
 
 def is_hub_spec(spec) -> bool:

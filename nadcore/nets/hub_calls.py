@@ -1,6 +1,7 @@
 """Calling a model hub's constructors with a spec's keywords (:mod:`nadcore.nets.hub`): keywords a
 constructor fixes itself are rewritten away, TypeErrors about keywords become a
 :class:`ModelSpecError` that names the keyword and what to do."""
+
 from __future__ import annotations
 
 import ast
@@ -9,8 +10,18 @@ import inspect
 import re
 import textwrap
 
-
-__all__ = ["ModelSpecError", "MULTIPLE", "UNEXPECTED", "without_fixed_keywords", "rewrite_without_fixed_keywords", "accepted_keywords", "may_take", "returned_class", "call_with_overrides", "hint"]
+__all__ = [
+    "ModelSpecError",
+    "MULTIPLE",
+    "UNEXPECTED",
+    "without_fixed_keywords",
+    "rewrite_without_fixed_keywords",
+    "accepted_keywords",
+    "may_take",
+    "returned_class",
+    "call_with_overrides",
+    "hint",
+]
 
 
 class ModelSpecError(ValueError):
@@ -116,44 +127,67 @@ def call_with_overrides(label, fn, cls, kwargs, user_keys, spec, retry_without=(
                 raise ModelSpecError(
                     f"{label} does not accept the keyword {m.group(1)!r} (from {spec!r}): {type(e).__name__}: {msg}. "
                     + (f"Did you mean {', '.join(close)}? " if close else "")
-                    + (f"{cls.__name__} accepts: {', '.join(ok)}." if ok else "Remove it from the spec.")) from e
+                    + (f"{cls.__name__} accepts: {', '.join(ok)}." if ok else "Remove it from the spec.")
+                ) from e
             m = MULTIPLE.search(msg)
             if m and current is fn and entry is not None:
                 current, removed = without_fixed_keywords(entry, set(kwargs))
                 extra = dict(fixed or {})
                 if removed:
                     continue
-            raise ModelSpecError(f"building {label} from {spec!r} failed: {type(e).__name__}: {msg}. "
-                                 + hint(msg)) from e
+            raise ModelSpecError(
+                f"building {label} from {spec!r} failed: {type(e).__name__}: {msg}. " + hint(msg)
+            ) from e
         except ModelSpecError:
             raise
         except Exception as e:  # assertions and ValueErrors raised by constructors
-            raise ModelSpecError(f"building {label} from {spec!r} failed: {type(e).__name__}: {e}. "
-                                 + hint(str(e))) from e
+            raise ModelSpecError(
+                f"building {label} from {spec!r} failed: {type(e).__name__}: {e}. " + hint(str(e))
+            ) from e
     raise ModelSpecError(f"building {label} from {spec!r} failed repeatedly on its keywords")
 
 
 def hint(msg: str) -> str:
     low = msg.lower()
     if "object is not callable" in low:
-        return ("Hint: a keyword expects a class or function (e.g. act_layer, norm_layer), but spec values are "
-                "literals or strings; leave that keyword at its default.")
+        return (
+            "Hint: a keyword expects a class or function (e.g. act_layer, norm_layer), but spec values are "
+            "literals or strings; leave that keyword at its default."
+        )
     if "exceptions must derive from baseexception" in low:
-        return ("Hint: the model rejected a keyword value with a malformed raise (a timm bug), e.g. XCiT's "
-                "convolutional patch embedding only takes patch_size=8 or 16.")
+        return (
+            "Hint: the model rejected a keyword value with a malformed raise (a timm bug), e.g. XCiT's "
+            "convolutional patch embedding only takes patch_size=8 or 16."
+        )
     if "patch" in low or "divisible" in low or "indivisible" in low:
-        return ("Hint: the patch size must divide the image size (override patch_size=4 or 8 for 32x32), and "
-                "window sizes must divide the token grid (override window_size).")
-    if "img_size" in low or "image size" in low or "doesn't match model" in low or "wrong image" in low \
-            or "input image" in low or "position" in low:
+        return (
+            "Hint: the patch size must divide the image size (override patch_size=4 or 8 for 32x32), and "
+            "window sizes must divide the token grid (override window_size)."
+        )
+    if (
+        "img_size" in low
+        or "image size" in low
+        or "doesn't match model" in low
+        or "wrong image" in low
+        or "input image" in low
+        or "position" in low
+    ):
         return "Hint: set img_size (timm) / image_size (torchvision) to the input size, e.g. img_size=32."
-    if "output size is too small" in low or "kernel size can't be greater" in low or "non-positive" in low \
-            or "larger than" in low:
-        return ("Hint: the network downsamples a 32x32 input to nothing; use fewer stages/strides or a smaller "
-                "patch size (e.g. depths=(...) with fewer entries, patch_size=2).")
+    if (
+        "output size is too small" in low
+        or "kernel size can't be greater" in low
+        or "non-positive" in low
+        or "larger than" in low
+    ):
+        return (
+            "Hint: the network downsamples a 32x32 input to nothing; use fewer stages/strides or a smaller "
+            "patch size (e.g. depths=(...) with fewer entries, patch_size=2)."
+        )
     if "expected more than 1 value per channel" in low:
         return "Hint: a BatchNorm saw one value per channel in train mode; use eval() or a larger batch."
     if "size mismatch" in low or "shape" in low or "must match" in low:
-        return ("Hint: the model's sizes are inconsistent with a 32x32 input; override img_size/patch_size/"
-                "window_size or widths (embed_dim, dims) so they agree.")
+        return (
+            "Hint: the model's sizes are inconsistent with a 32x32 input; override img_size/patch_size/"
+            "window_size or widths (embed_dim, dims) so they agree."
+        )
     return "Hint: check the keyword overrides against the model's constructor, and that the model suits 32x32 inputs."

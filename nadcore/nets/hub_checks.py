@@ -1,5 +1,6 @@
 """Checks of a hub model built for the book's inputs (:mod:`nadcore.nets.hub`): patch and window
 sizes against the image, the classifier head, layer-scale gains, the output shape."""
+
 from __future__ import annotations
 
 import re
@@ -9,7 +10,17 @@ import torch.nn as nn
 
 from nadcore.nets.hub_calls import ModelSpecError, hint
 
-__all__ = ["pair", "divisors", "precheck", "check_geometry", "torchvision_swin_grid", "LAYER_SCALE", "layer_scale_parameters", "classifier", "check_output"]
+__all__ = [
+    "pair",
+    "divisors",
+    "precheck",
+    "check_geometry",
+    "torchvision_swin_grid",
+    "LAYER_SCALE",
+    "layer_scale_parameters",
+    "classifier",
+    "check_output",
+]
 
 
 # --------------------------------------------------------------------------------------------
@@ -32,7 +43,8 @@ def precheck(kwargs, input_size, spec):
         if any(p < 1 or input_size % p for p in ps):
             raise ModelSpecError(
                 f"patch_size={kwargs['patch_size']!r} does not divide the image size {input_size} ({spec!r}): "
-                f"the patch embedding would drop border pixels. Override patch_size with one of: {divisors(input_size)}.")
+                f"the patch embedding would drop border pixels. Override patch_size with one of: {divisors(input_size)}."
+            )
 
 
 def check_geometry(model, input_size, kwargs, spec):
@@ -44,7 +56,8 @@ def check_geometry(model, input_size, kwargs, spec):
             raise ModelSpecError(
                 f"the patch embedding of {spec!r} ({k[0]}x{k[0]} stride {s[0]}) does not divide the image size "
                 f"{input_size}: the last {input_size % s[0]} rows and columns would never be seen (zero gradient). "
-                f"Override patch_size with one of: {divisors(input_size)}.")
+                f"Override patch_size with one of: {divisors(input_size)}."
+            )
     first = True
     for mname, m in model.named_modules():  # timm Swin blocks (window clamped to the grid by timm)
         if hasattr(m, "window_size") and hasattr(m, "input_resolution") and isinstance(m.input_resolution, tuple):
@@ -53,12 +66,14 @@ def check_geometry(model, input_size, kwargs, spec):
                 raise ModelSpecError(
                     f"window_size={kwargs['window_size']!r} is larger than the {res[0]}x{res[1]} token grid of the "
                     f"first stage of {spec!r} (timm would clamp it: global attention, no shifted windows). "
-                    f"Override window_size with a divisor of {res[0]}, e.g. window_size={max(1, res[0] // 2)}.")
+                    f"Override window_size with a divisor of {res[0]}, e.g. window_size={max(1, res[0] // 2)}."
+                )
             first = False
             if any(r % w for r, w in zip(res, win)):
                 raise ModelSpecError(
                     f"window_size {win[0]} does not tile the {res[0]}x{res[1]} token grid at {mname} of {spec!r} "
-                    f"(windows would be padded). Override window_size with a divisor of {res[0]}: {divisors(res[0])}.")
+                    f"(windows would be padded). Override window_size with a divisor of {res[0]}: {divisors(res[0])}."
+                )
 
 
 def torchvision_swin_grid(model, in_shape, spec):
@@ -117,8 +132,10 @@ def check_output(model, in_channels, num_outputs, input_size, spec):
         with torch.no_grad():
             out = model(x)
     except Exception as e:
-        raise ModelSpecError(f"model {spec!r} failed on an input of shape (2, {in_channels}, {input_size}, "
-                             f"{input_size}): {type(e).__name__}: {e}. {hint(str(e))}") from e
+        raise ModelSpecError(
+            f"model {spec!r} failed on an input of shape (2, {in_channels}, {input_size}, "
+            f"{input_size}): {type(e).__name__}: {e}. {hint(str(e))}"
+        ) from e
     finally:
         model.train(was_training)
         if swin:
@@ -128,10 +145,13 @@ def check_output(model, in_channels, num_outputs, input_size, spec):
         if any(w > g or g % w for w, g in zip(win, grid)):
             raise ModelSpecError(
                 f"window_size {list(win)} of {spec!r} does not tile the {grid[0]}x{grid[1]} token grid of the first "
-                f"stage (torchvision would pad it). Override window_size=[w,w] with w one of: {divisors(grid[0])}.")
+                f"stage (torchvision would pad it). Override window_size=[w,w] with w one of: {divisors(grid[0])}."
+            )
     if not isinstance(out, torch.Tensor) or tuple(out.shape) != (2, num_outputs):
         shape = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
-        raise ModelSpecError(f"model {spec!r} returned {shape} for a batch of 2 inputs of shape "
-                             f"({in_channels}, {input_size}, {input_size}); expected (2, {num_outputs}). "
-                             "Hint: the model must end in a classifier with num_classes outputs and global pooling "
-                             "(check global_pool / features_only overrides).")
+        raise ModelSpecError(
+            f"model {spec!r} returned {shape} for a batch of 2 inputs of shape "
+            f"({in_channels}, {input_size}, {input_size}); expected (2, {num_outputs}). "
+            "Hint: the model must end in a classifier with num_classes outputs and global pooling "
+            "(check global_pool / features_only overrides)."
+        )

@@ -18,6 +18,7 @@ initialise networks at the same time get the same numbers as one thread doing it
   and the result depends on the seed only. Dropout during training uses the same lock (see
   :func:`nadcore.train.train_classifier`).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -29,8 +30,16 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-__all__ = ["init_plan", "ParameterLayout", "parameter_layout", "draw_parameters", "initialise",
-           "reset_buffers", "seeded_global_rng", "GLOBAL_RNG_LOCK"]
+__all__ = [
+    "init_plan",
+    "ParameterLayout",
+    "parameter_layout",
+    "draw_parameters",
+    "initialise",
+    "reset_buffers",
+    "seeded_global_rng",
+    "GLOBAL_RNG_LOCK",
+]
 
 #: Held by every nadcore code path that has to use torch's global RNG (user factories, dropout).
 GLOBAL_RNG_LOCK = threading.RLock()
@@ -70,8 +79,11 @@ def init_plan(model: nn.Module):
             for pn, p in direct:
                 if conv_normal and not isinstance(mod, nn.Linear):
                     k = math.prod(mod.kernel_size) * mod.out_channels
-                    plan[full(pn)] = (tuple(p.shape), "normal", math.sqrt(2.0 / k)) if pn == "weight" \
+                    plan[full(pn)] = (
+                        (tuple(p.shape), "normal", math.sqrt(2.0 / k))
+                        if pn == "weight"
                         else (tuple(p.shape), "const", 0.0)
+                    )
                 else:
                     plan[full(pn)] = (tuple(p.shape), "uniform", bound)
         elif isinstance(mod, _NORM):
@@ -103,7 +115,7 @@ class ParameterLayout:
             if kind == "const":
                 out[name] = torch.full((B, *shape), float(const), device=U.device)
             else:
-                out[name] = (U if kind == "uniform" else N)[:, o:o + size].reshape(B, *shape)
+                out[name] = (U if kind == "uniform" else N)[:, o : o + size].reshape(B, *shape)
         return out
 
 
@@ -115,11 +127,11 @@ def parameter_layout(plan) -> ParameterLayout:
     for name, shape, kind, value in plan:
         size = math.prod(shape)
         if kind == "uniform":
-            u_mul[ou:ou + size], u_sub[ou:ou + size] = np.float32(2 * value), np.float32(value)
+            u_mul[ou : ou + size], u_sub[ou : ou + size] = np.float32(2 * value), np.float32(value)
             entries.append((name, shape, kind, ou, size, None))
             ou += size
         elif kind == "normal":
-            n_mul[on:on + size] = np.float32(value)
+            n_mul[on : on + size] = np.float32(value)
             entries.append((name, shape, kind, on, size, None))
             on += size
         else:
@@ -157,8 +169,10 @@ def initialise(model: nn.Module, seed: int, plan=None) -> nn.Module:
     seed ``seed``, in place; BatchNorm statistics are reset. Returns the model."""
     plan = plan if plan is not None else init_plan(model)
     if plan is None:
-        raise ValueError(f"{type(model).__name__} has no initialisation plan (declare "
-                         "default_init = True, or build it with nadcore.nets.build_model)")
+        raise ValueError(
+            f"{type(model).__name__} has no initialisation plan (declare "
+            "default_init = True, or build it with nadcore.nets.build_model)"
+        )
     params = draw_parameters(plan, [seed])
     with torch.no_grad():
         for name, p in model.named_parameters():

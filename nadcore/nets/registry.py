@@ -16,6 +16,7 @@ A model factory has the signature ``factory(in_channels: int, num_outputs: int) 
 reproducible under threads. timm and torchvision specs (:mod:`nadcore.nets.hub`) are built from
 scratch for the book's inputs (channels, outputs, image size), never with pretrained weights.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -30,9 +31,20 @@ from nadcore.nets.architectures import MLP, VGG11, DenseNet121, LeNet, LogReg, R
 from nadcore.runtime import derived_seed, source_digest
 
 __all__ = [
-    "REGISTRY", "build_model", "resolve_factory", "check_model_output", "model_names",
-    "spec_key", "spec_name", "ModelSpecError", "PUBLISHED_NAMES", "forward_flops", "OPTIONS",
-    "parse_registry_spec", "registry_spec", "spec_width",
+    "REGISTRY",
+    "build_model",
+    "resolve_factory",
+    "check_model_output",
+    "model_names",
+    "spec_key",
+    "spec_name",
+    "ModelSpecError",
+    "PUBLISHED_NAMES",
+    "forward_flops",
+    "OPTIONS",
+    "parse_registry_spec",
+    "registry_spec",
+    "spec_width",
 ]
 
 
@@ -56,7 +68,9 @@ REGISTRY: dict[str, Callable[..., nn.Module]] = {
 
 #: the options a registry name takes after ``?`` (``"resnet18?width=16"``), with their defaults
 OPTIONS: dict[str, dict[str, int]] = {
-    "vgg11": {"width": 64}, "resnet18": {"width": 64}, "resnet18_nopool": {"width": 64},
+    "vgg11": {"width": 64},
+    "resnet18": {"width": 64},
+    "resnet18_nopool": {"width": 64},
     "densenet121": {"growth_rate": 32},
 }
 
@@ -75,14 +89,18 @@ def parse_registry_spec(spec: str) -> tuple[str, dict] | None:
         return base, {}
     allowed = OPTIONS.get(base, {})
     if not allowed:
-        raise ModelSpecError(f"model {base!r} takes no options (got {spec!r}); the registry models with "
-                             f"options are {', '.join(f'{n}?{next(iter(o))}=N' for n, o in OPTIONS.items())}")
+        raise ModelSpecError(
+            f"model {base!r} takes no options (got {spec!r}); the registry models with "
+            f"options are {', '.join(f'{n}?{next(iter(o))}=N' for n, o in OPTIONS.items())}"
+        )
     opts = {}
     for part in (p for p in query.split("&") if p.strip()):
         key, eq, value = (x.strip() for x in part.partition("="))
         if key not in allowed or not eq:
-            raise ModelSpecError(f"unknown option {part!r} for model {base!r} in {spec!r}; it takes "
-                                 f"{', '.join(f'{k}=N (default {v})' for k, v in allowed.items())}")
+            raise ModelSpecError(
+                f"unknown option {part!r} for model {base!r} in {spec!r}; it takes "
+                f"{', '.join(f'{k}=N (default {v})' for k, v in allowed.items())}"
+            )
         if key in opts:
             raise ModelSpecError(f"option {key!r} given twice in {spec!r}")
         try:
@@ -141,8 +159,13 @@ def width_name(arch: str) -> str:
 
 
 #: Registry names and the file prefix of the authors' published NADs for the same architecture.
-PUBLISHED_NAMES = {"logreg": "LogReg", "lenet": "LeNet", "vgg11": "VGG11",
-                   "resnet18": "ResNet18", "densenet121": "DenseNet121"}
+PUBLISHED_NAMES = {
+    "logreg": "LogReg",
+    "lenet": "LeNet",
+    "vgg11": "VGG11",
+    "resnet18": "ResNet18",
+    "densenet121": "DenseNet121",
+}
 
 
 def model_names() -> list[str]:
@@ -155,8 +178,9 @@ def resolve_factory(spec) -> Callable[[int, int], nn.Module]:
     if callable(spec):
         return spec
     if not isinstance(spec, str) or not spec.strip():
-        raise ModelSpecError(f"model must be a registry name, 'package.module:factory', 'timm:NAME' or "
-                             f"'torchvision:NAME', got {spec!r}")
+        raise ModelSpecError(
+            f"model must be a registry name, 'package.module:factory', 'timm:NAME' or 'torchvision:NAME', got {spec!r}"
+        )
     spec = spec.strip()
     if spec.lower() in REGISTRY:
         return REGISTRY[spec.lower()]
@@ -170,14 +194,16 @@ def resolve_factory(spec) -> Callable[[int, int], nn.Module]:
         raise ModelSpecError(
             f"unknown model {spec!r}. Use one of {', '.join(model_names())}, "
             "'package.module:factory' where factory(in_channels, num_outputs) returns an nn.Module, "
-            "'timm:NAME?k=v' (e.g. 'timm:vit_tiny_patch16_224?patch_size=4') or 'torchvision:NAME'.")
+            "'timm:NAME?k=v' (e.g. 'timm:vit_tiny_patch16_224?patch_size=4') or 'torchvision:NAME'."
+        )
     mod_name, _, attr = spec.partition(":")
     try:
         module = importlib.import_module(mod_name)
     except Exception as e:  # ImportError and errors raised while importing the user's module
         raise ModelSpecError(
             f"cannot import module {mod_name!r} from model spec {spec!r}: {type(e).__name__}: {e}. "
-            "Is the package installed or on PYTHONPATH?") from e
+            "Is the package installed or on PYTHONPATH?"
+        ) from e
     obj = module
     for part in attr.split("."):
         if not hasattr(obj, part):
@@ -192,8 +218,9 @@ def _network_seed(seed) -> int:
     return derived_seed(*seed) if isinstance(seed, (tuple, list)) else int(seed)
 
 
-def build_model(spec, in_channels: int = 1, num_outputs: int = 1, input_size: int = 32, *,
-                seed=0, check: bool = True) -> nn.Module:
+def build_model(
+    spec, in_channels: int = 1, num_outputs: int = 1, input_size: int = 32, *, seed=0, check: bool = True
+) -> nn.Module:
     """Build a model from ``spec``, initialised from ``seed`` (an int, or a tuple of ints combined
     with :func:`nadcore.runtime.derived_seed`), and by default check it maps (B, C, H, W) to
     (B, num_outputs). See the module docstring for how each kind of model is initialised."""
@@ -210,7 +237,8 @@ def build_model(spec, in_channels: int = 1, num_outputs: int = 1, input_size: in
         except Exception as e:
             raise ModelSpecError(
                 f"model factory {spec!r} failed when called as factory(in_channels={in_channels}, "
-                f"num_outputs={num_outputs}): {type(e).__name__}: {e}") from e
+                f"num_outputs={num_outputs}): {type(e).__name__}: {e}"
+            ) from e
 
     if in_registry:
         with torch.device("meta"):  # no throw-away initialisation, no global RNG
@@ -254,8 +282,10 @@ def spec_key(spec) -> dict:
     except TypeError:
         path = None
     if not path:
-        raise ModelSpecError(f"cannot find the source file of model {name!r}; define the factory in "
-                             "a module file so that cached results can track its code")
+        raise ModelSpecError(
+            f"cannot find the source file of model {name!r}; define the factory in "
+            "a module file so that cached results can track its code"
+        )
     return {"model": name, "source": source_digest([path])}
 
 
@@ -272,7 +302,8 @@ def check_model_output(model: nn.Module, input_shape, num_outputs: int = 1, spec
     except Exception as e:
         raise ModelSpecError(
             f"model {name!r} failed on an input of shape (2, {', '.join(map(str, input_shape))}): "
-            f"{type(e).__name__}: {e}") from e
+            f"{type(e).__name__}: {e}"
+        ) from e
     finally:
         model.train(was_training)
     if not isinstance(out, torch.Tensor) or tuple(out.shape) != (2, num_outputs):
@@ -280,7 +311,8 @@ def check_model_output(model: nn.Module, input_shape, num_outputs: int = 1, spec
         raise ModelSpecError(
             f"model {name!r} returned {shape} for a batch of 2 inputs of shape {tuple(input_shape)}; "
             f"expected (2, {num_outputs}): one value per example"
-            + (" (NADs need a scalar output: build the model with num_outputs=1)" if num_outputs == 1 else ""))
+            + (" (NADs need a scalar output: build the model with num_outputs=1)" if num_outputs == 1 else "")
+        )
 
 
 def forward_flops(model: torch.nn.Module, input_shape) -> float:
@@ -290,8 +322,11 @@ def forward_flops(model: torch.nn.Module, input_shape) -> float:
     def hook(mod, inp, out):
         total[0] += 2.0 * out.numel() * mod.weight[0].numel()
 
-    hs = [m.register_forward_hook(hook) for m in model.modules()
-          if isinstance(m, (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d, torch.nn.Linear))]
+    hs = [
+        m.register_forward_hook(hook)
+        for m in model.modules()
+        if isinstance(m, (torch.nn.Conv1d, torch.nn.Conv2d, torch.nn.Conv3d, torch.nn.Linear))
+    ]
     try:
         with torch.no_grad():
             p = next(model.parameters(), None)

@@ -22,6 +22,7 @@ True``): :func:`nadcore.nets.build_model` draws them from a seed, and NAD sampli
 many networks at once. The blur kernel is a constant of the forward pass, not a parameter or a
 registered buffer (so :func:`nadcore.nets.init.init_plan` still describes the model).
 """
+
 from __future__ import annotations
 
 import torch
@@ -30,9 +31,24 @@ import torch.nn.functional as F
 
 from nadcore.nets.architectures import MLP, VGG11, DenseNet121, ResNet18
 
-__all__ = ["DownsamplingLeNet", "blur_downsample", "lenet_strided", "lenet_avgpool", "lenet_blurpool",
-           "ResidualNet", "resnet_skip", "resnet_noskip", "mlp_cifar", "DOWNSAMPLING", "VARIANTS",
-           "TINY", "resnet18_tiny", "resnet18_nopool_tiny", "vgg11_tiny", "densenet121_tiny"]
+__all__ = [
+    "DownsamplingLeNet",
+    "blur_downsample",
+    "lenet_strided",
+    "lenet_avgpool",
+    "lenet_blurpool",
+    "ResidualNet",
+    "resnet_skip",
+    "resnet_noskip",
+    "mlp_cifar",
+    "DOWNSAMPLING",
+    "VARIANTS",
+    "TINY",
+    "resnet18_tiny",
+    "resnet18_nopool_tiny",
+    "vgg11_tiny",
+    "densenet121_tiny",
+]
 
 #: how each LeNet variant halves its feature maps
 DOWNSAMPLING = ("max", "avg", "stride", "blur")
@@ -44,8 +60,7 @@ def blur_downsample(x: torch.Tensor, stride: int = 2) -> torch.Tensor:
     k = x.new_tensor([1.0, 2.0, 1.0])
     k = (k[:, None] * k[None, :]) / 16.0
     C = x.shape[1]
-    return F.conv2d(F.pad(x, (1, 1, 1, 1), mode="reflect"), k.expand(C, 1, 3, 3), stride=stride,
-                    groups=C)
+    return F.conv2d(F.pad(x, (1, 1, 1, 1), mode="reflect"), k.expand(C, 1, 3, 3), stride=stride, groups=C)
 
 
 class DownsamplingLeNet(nn.Module):
@@ -102,9 +117,12 @@ def lenet_blurpool(in_channels: int = 1, num_outputs: int = 1) -> nn.Module:
 
 
 #: chapter 6's LeNet variants: label -> model spec
-VARIANTS = {"max-pool": "lenet", "average pool": "nadcore.nets.variants:lenet_avgpool",
-            "strided conv": "nadcore.nets.variants:lenet_strided",
-            "blur-pool": "nadcore.nets.variants:lenet_blurpool"}
+VARIANTS = {
+    "max-pool": "lenet",
+    "average pool": "nadcore.nets.variants:lenet_avgpool",
+    "strided conv": "nadcore.nets.variants:lenet_strided",
+    "blur-pool": "nadcore.nets.variants:lenet_blurpool",
+}
 
 
 class ResidualNet(nn.Module):
@@ -177,7 +195,9 @@ def densenet121_tiny(in_channels: int = 1, num_outputs: int = 1) -> nn.Module:
 
 #: registry name -> its tiny stand-in (``scripts/run_paper.py --tiny``); LeNet-sized networks
 #: are small already and stand for themselves
-TINY = {"resnet18": "nadcore.nets.variants:resnet18_tiny",
-        "resnet18_nopool": "nadcore.nets.variants:resnet18_nopool_tiny",
-        "vgg11": "nadcore.nets.variants:vgg11_tiny",
-        "densenet121": "nadcore.nets.variants:densenet121_tiny"}
+TINY = {
+    "resnet18": "nadcore.nets.variants:resnet18_tiny",
+    "resnet18_nopool": "nadcore.nets.variants:resnet18_nopool_tiny",
+    "vgg11": "nadcore.nets.variants:vgg11_tiny",
+    "densenet121": "nadcore.nets.variants:densenet121_tiny",
+}

@@ -6,6 +6,7 @@ gradient covariance (eq. (4), :func:`expected_gradient_covariance`) and the Gram
 mixed Hessian (eq. (5), :func:`expected_mixed_gram`). Conventions as in :mod:`nadcore.theory.pooling`:
 signals of length ``D``, pooling by ``S``, ``M = D // S``, ``A = (1/S) [I_M ... I_M]``.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,8 +15,16 @@ import torch
 from nadcore.runtime import threads
 from nadcore.theory.pooling import check_pooling_shape
 
-__all__ = ["linear_pooling_weights", "zeta", "expected_hessian_phi", "empirical_hessian_phi", "train_linear_pooling_model",
-           "convergence_iteration", "expected_gradient_covariance", "expected_mixed_gram"]
+__all__ = [
+    "linear_pooling_weights",
+    "zeta",
+    "expected_hessian_phi",
+    "empirical_hessian_phi",
+    "train_linear_pooling_model",
+    "convergence_iteration",
+    "expected_gradient_covariance",
+    "expected_mixed_gram",
+]
 
 
 def linear_pooling_weights(theta, phi, m, S: int):
@@ -35,7 +44,7 @@ def zeta(ell, m, eps: float, sigma: float):
     prefilter magnitude, e.g. ``abs(average_pooling_prefilter(D, S))``.
     """
     m2 = np.abs(np.asarray(m, dtype=float)) ** 2
-    z = eps ** 2 * m2[np.asarray(ell) % m2.shape[0]] / (sigma ** 2 * m2.max())
+    z = eps**2 * m2[np.asarray(ell) % m2.shape[0]] / (sigma**2 * m2.max())
     return z if np.ndim(z) else float(z)
 
 
@@ -51,13 +60,14 @@ def expected_hessian_phi(ell: int, m, eps: float, sigma: float, s_theta: float, 
     m2 = np.abs(np.asarray(m, dtype=float)) ** 2
     D = m2.shape[0]
     check_pooling_shape(D, S)
-    diag = sigma ** 2 * m2
-    diag[ell % D] += eps ** 2 * m2[ell % D]
-    return np.diag(2 * s_theta ** 2 / S ** 2 * diag)
+    diag = sigma**2 * m2
+    diag[ell % D] += eps**2 * m2[ell % D]
+    return np.diag(2 * s_theta**2 / S**2 * diag)
 
 
-def empirical_hessian_phi(ell: int, m, eps: float, sigma: float, s_theta: float, S: int, n: int,
-                          generator: torch.Generator) -> np.ndarray:
+def empirical_hessian_phi(
+    ell: int, m, eps: float, sigma: float, s_theta: float, S: int, n: int, generator: torch.Generator
+) -> np.ndarray:
     """Monte Carlo average of ``grad^2_phi J = 2 g g^T``, ``g = (A^T theta) . m . x``, over ``n``
     draws of ``(theta, x, y)`` (check of :func:`expected_hessian_phi`)."""
     dev = generator.device
@@ -73,9 +83,22 @@ def empirical_hessian_phi(ell: int, m, eps: float, sigma: float, s_theta: float,
     return (2 * g.T @ g / n).cpu().numpy()
 
 
-def train_linear_pooling_model(ell: int, D: int, S: int, m, eps: float, sigma: float, n_train: int,
-                               iters: int, lr: float, batch: int, generator: torch.Generator,
-                               s_theta: float = 0.5, s_phi: float = 0.5, repeats: int = 1) -> dict:
+def train_linear_pooling_model(
+    ell: int,
+    D: int,
+    S: int,
+    m,
+    eps: float,
+    sigma: float,
+    n_train: int,
+    iters: int,
+    lr: float,
+    batch: int,
+    generator: torch.Generator,
+    s_theta: float = 0.5,
+    s_phi: float = 0.5,
+    repeats: int = 1,
+) -> dict:
     """SGD on the deep linear model of pooling ``f(x) = theta^T A (m . phi . x)`` (paper Sec. 2.2).
 
     Real-valued simplification of the paper's spectral model: ``m`` is a real magnitude (e.g.
@@ -100,7 +123,7 @@ def train_linear_pooling_model(ell: int, D: int, S: int, m, eps: float, sigma: f
     x[:, :, ell % D] += eps * y
     theta = s_theta * torch.randn(R, M, **kw)
     phi = s_phi * torch.randn(R, D, **kw)
-    fold = torch.arange(D, device=dev) % M          # input bin t -> output bin t mod M (A = 1/S [I..I])
+    fold = torch.arange(D, device=dev) % M  # input bin t -> output bin t mod M (A = 1/S [I..I])
     rows = torch.arange(R, device=dev)[:, None]
     # full training loss from sufficient statistics: mean (y - c.x)^2 = 1 - 2 c.b + c^T G c
     G = torch.einsum("rnd,rne->rde", x, x) / n_train
@@ -113,18 +136,21 @@ def train_linear_pooling_model(ell: int, D: int, S: int, m, eps: float, sigma: f
             if it == iters:
                 break
             idx = torch.randint(0, n_train, (R, batch), generator=generator, device=dev)
-            xb, yb = x[rows, idx], y[rows, idx]                           # (R, B, D), (R, B)
+            xb, yb = x[rows, idx], y[rows, idx]  # (R, B, D), (R, B)
             resid = yb - torch.einsum("rbd,rd->rb", xb, c)
-            grad_c = -2.0 * torch.einsum("rb,rbd->rd", resid, xb) / batch   # dJ/dc
+            grad_c = -2.0 * torch.einsum("rb,rbd->rd", resid, xb) / batch  # dJ/dc
             grad_phi = grad_c * linear_pooling_weights(theta, torch.ones_like(phi), m_t, S)
-            grad_theta = torch.zeros(R, M, dtype=torch.float64, device=dev).index_add_(
-                1, fold, grad_c * m_t * phi / S)
+            grad_theta = torch.zeros(R, M, dtype=torch.float64, device=dev).index_add_(1, fold, grad_c * m_t * phi / S)
             phi = phi - lr * grad_phi
             theta = theta - lr * grad_theta
     losses = losses.cpu().numpy()
-    return dict(loss=losses.mean(0), losses=losses, ell=int(ell),
-                zeta=zeta(ell, m_t.cpu().numpy(), eps, sigma),
-                bayes_loss=sigma ** 2 / (eps ** 2 + sigma ** 2))
+    return dict(
+        loss=losses.mean(0),
+        losses=losses,
+        ell=int(ell),
+        zeta=zeta(ell, m_t.cpu().numpy(), eps, sigma),
+        bayes_loss=sigma**2 / (eps**2 + sigma**2),
+    )
 
 
 def convergence_iteration(loss, level: float) -> int | None:
@@ -141,7 +167,7 @@ def expected_gradient_covariance(m, s_theta: float, s_phi: float, S: int) -> np.
     prints ``s_phi^2 s_theta^2 diag(m^2)``: the ``1/S^2`` comes from the ``1/S`` in ``A``."""
     m2 = np.abs(np.asarray(m, dtype=float)) ** 2
     check_pooling_shape(m2.shape[0], S)
-    return np.diag(s_theta ** 2 * s_phi ** 2 / S ** 2 * m2)
+    return np.diag(s_theta**2 * s_phi**2 / S**2 * m2)
 
 
 def expected_mixed_gram(m, s_theta: float, s_phi: float, S: int) -> np.ndarray:
@@ -156,4 +182,4 @@ def expected_mixed_gram(m, s_theta: float, s_phi: float, S: int) -> np.ndarray:
     eq. (4) either way."""
     m2 = np.abs(np.asarray(m, dtype=float)) ** 2
     check_pooling_shape(m2.shape[0], S)
-    return np.diag((s_theta ** 2 + s_phi ** 2) / S ** 2 * m2)
+    return np.diag((s_theta**2 + s_phi**2) / S**2 * m2)

@@ -15,6 +15,7 @@ onto it: those that are multiples of ``M`` along both axes (:func:`token_alias_m
 prediction chapter 7 tests on the NADs of ViTs and MLP-Mixers. The mask changes with ``p``:
 halving the patch count per axis (doubling ``p``) halves the spacing of the lattice.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -21,6 +21,7 @@ Conventions (used throughout this module)
   real data (they coincide except when ``l`` and ``-l`` alias into the same output bin, i.e.
   ``2 l = 0 mod M``).
 """
+
 from __future__ import annotations
 
 import math
@@ -28,9 +29,21 @@ import math
 import numpy as np
 
 __all__ = [
-    "aliasing_matrix", "average_pooling_prefilter", "ideal_lowpass_prefilter", "pooling_operator",
-    "real_fourier_direction", "Q", "Phi", "gamma", "gamma_real", "bayes_accuracy_after_pooling",
-    "linear_snr", "bayes_accuracy_linear", "stacked_pooling_operator_2d", "bayes_accuracy_map", "optimal_linear_classifier",
+    "aliasing_matrix",
+    "average_pooling_prefilter",
+    "ideal_lowpass_prefilter",
+    "pooling_operator",
+    "real_fourier_direction",
+    "Q",
+    "Phi",
+    "gamma",
+    "gamma_real",
+    "bayes_accuracy_after_pooling",
+    "linear_snr",
+    "bayes_accuracy_linear",
+    "stacked_pooling_operator_2d",
+    "bayes_accuracy_map",
+    "optimal_linear_classifier",
 ]
 
 _TOL = 1e-12  # relative threshold under which a spectral energy counts as exactly zero
@@ -45,6 +58,7 @@ def check_pooling_shape(D: int, S: int) -> int:
 # --------------------------------------------------------------------------------------------
 # Sec. 2.1: the pooling layer in the Fourier domain, eq. (1)
 # --------------------------------------------------------------------------------------------
+
 
 def aliasing_matrix(D: int, S: int) -> np.ndarray:
     """Aliasing matrix ``A = (1/S) [I_M  I_M ... I_M]`` of shape (M, D), ``M = D/S`` (paper eq. (1)).
@@ -99,7 +113,7 @@ def pooling_operator(D: int, S: int, kind: str = "average", m_hat=None) -> np.nd
         if kind == "average":
             P = np.zeros((M, D))
             for j in range(M):
-                P[j, j * S:(j + 1) * S] = 1.0 / S
+                P[j, j * S : (j + 1) * S] = 1.0 / S
             return P
         if kind == "lowpass":
             m_hat = ideal_lowpass_prefilter(D, S)
@@ -136,6 +150,7 @@ def real_fourier_direction(ell: int, D: int, phase: float = 0.0) -> np.ndarray:
 # --------------------------------------------------------------------------------------------
 # Theorem 1: Bayes-optimal accuracy after pooling
 # --------------------------------------------------------------------------------------------
+
 
 def Phi(x):
     """Standard normal CDF (works on scalars and arrays, ``Phi(inf) = 1``)."""
@@ -233,12 +248,13 @@ def bayes_accuracy_after_pooling(ell, m_hat, S: int, eps: float, sigma: float, p
 # The exact answer for any linear feature map P (used to validate Theorem 1)
 # --------------------------------------------------------------------------------------------
 
+
 def _snr_parts(P: np.ndarray, v: np.ndarray):
     P = np.asarray(P, dtype=float)
     v = np.asarray(v, dtype=float)
     v = v / np.linalg.norm(v)
-    b = P @ v                                    # class mean (per unit eps)
-    K = P @ P.T - np.outer(b, b)                 # noise covariance (per unit sigma^2)
+    b = P @ v  # class mean (per unit eps)
+    K = P @ P.T - np.outer(b, b)  # noise covariance (per unit sigma^2)
     lam, U = np.linalg.eigh(K)
     c = U.T @ b
     big = lam > 1e-10 * max(lam.max(), 1e-300)
@@ -284,8 +300,9 @@ def bayes_accuracy_map(P: np.ndarray, directions, eps: float, sigma: float) -> n
     """Theorem 1 over many directions: :func:`bayes_accuracy_linear` after the linear layer
     ``P`` for each unit direction of ``directions`` (flattened). For LeNet's two poolings (a
     linear stand-in for its max poolings), ``P = stacked_pooling_operator_2d(32, 2)``."""
-    return np.array([bayes_accuracy_linear(P, np.asarray(v, dtype=np.float64).reshape(-1), eps, sigma)
-                     for v in directions])
+    return np.array(
+        [bayes_accuracy_linear(P, np.asarray(v, dtype=np.float64).reshape(-1), eps, sigma) for v in directions]
+    )
 
 
 def optimal_linear_classifier(P: np.ndarray, v: np.ndarray) -> np.ndarray:

@@ -19,6 +19,7 @@ is only the *forward*, ``forward(params, xb) -> (M, B, K)``, plugged into the lo
 So M runs side by side equal M calls of ``train_classifier`` up to float reassociation, which
 ``tests/test_train.py`` and ``tests/test_side_by_side.py`` check.
 """
+
 from __future__ import annotations
 
 import math
@@ -34,19 +35,52 @@ from nadcore.kernels.batched import vectorised_forward
 from nadcore.kernels.cpu import keep_freed_memory
 from nadcore.nets.init import seeded_global_rng
 from nadcore.runtime import resolve_device
-from nadcore.train.recipe import (TrainResult, as_tensor, autocast_context, evaluate, input_dtype, lr_at,
-                                  num_outputs, per_sample_losses, prepare_labels, resolve_loss, sgd_step)
+from nadcore.train.recipe import (
+    TrainResult,
+    as_tensor,
+    autocast_context,
+    evaluate,
+    input_dtype,
+    lr_at,
+    num_outputs,
+    per_sample_losses,
+    prepare_labels,
+    resolve_loss,
+    sgd_step,
+)
 
-__all__ = ["sgd_epochs", "evaluate_stacked", "results", "runs_and_generators", "train_classifier", "train_many", "batched_forward",
-           "supports_train_many", "stack_inputs"]
+__all__ = [
+    "sgd_epochs",
+    "evaluate_stacked",
+    "results",
+    "runs_and_generators",
+    "train_classifier",
+    "train_many",
+    "batched_forward",
+    "supports_train_many",
+    "stack_inputs",
+]
 
 
 # --------------------------------------------------------------------------------------------
 # The loop
 # --------------------------------------------------------------------------------------------
-def sgd_epochs(forward, params: list, x: torch.Tensor, t: torch.Tensor, generators, *, epochs: int,
-               batch_size: int, max_lr: float, momentum: float, weight_decay: float,
-               clip_grad_norm: float | None, schedule: str, kind: str):
+def sgd_epochs(
+    forward,
+    params: list,
+    x: torch.Tensor,
+    t: torch.Tensor,
+    generators,
+    *,
+    epochs: int,
+    batch_size: int,
+    max_lr: float,
+    momentum: float,
+    weight_decay: float,
+    clip_grad_norm: float | None,
+    schedule: str,
+    kind: str,
+):
     """Train M runs in place: ``params`` (tensors stacked on a first axis of M) on ``x``
     (M, n, ...) with targets ``t`` (M, n) prepared for ``kind`` (the loss), the batch order of
     run m drawn from ``generators[m]``. ``forward(leaves, xb)`` maps the parameters (leaves of
@@ -67,17 +101,24 @@ def sgd_epochs(forward, params: list, x: torch.Tensor, t: torch.Tensor, generato
         loss_sum = torch.zeros(M, device=dev)
         correct_sum = torch.zeros(M, device=dev, dtype=torch.int64)
         for b in range(nb):
-            idx = perm[:, b * batch_size:(b + 1) * batch_size]             # (M, B)
+            idx = perm[:, b * batch_size : (b + 1) * batch_size]  # (M, B)
             flat = (idx + offsets).reshape(-1)
             xb = x_flat.index_select(0, flat).reshape(M, -1, *x.shape[2:])  # (M, B, ...)
-            tb = t_flat.index_select(0, flat).reshape(M, -1)                # (M, B)
+            tb = t_flat.index_select(0, flat).reshape(M, -1)  # (M, B)
             leaves = [p.detach().requires_grad_(True) for p in params]
             per, correct = per_sample_losses(forward(leaves, xb), tb, kind)  # (M, B), (M,)
             losses = per.mean(1)
             grads = torch.autograd.grad(losses.sum(), leaves, allow_unused=True)
             grads = [torch.zeros_like(p) if g is None else g for p, g in zip(leaves, grads)]
-            bufs = sgd_step(params, grads, lr_at(it, nb, epochs, max_lr, schedule), momentum=momentum,
-                            weight_decay=weight_decay, clip_grad_norm=clip_grad_norm, buffers=bufs)
+            bufs = sgd_step(
+                params,
+                grads,
+                lr_at(it, nb, epochs, max_lr, schedule),
+                momentum=momentum,
+                weight_decay=weight_decay,
+                clip_grad_norm=clip_grad_norm,
+                buffers=bufs,
+            )
             with torch.no_grad():
                 ld = losses.detach()
                 iter_loss[:, it] = ld
@@ -90,15 +131,16 @@ def sgd_epochs(forward, params: list, x: torch.Tensor, t: torch.Tensor, generato
 
 
 @torch.no_grad()
-def evaluate_stacked(forward, params: list, x: torch.Tensor, t: torch.Tensor, kind: str,
-                     batch_size: int = 1000) -> tuple[list, list]:
+def evaluate_stacked(
+    forward, params: list, x: torch.Tensor, t: torch.Tensor, kind: str, batch_size: int = 1000
+) -> tuple[list, list]:
     """``(accuracies, mean losses)`` of M runs on their test sets ``x`` (M, n, ...), ``t`` (M, n),
     batch by batch, ``forward`` as in :func:`sgd_epochs` (in evaluation mode)."""
     M, n = x.shape[0], x.shape[1]
     acc_sum = torch.zeros(M, dtype=torch.int64)
     l_sum = torch.zeros(M, dtype=torch.float64)
     for i in range(0, n, batch_size):
-        per, correct = per_sample_losses(forward(params, x[:, i:i + batch_size]), t[:, i:i + batch_size], kind)
+        per, correct = per_sample_losses(forward(params, x[:, i : i + batch_size]), t[:, i : i + batch_size], kind)
         l_sum += per.sum(1).double().cpu()
         acc_sum += correct.cpu()
     return (acc_sum.numpy() / n).tolist(), (l_sum / n).tolist()
@@ -118,8 +160,9 @@ def runs_and_generators(models, generators, device) -> tuple[list, list, torch.d
     and the device they train on (:func:`training_device`)."""
     models, generators = list(models), list(generators)
     if len(generators) != len(models) or not all(isinstance(g, torch.Generator) for g in generators):
-        raise ValueError(f"need one torch.Generator per run for the batch order: {len(models)} runs, "
-                         f"{len(generators)} generators")
+        raise ValueError(
+            f"need one torch.Generator per run for the batch order: {len(models)} runs, {len(generators)} generators"
+        )
     return models, generators, training_device(device)
 
 
@@ -132,22 +175,47 @@ def stack_inputs(xs, dtype=None) -> torch.Tensor:
 
 def results(iter_loss, epoch_loss, epoch_acc, test_acc, test_loss, epochs, seconds, cfg) -> list[TrainResult]:
     """One :class:`TrainResult` per run from :func:`sgd_epochs`'s arrays and the test scores."""
-    return [TrainResult(train_acc=float(epoch_acc[i, -1]) if epochs else float("nan"),
-                        train_loss=float(epoch_loss[i, -1]) if epochs else float("nan"),
-                        test_acc=test_acc[i], test_loss=test_loss[i], epoch_loss=epoch_loss[i],
-                        epoch_acc=epoch_acc[i], iter_loss=iter_loss[i], iterations=iter_loss.shape[1],
-                        seconds=seconds, config=cfg) for i in range(iter_loss.shape[0])]
+    return [
+        TrainResult(
+            train_acc=float(epoch_acc[i, -1]) if epochs else float("nan"),
+            train_loss=float(epoch_loss[i, -1]) if epochs else float("nan"),
+            test_acc=test_acc[i],
+            test_loss=test_loss[i],
+            epoch_loss=epoch_loss[i],
+            epoch_acc=epoch_acc[i],
+            iter_loss=iter_loss[i],
+            iterations=iter_loss.shape[1],
+            seconds=seconds,
+            config=cfg,
+        )
+        for i in range(iter_loss.shape[0])
+    ]
 
 
 # --------------------------------------------------------------------------------------------
 # One model
 # --------------------------------------------------------------------------------------------
-def train_classifier(model: nn.Module, x_train, y_train, *, epochs: int, batch_size: int = 128,
-                     max_lr: float, momentum: float = 0.0, weight_decay: float = 0.0,
-                     clip_grad_norm: float | None = 0.5, generator: torch.Generator,
-                     device="auto", x_test=None, y_test=None, loss: str = "auto",
-                     eval_batch_size: int = 1000, schedule: str = "linear",
-                     channels_last: bool = False, autocast: str | None = None) -> TrainResult:
+def train_classifier(
+    model: nn.Module,
+    x_train,
+    y_train,
+    *,
+    epochs: int,
+    batch_size: int = 128,
+    max_lr: float,
+    momentum: float = 0.0,
+    weight_decay: float = 0.0,
+    clip_grad_norm: float | None = 0.5,
+    generator: torch.Generator,
+    device="auto",
+    x_test=None,
+    y_test=None,
+    loss: str = "auto",
+    eval_batch_size: int = 1000,
+    schedule: str = "linear",
+    channels_last: bool = False,
+    autocast: str | None = None,
+) -> TrainResult:
     """Train ``model`` in place with the original recipe (see the module docstring).
 
     Parameters
@@ -179,12 +247,46 @@ def train_classifier(model: nn.Module, x_train, y_train, *, epochs: int, batch_s
         raise TypeError("train_classifier needs an explicit torch.Generator for the batch order")
     if any(isinstance(m, nn.modules.dropout._DropoutNd) for m in model.modules()):
         with seeded_global_rng(int(torch.randint(1 << 62, (1,), generator=generator))):
-            return _train_classifier(model, x_train, y_train, epochs, batch_size, max_lr, momentum,
-                                     weight_decay, clip_grad_norm, generator, device, x_test, y_test,
-                                     loss, eval_batch_size, schedule, channels_last, autocast)
-    return _train_classifier(model, x_train, y_train, epochs, batch_size, max_lr, momentum,
-                             weight_decay, clip_grad_norm, generator, device, x_test, y_test, loss,
-                             eval_batch_size, schedule, channels_last, autocast)
+            return _train_classifier(
+                model,
+                x_train,
+                y_train,
+                epochs,
+                batch_size,
+                max_lr,
+                momentum,
+                weight_decay,
+                clip_grad_norm,
+                generator,
+                device,
+                x_test,
+                y_test,
+                loss,
+                eval_batch_size,
+                schedule,
+                channels_last,
+                autocast,
+            )
+    return _train_classifier(
+        model,
+        x_train,
+        y_train,
+        epochs,
+        batch_size,
+        max_lr,
+        momentum,
+        weight_decay,
+        clip_grad_norm,
+        generator,
+        device,
+        x_test,
+        y_test,
+        loss,
+        eval_batch_size,
+        schedule,
+        channels_last,
+        autocast,
+    )
 
 
 CHANNELS_LAST_MIN = 8
@@ -201,9 +303,26 @@ def channels_last_applies(model: nn.Module, device) -> bool:
     return all(m.out_channels >= CHANNELS_LAST_MIN for m in model.modules() if isinstance(m, nn.Conv2d))
 
 
-def _train_classifier(model, x_train, y_train, epochs, batch_size, max_lr, momentum, weight_decay,
-                      clip_grad_norm, generator, device, x_test, y_test, loss, eval_batch_size,
-                      schedule, channels_last=False, autocast=None) -> TrainResult:
+def _train_classifier(
+    model,
+    x_train,
+    y_train,
+    epochs,
+    batch_size,
+    max_lr,
+    momentum,
+    weight_decay,
+    clip_grad_norm,
+    generator,
+    device,
+    x_test,
+    y_test,
+    loss,
+    eval_batch_size,
+    schedule,
+    channels_last=False,
+    autocast=None,
+) -> TrainResult:
     t0 = time.perf_counter()
     dev = training_device(device)
     amp = autocast_context(autocast, dev)
@@ -231,24 +350,50 @@ def _train_classifier(model, x_train, y_train, epochs, batch_size, max_lr, momen
 
     model.train()
     iter_loss, epoch_loss, epoch_acc = sgd_epochs(
-        forward, stacked, x[None], t[None], [generator], epochs=epochs, batch_size=batch_size, max_lr=max_lr,
-        momentum=momentum, weight_decay=weight_decay, clip_grad_norm=clip_grad_norm, schedule=schedule, kind=kind)
+        forward,
+        stacked,
+        x[None],
+        t[None],
+        [generator],
+        epochs=epochs,
+        batch_size=batch_size,
+        max_lr=max_lr,
+        momentum=momentum,
+        weight_decay=weight_decay,
+        clip_grad_norm=clip_grad_norm,
+        schedule=schedule,
+        kind=kind,
+    )
     test_acc = test_loss = None
     if x_test is not None:
         test_acc, test_loss = evaluate(model, x_test, y_test, batch_size=eval_batch_size, device=dev, loss=kind)
     model.train()
-    cfg = dict(epochs=epochs, batch_size=batch_size, max_lr=max_lr, momentum=momentum,
-               weight_decay=weight_decay, clip_grad_norm=clip_grad_norm, loss=kind, n_train=n,
-               schedule=schedule, channels_last=bool(channels_last), autocast=autocast)
-    return results(iter_loss, epoch_loss, epoch_acc, [test_acc], [test_loss], epochs,
-                    time.perf_counter() - t0, cfg)[0]
+    cfg = dict(
+        epochs=epochs,
+        batch_size=batch_size,
+        max_lr=max_lr,
+        momentum=momentum,
+        weight_decay=weight_decay,
+        clip_grad_norm=clip_grad_norm,
+        loss=kind,
+        n_train=n,
+        schedule=schedule,
+        channels_last=bool(channels_last),
+        autocast=autocast,
+    )
+    return results(iter_loss, epoch_loss, epoch_acc, [test_acc], [test_loss], epochs, time.perf_counter() - t0, cfg)[0]
 
 
 # --------------------------------------------------------------------------------------------
 # Many models at once
 # --------------------------------------------------------------------------------------------
-_UNSUPPORTED = (nn.modules.batchnorm._BatchNorm, nn.modules.dropout._DropoutNd, nn.GroupNorm,
-                nn.LayerNorm, nn.modules.instancenorm._InstanceNorm)
+_UNSUPPORTED = (
+    nn.modules.batchnorm._BatchNorm,
+    nn.modules.dropout._DropoutNd,
+    nn.GroupNorm,
+    nn.LayerNorm,
+    nn.modules.instancenorm._InstanceNorm,
+)
 
 
 def batched_forward(base: nn.Module, names: list[str]):
@@ -274,13 +419,28 @@ def supports_train_many(model: nn.Module) -> bool:
     return not any(isinstance(m, _UNSUPPORTED) for m in model.modules())
 
 
-def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, batch_size: int = 128,
-               max_lr: float, momentum: float = 0.0, weight_decay: float = 0.0,
-               clip_grad_norm: float | None = 0.5,
-               generators: Sequence[torch.Generator], device="auto",
-               xs_test=None, ys_test=None, loss: str = "auto", eval_batch_size: int = 1000,
-               fallback: bool = True, schedule: str = "linear",
-               channels_last: bool = False, autocast: str | None = None) -> list[TrainResult]:
+def train_many(
+    models: Sequence[nn.Module],
+    xs_train,
+    ys_train,
+    *,
+    epochs: int,
+    batch_size: int = 128,
+    max_lr: float,
+    momentum: float = 0.0,
+    weight_decay: float = 0.0,
+    clip_grad_norm: float | None = 0.5,
+    generators: Sequence[torch.Generator],
+    device="auto",
+    xs_test=None,
+    ys_test=None,
+    loss: str = "auto",
+    eval_batch_size: int = 1000,
+    fallback: bool = True,
+    schedule: str = "linear",
+    channels_last: bool = False,
+    autocast: str | None = None,
+) -> list[TrainResult]:
     """Train M independent models, each on its own dataset, in one vectorised program.
 
     ``models``: M modules of the SAME architecture (each already initialised its own way);
@@ -307,22 +467,41 @@ def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, 
             raise ValueError("train_many cannot vectorise models with buffers or dropout")
         xs_l = [xs_train[i] for i in range(M)]
         ys_l = [ys_train[i] for i in range(M)]
-        return [train_classifier(models[i], xs_l[i], ys_l[i], epochs=epochs, batch_size=batch_size,
-                                 max_lr=max_lr, momentum=momentum, weight_decay=weight_decay,
-                                 clip_grad_norm=clip_grad_norm, generator=generators[i], device=dev,
-                                 x_test=None if xs_test is None else xs_test[i],
-                                 y_test=None if ys_test is None else ys_test[i], loss=loss,
-                                 eval_batch_size=eval_batch_size, schedule=schedule,
-                                 channels_last=channels_last, autocast=autocast) for i in range(M)]
+        return [
+            train_classifier(
+                models[i],
+                xs_l[i],
+                ys_l[i],
+                epochs=epochs,
+                batch_size=batch_size,
+                max_lr=max_lr,
+                momentum=momentum,
+                weight_decay=weight_decay,
+                clip_grad_norm=clip_grad_norm,
+                generator=generators[i],
+                device=dev,
+                x_test=None if xs_test is None else xs_test[i],
+                y_test=None if ys_test is None else ys_test[i],
+                loss=loss,
+                eval_batch_size=eval_batch_size,
+                schedule=schedule,
+                channels_last=channels_last,
+                autocast=autocast,
+            )
+            for i in range(M)
+        ]
     if autocast is not None:
-        raise ValueError(f"autocast={autocast!r} is for networks trained one by one (BatchNorm or Dropout); "
-                         f"train_many trains {type(models[0]).__name__} vectorised, in float32: use autocast=None")
+        raise ValueError(
+            f"autocast={autocast!r} is for networks trained one by one (BatchNorm or Dropout); "
+            f"train_many trains {type(models[0]).__name__} vectorised, in float32: use autocast=None"
+        )
 
     x = stack_inputs(xs_train, torch.float32).to(dev)
     y = stack_inputs(ys_train)
     if x.shape[0] != M or y.shape[:2] != x.shape[:2]:
-        raise ValueError(f"xs_train must be (M={M}, n, ...) and ys_train (M, n); got "
-                         f"{tuple(x.shape)} and {tuple(y.shape)}")
+        raise ValueError(
+            f"xs_train must be (M={M}, n, ...) and ys_train (M, n); got {tuple(x.shape)} and {tuple(y.shape)}"
+        )
     n = x.shape[1]
     base = models[0].to(dev)
     k = num_outputs(base, x[0])
@@ -333,13 +512,26 @@ def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, 
     for m in models:
         if [nm for nm, p in m.named_parameters() if p.requires_grad] != names:
             raise ValueError("train_many needs models of one architecture (parameter names differ)")
-    params = [torch.stack([dict(m.named_parameters())[nm].detach().to(dev) for m in models]).contiguous()
-              for nm in names]
+    params = [
+        torch.stack([dict(m.named_parameters())[nm].detach().to(dev) for m in models]).contiguous() for nm in names
+    ]
     f_batched = batched_forward(base, names)
     base.train()
     iter_loss, epoch_loss, epoch_acc = sgd_epochs(
-        f_batched, params, x, t, generators, epochs=epochs, batch_size=batch_size, max_lr=max_lr,
-        momentum=momentum, weight_decay=weight_decay, clip_grad_norm=clip_grad_norm, schedule=schedule, kind=kind)
+        f_batched,
+        params,
+        x,
+        t,
+        generators,
+        epochs=epochs,
+        batch_size=batch_size,
+        max_lr=max_lr,
+        momentum=momentum,
+        weight_decay=weight_decay,
+        clip_grad_norm=clip_grad_norm,
+        schedule=schedule,
+        kind=kind,
+    )
 
     with torch.no_grad():  # copy the trained parameters back
         for i, m in enumerate(models):
@@ -352,8 +544,16 @@ def train_many(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int, 
         yt = stack_inputs(ys_test)
         tt = prepare_labels(yt.reshape(-1), kind, k).reshape(yt.shape[0], -1).to(dev)
         test_acc, test_loss = evaluate_stacked(f_batched, params, xt, tt, kind, eval_batch_size)
-    cfg = dict(epochs=epochs, batch_size=batch_size, max_lr=max_lr, momentum=momentum,
-               weight_decay=weight_decay, clip_grad_norm=clip_grad_norm, loss=kind, n_train=n,
-               batched=M, schedule=schedule)
-    return results(iter_loss, epoch_loss, epoch_acc, test_acc, test_loss, epochs,
-                    (time.perf_counter() - t0) / M, cfg)
+    cfg = dict(
+        epochs=epochs,
+        batch_size=batch_size,
+        max_lr=max_lr,
+        momentum=momentum,
+        weight_decay=weight_decay,
+        clip_grad_norm=clip_grad_norm,
+        loss=kind,
+        n_train=n,
+        batched=M,
+        schedule=schedule,
+    )
+    return results(iter_loss, epoch_loss, epoch_acc, test_acc, test_loss, epochs, (time.perf_counter() - t0) / M, cfg)

@@ -17,6 +17,7 @@ Two losses: labels in {-1, +1} with ONE output use the logistic loss (the predic
 of the output); integer labels 0..K-1 with K outputs use cross-entropy (the authors' two-output
 binary problems).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -28,8 +29,22 @@ import torch.nn.functional as F
 
 from nadcore.runtime import resolve_device
 
-__all__ = ["TrainResult", "lr_at", "sgd_step", "evaluate", "SCHEDULES", "AUTOCAST", "autocast_context", "as_tensor", "resolve_loss",
-           "prepare_labels", "per_sample_losses", "loss_and_correct", "num_outputs", "input_dtype"]
+__all__ = [
+    "TrainResult",
+    "lr_at",
+    "sgd_step",
+    "evaluate",
+    "SCHEDULES",
+    "AUTOCAST",
+    "autocast_context",
+    "as_tensor",
+    "resolve_loss",
+    "prepare_labels",
+    "per_sample_losses",
+    "loss_and_correct",
+    "num_outputs",
+    "input_dtype",
+]
 
 
 # --------------------------------------------------------------------------------------------
@@ -78,8 +93,7 @@ def autocast_context(autocast: str | None, device: torch.device):
     return torch.autocast(device.type, enabled=False)
 
 
-def lr_at(iteration: int, iters_per_epoch: int, epochs: int, max_lr: float,
-          schedule: str = "linear") -> float:
+def lr_at(iteration: int, iters_per_epoch: int, epochs: int, max_lr: float, schedule: str = "linear") -> float:
     """Learning rate of 0-based ``iteration``, with ``t = epoch + (batch + 1) / iters_per_epoch``:
 
     * ``"linear"`` (default, the NAD paper's code): ``np.interp(t, [0, epochs], [max_lr, 0])``;
@@ -97,8 +111,16 @@ def lr_at(iteration: int, iters_per_epoch: int, epochs: int, max_lr: float,
 
 
 @torch.no_grad()
-def sgd_step(params: list, grads: list, lr: float, *, momentum: float = 0.0, weight_decay: float = 0.0,
-             clip_grad_norm: float | None = 0.5, buffers: list | None = None) -> list:
+def sgd_step(
+    params: list,
+    grads: list,
+    lr: float,
+    *,
+    momentum: float = 0.0,
+    weight_decay: float = 0.0,
+    clip_grad_norm: float | None = 0.5,
+    buffers: list | None = None,
+) -> list:
     """One SGD step of M models at once, in place: ``params`` and ``grads`` are lists of tensors
     stacked along a first axis of M models. Each model's gradient is clipped to global norm
     ``clip_grad_norm`` (coefficient ``min(1, clip / (norm + 1e-6))``, as
@@ -146,8 +168,10 @@ def prepare_labels(y: torch.Tensor, kind: str, num_outputs: int) -> torch.Tensor
         return (y > 0).to(torch.float32)
     y = y.to(torch.int64)
     if y.numel() and (int(y.min()) < 0 or int(y.max()) >= num_outputs):
-        raise ValueError(f"cross-entropy labels must be integers in [0, {num_outputs}); "
-                         f"got range [{int(y.min())}, {int(y.max())}] (binary +-1 labels need a 1-output model)")
+        raise ValueError(
+            f"cross-entropy labels must be integers in [0, {num_outputs}); "
+            f"got range [{int(y.min())}, {int(y.max())}] (binary +-1 labels need a 1-output model)"
+        )
     return y
 
 
@@ -161,11 +185,12 @@ def per_sample_losses(out: torch.Tensor, t: torch.Tensor, kind: str):
     """Losses (M, B) and numbers of correct predictions (M,) of M models' outputs (M, B, K)."""
     if kind == "logistic":
         z = out[..., 0]
-        return (F.binary_cross_entropy_with_logits(z, t, reduction="none"),
-                ((z > 0).to(t.dtype) == t).sum(1))
+        return (F.binary_cross_entropy_with_logits(z, t, reduction="none"), ((z > 0).to(t.dtype) == t).sum(1))
     M, B, K = out.shape
-    return (F.cross_entropy(out.reshape(-1, K), t.reshape(-1), reduction="none").reshape(M, B),
-            (out.argmax(-1) == t).sum(1))
+    return (
+        F.cross_entropy(out.reshape(-1, K), t.reshape(-1), reduction="none").reshape(M, B),
+        (out.argmax(-1) == t).sum(1),
+    )
 
 
 def input_dtype(model: nn.Module) -> torch.dtype:
@@ -198,7 +223,7 @@ def evaluate(model: nn.Module, x, y, *, batch_size: int = 1000, device="auto", l
     t = prepare_labels(y, kind, k)
     tot_loss, tot_correct = 0.0, 0
     for i in range(0, len(x), batch_size):
-        xb, tb = x[i:i + batch_size].to(dev), t[i:i + batch_size].to(dev)
+        xb, tb = x[i : i + batch_size].to(dev), t[i : i + batch_size].to(dev)
         l, c = loss_and_correct(model(xb), tb, kind)
         tot_loss += float(l) * len(xb)
         tot_correct += int(c)

@@ -33,6 +33,7 @@ grouped convolutions see NHWC tensors) and ``compile`` (``torch.compile`` of the
 forward). ``autocast`` changes the numbers (bf16 rounding), so it is part of the experiments'
 settings; ``channels_last`` and ``compile`` change them only by rounding.
 """
+
 from __future__ import annotations
 
 import copy
@@ -44,8 +45,15 @@ import torch.nn as nn
 from torch.func import functional_call, stack_module_state, vmap
 
 from nadcore.train.loops import evaluate_stacked, results, runs_and_generators, sgd_epochs, stack_inputs
-from nadcore.train.recipe import (AUTOCAST, TrainResult, autocast_context, input_dtype, num_outputs,
-                                  prepare_labels, resolve_loss)
+from nadcore.train.recipe import (
+    AUTOCAST,
+    TrainResult,
+    autocast_context,
+    input_dtype,
+    num_outputs,
+    prepare_labels,
+    resolve_loss,
+)
 
 __all__ = ["train_side_by_side", "MaskedDropout", "AUTOCAST", "side_by_side_forward"]
 
@@ -121,8 +129,10 @@ def _dropout_shapes(model: nn.Module, drops_in_copy: Sequence[MaskedDropout], x:
         for h in hooks:
             h.remove()
     if len(shapes) != len(drops_in_copy):
-        raise ValueError("a dropout module is called more or less than once per forward pass; "
-                         "train_side_by_side needs each nn.Dropout used exactly once")
+        raise ValueError(
+            "a dropout module is called more or less than once per forward pass; "
+            "train_side_by_side needs each nn.Dropout used exactly once"
+        )
     return shapes
 
 
@@ -132,8 +142,11 @@ def batchnorm_in_float32(model: nn.Module) -> list:
     float32) in the standard memory layout (a float32 input takes cuDNN's batch norm, which asks
     for the input's channels-last layout, and vmap cannot answer that); returns the hooks'
     handles, to ``remove()``."""
-    return [m.register_forward_pre_hook(lambda mod, inp: (inp[0].float().contiguous(), *inp[1:]))
-            for m in model.modules() if isinstance(m, nn.modules.batchnorm._BatchNorm)]
+    return [
+        m.register_forward_pre_hook(lambda mod, inp: (inp[0].float().contiguous(), *inp[1:]))
+        for m in model.modules()
+        if isinstance(m, nn.modules.batchnorm._BatchNorm)
+    ]
 
 
 def _channels_last_batch(xb: torch.Tensor) -> torch.Tensor:
@@ -148,15 +161,29 @@ def _channels_last_weight(w: torch.Tensor) -> torch.Tensor:
     return w.permute(0, 1, 3, 4, 2).contiguous().permute(0, 1, 4, 2, 3) if w.dim() == 5 else w
 
 
-def train_side_by_side(models: Sequence[nn.Module], xs_train, ys_train, *, epochs: int,
-                       batch_size: int = 128, max_lr: float, momentum: float = 0.0,
-                       weight_decay: float = 0.0, clip_grad_norm: float | None = 0.5,
-                       generators: Sequence[torch.Generator],
-                       dropout_generators: Sequence[torch.Generator] | None = None,
-                       device="auto", xs_test=None, ys_test=None, loss: str = "auto",
-                       eval_batch_size: int = 1000, schedule: str = "linear",
-                       autocast: str | None = None, channels_last: bool | None = None,
-                       compile: bool = False) -> list[TrainResult]:
+def train_side_by_side(
+    models: Sequence[nn.Module],
+    xs_train,
+    ys_train,
+    *,
+    epochs: int,
+    batch_size: int = 128,
+    max_lr: float,
+    momentum: float = 0.0,
+    weight_decay: float = 0.0,
+    clip_grad_norm: float | None = 0.5,
+    generators: Sequence[torch.Generator],
+    dropout_generators: Sequence[torch.Generator] | None = None,
+    device="auto",
+    xs_test=None,
+    ys_test=None,
+    loss: str = "auto",
+    eval_batch_size: int = 1000,
+    schedule: str = "linear",
+    autocast: str | None = None,
+    channels_last: bool | None = None,
+    compile: bool = False,
+) -> list[TrainResult]:
     """Train R models of one architecture (each initialised its own way) side by side, each on
     its own dataset: see the module docstring. Arguments as :func:`nadcore.train.train_many`
     (``xs_train`` (R, n, C, H, W) or a list of R (n, C, H, W), ``ys_train`` (R, n), one batch-order
@@ -185,15 +212,18 @@ def train_side_by_side(models: Sequence[nn.Module], xs_train, ys_train, *, epoch
     if drops:
         dropout_generators = list(dropout_generators or [])
         if len(dropout_generators) != R:
-            raise ValueError(f"the architecture has dropout: need one dropout generator per run "
-                             f"(dropout_generators), got {len(dropout_generators)} for {R} runs")
+            raise ValueError(
+                f"the architecture has dropout: need one dropout generator per run "
+                f"(dropout_generators), got {len(dropout_generators)} for {R} runs"
+            )
 
     dtype = input_dtype(models[0])  # float32 (float64 in the exactness tests)
     x = stack_inputs(xs_train, dtype).to(dev)
     y = stack_inputs(ys_train)
     if x.shape[0] != R or tuple(y.shape[:2]) != tuple(x.shape[:2]):
-        raise ValueError(f"xs_train must be (R={R}, n, ...) and ys_train (R, n); got {tuple(x.shape)} "
-                         f"and {tuple(y.shape)}")
+        raise ValueError(
+            f"xs_train must be (R={R}, n, ...) and ys_train (R, n); got {tuple(x.shape)} and {tuple(y.shape)}"
+        )
     n = x.shape[1]
     if n == 0:
         raise ValueError("empty training sets")
@@ -221,8 +251,15 @@ def train_side_by_side(models: Sequence[nn.Module], xs_train, ys_train, *, epoch
         masks = []
         if train:
             B = xb.shape[1]
-            masks = [torch.stack([torch.rand((B, *s), generator=g, device=dev, dtype=torch.float32) >= d.p
-                                  for g in dropout_generators]) for d, s in zip(drops, shapes)]
+            masks = [
+                torch.stack(
+                    [
+                        torch.rand((B, *s), generator=g, device=dev, dtype=torch.float32) >= d.p
+                        for g in dropout_generators
+                    ]
+                )
+                for d, s in zip(drops, shapes)
+            ]
         if channels_last:
             xb = _channels_last_batch(xb)
         with amp:
@@ -230,9 +267,20 @@ def train_side_by_side(models: Sequence[nn.Module], xs_train, ys_train, *, epoch
         return out.float() if autocast else out  # the loss in float32 (or the models' float64)
 
     iter_loss, epoch_loss, epoch_acc = sgd_epochs(
-        lambda leaves, xb: forward(leaves, xb, True), params, x, t, generators, epochs=epochs,
-        batch_size=batch_size, max_lr=max_lr, momentum=momentum, weight_decay=weight_decay,
-        clip_grad_norm=clip_grad_norm, schedule=schedule, kind=kind)
+        lambda leaves, xb: forward(leaves, xb, True),
+        params,
+        x,
+        t,
+        generators,
+        epochs=epochs,
+        batch_size=batch_size,
+        max_lr=max_lr,
+        momentum=momentum,
+        weight_decay=weight_decay,
+        clip_grad_norm=clip_grad_norm,
+        schedule=schedule,
+        kind=kind,
+    )
 
     with torch.no_grad():  # copy the trained runs back into their modules
         for i, m in enumerate(models):
@@ -248,12 +296,23 @@ def train_side_by_side(models: Sequence[nn.Module], xs_train, ys_train, *, epoch
         xt = stack_inputs(xs_test, dtype).to(dev)
         yt = stack_inputs(ys_test)
         tt = prepare_labels(yt.reshape(-1), kind, k).reshape(R, -1).to(dev)
-        test_acc, test_loss = evaluate_stacked(lambda p, xb: forward(p, xb, False), params, xt, tt, kind,
-                                               eval_batch_size)
+        test_acc, test_loss = evaluate_stacked(
+            lambda p, xb: forward(p, xb, False), params, xt, tt, kind, eval_batch_size
+        )
         base.train()
-    cfg = dict(epochs=epochs, batch_size=batch_size, max_lr=max_lr, momentum=momentum,
-               weight_decay=weight_decay, clip_grad_norm=clip_grad_norm, loss=kind, n_train=n,
-               schedule=schedule, side_by_side=R, autocast=autocast, channels_last=channels_last,
-               compile=bool(compile))
-    return results(iter_loss, epoch_loss, epoch_acc, test_acc, test_loss, epochs, (time.perf_counter() - t0) / R,
-                   cfg)
+    cfg = dict(
+        epochs=epochs,
+        batch_size=batch_size,
+        max_lr=max_lr,
+        momentum=momentum,
+        weight_decay=weight_decay,
+        clip_grad_norm=clip_grad_norm,
+        loss=kind,
+        n_train=n,
+        schedule=schedule,
+        side_by_side=R,
+        autocast=autocast,
+        channels_last=channels_last,
+        compile=bool(compile),
+    )
+    return results(iter_loss, epoch_loss, epoch_acc, test_acc, test_loss, epochs, (time.perf_counter() - t0) / R, cfg)

@@ -2,10 +2,11 @@
 
 Every function returns a matplotlib ``Figure`` and never calls ``plt.show()`` or switches backend.
 """
+
 from __future__ import annotations
 
-import numpy as np
 import matplotlib.pyplot as plt
+import numpy as np
 
 from nadcore.book.evidence import seed_mean_halfwidth
 
@@ -85,11 +86,22 @@ def poison_accuracy_curve(runs, *, title=None, chance: float = 0.1):
     base = runs[runs.experiment == "clean"]
     idx = np.array(sorted(pois["index"].unique()), dtype=int)
     fig, ax = plt.subplots(figsize=(6.4, 3.8))
-    for col, color, marker, label in (("test_acc", "C3", "o", "clean test set (trained on poisoned data)"),
-                                      ("carrier_test_acc", "C7", "s", "test set with the same carrier")):
+    for col, color, marker, label in (
+        ("test_acc", "C3", "o", "clean test set (trained on poisoned data)"),
+        ("carrier_test_acc", "C7", "s", "test set with the same carrier"),
+    ):
         stats = [_mean_and_halfwidth(100 * pois.loc[pois["index"] == i, col]) for i in idx]
-        ax.errorbar(idx, [m for m, _ in stats], yerr=[h for _, h in stats], fmt=marker + "-",
-                    color=color, ms=4, lw=1.2, capsize=3, label=label + " (mean, 95% CI)")
+        ax.errorbar(
+            idx,
+            [m for m, _ in stats],
+            yerr=[h for _, h in stats],
+            fmt=marker + "-",
+            color=color,
+            ms=4,
+            lw=1.2,
+            capsize=3,
+            label=label + " (mean, 95% CI)",
+        )
         for i in idx:
             v = 100 * pois.loc[pois["index"] == i, col]
             ax.plot(np.full(len(v), i), v, ".", color=color, ms=3, alpha=0.5)
@@ -130,12 +142,26 @@ def flip_accuracies(runs, *, title=None):
         for xi, n in zip(xs, names):
             sel = runs[(runs.model == n) & (runs.representation == rep)]
             m, h = _mean_and_halfwidth(100 * sel["test_acc"])
-            ax.bar(xi, m, w, yerr=h, capsize=3, color=color, alpha=0.85,
-                   label=f"{rep}: test" if xi == xs[0] else None)
-            ax.plot(np.full(len(sel), xi), 100 * sel["test_acc"], "o", ms=3.5, mfc="white",
-                    mec="k", mew=0.7, label="one seed" if (k, xi) == (0, xs[0]) else None)
-            ax.scatter([xi], [100 * sel["train_acc"].mean()], marker="_", s=400, color="k", zorder=3,
-                       label="train accuracy (last epoch)" if (k, xi) == (0, xs[0]) else None)
+            ax.bar(xi, m, w, yerr=h, capsize=3, color=color, alpha=0.85, label=f"{rep}: test" if xi == xs[0] else None)
+            ax.plot(
+                np.full(len(sel), xi),
+                100 * sel["test_acc"],
+                "o",
+                ms=3.5,
+                mfc="white",
+                mec="k",
+                mew=0.7,
+                label="one seed" if (k, xi) == (0, xs[0]) else None,
+            )
+            ax.scatter(
+                [xi],
+                [100 * sel["train_acc"].mean()],
+                marker="_",
+                s=400,
+                color="k",
+                zorder=3,
+                label="train accuracy (last epoch)" if (k, xi) == (0, xs[0]) else None,
+            )
             ax.text(xi, m / 2, f"{m:.1f}", ha="center", va="center", fontsize=7, color="white")
     ax.set_xticks(x, names)
     ax.set_ylabel("accuracy (%)")

@@ -6,6 +6,7 @@ index i, or flipped); every seed starts from the same initial weights and batch 
 versions, so that the versions are compared pairwise. The data transformations themselves are
 :mod:`nadcore.data.poisoning`.
 """
+
 from __future__ import annotations
 
 import time
@@ -20,15 +21,34 @@ from nadcore.nets import build_model, spec_key
 from nadcore.runtime import digest, generator, resolve_device
 from nadcore.train import evaluate, train_many
 
-__all__ = ["cifar_jobs", "unique_jobs", "cifar_job", "result_rows", "CHANCE",
-           "share_lost", "share_test_variance", "reading"]
+__all__ = [
+    "cifar_jobs",
+    "unique_jobs",
+    "cifar_job",
+    "result_rows",
+    "CHANCE",
+    "share_lost",
+    "share_test_variance",
+    "reading",
+]
 
 #: chance accuracy on CIFAR-10's ten classes
 CHANCE = 0.1
 
 
-def cifar_jobs(model, experiments, *, seeds, nads: np.ndarray, data_spec: dict, data_key: dict,
-               train: dict, eps: float = 0.05, nads_key: dict | None = None, device="auto"):
+def cifar_jobs(
+    model,
+    experiments,
+    *,
+    seeds,
+    nads: np.ndarray,
+    data_spec: dict,
+    data_key: dict,
+    train: dict,
+    eps: float = 0.05,
+    nads_key: dict | None = None,
+    device="auto",
+):
     """One :class:`nadcore.book.runner.Job` per experiment: ``"clean"``, ``("poison", i)`` or
     ``"flip"``, each training ``model`` once per seed. ``nads``: the full (D, D) NAD basis (rows),
     identified in the cache key by its digest, or by ``nads_key`` where one is given: what the
@@ -44,9 +64,16 @@ def cifar_jobs(model, experiments, *, seeds, nads: np.ndarray, data_spec: dict, 
         kind, index = (e, None) if isinstance(e, str) else (e[0], int(e[1]))
         if kind not in EXPERIMENTS:
             raise ValueError(f"experiment must be one of {EXPERIMENTS}, got {kind!r}")
-        config = {**spec_key(model), "experiment": kind, "index": index,
-                  "eps": float(eps) if kind == "poison" else None, "nads": basis if kind != "clean" else None,
-                  "data": data_key, "train": dict(train), "seeds": [int(s) for s in seeds]}
+        config = {
+            **spec_key(model),
+            "experiment": kind,
+            "index": index,
+            "eps": float(eps) if kind == "poison" else None,
+            "nads": basis if kind != "clean" else None,
+            "data": data_key,
+            "train": dict(train),
+            "seeds": [int(s) for s in seeds],
+        }
         jobs.append(Job(config, {"nads": nads, "data_spec": data_spec, "device": str(device)}))
     return jobs
 
@@ -81,18 +108,34 @@ def cifar_job(config: dict, nads, data_spec: dict, device="auto"):
     seeds = config["seeds"]
     nets = [build_model(config["model"], 3, 10, seed=(s, 4)) for s in seeds]
     tr = config["train"]
-    res = train_many(nets, [x_tr] * len(seeds), [data.y_train] * len(seeds),
-                     generators=[generator(s, 4, 1) for s in seeds], device=device,
-                     xs_test=[x_te] * len(seeds), ys_test=[data.y_test] * len(seeds),
-                     epochs=int(tr["epochs"]), max_lr=float(tr["max_lr"]),
-                     momentum=float(tr.get("momentum", 0.0)), weight_decay=float(tr.get("weight_decay", 0.0)),
-                     batch_size=int(tr.get("batch_size", 128)))
-    arrays = {"train_acc": np.array([r.train_acc for r in res]), "test_acc": np.array([r.test_acc for r in res]),
-              "epoch_acc": np.stack([r.epoch_acc for r in res])}
+    res = train_many(
+        nets,
+        [x_tr] * len(seeds),
+        [data.y_train] * len(seeds),
+        generators=[generator(s, 4, 1) for s in seeds],
+        device=device,
+        xs_test=[x_te] * len(seeds),
+        ys_test=[data.y_test] * len(seeds),
+        epochs=int(tr["epochs"]),
+        max_lr=float(tr["max_lr"]),
+        momentum=float(tr.get("momentum", 0.0)),
+        weight_decay=float(tr.get("weight_decay", 0.0)),
+        batch_size=int(tr.get("batch_size", 128)),
+    )
+    arrays = {
+        "train_acc": np.array([r.train_acc for r in res]),
+        "test_acc": np.array([r.test_acc for r in res]),
+        "epoch_acc": np.stack([r.epoch_acc for r in res]),
+    }
     if extra is not None:
         arrays["carrier_test_acc"] = np.array([evaluate(n, extra, data.y_test, device=device)[0] for n in nets])
-    meta.update(seconds=time.perf_counter() - t0, cpu_seconds=time.process_time() - c0,
-                threads=torch.get_num_threads(), device=str(resolve_device(device)), trainer="many")
+    meta.update(
+        seconds=time.perf_counter() - t0,
+        cpu_seconds=time.process_time() - c0,
+        threads=torch.get_num_threads(),
+        device=str(resolve_device(device)),
+        trainer="many",
+    )
     return arrays, meta
 
 
@@ -105,11 +148,19 @@ def result_rows(jobs, results) -> list[dict]:
         c = job.config
         for k, s in enumerate(c["seeds"]):
             carrier = arrays.get("carrier_test_acc")
-            rows.append(dict(model=c["model"], experiment=c["experiment"], index=c["index"],
-                             epochs=int(c["train"]["epochs"]), seed=int(s),
-                             train_acc=float(arrays["train_acc"][k]), test_acc=float(arrays["test_acc"][k]),
-                             carrier_test_acc=float("nan") if carrier is None else float(carrier[k]),
-                             l2_change=float(meta.get("l2_change", float("nan")))))
+            rows.append(
+                dict(
+                    model=c["model"],
+                    experiment=c["experiment"],
+                    index=c["index"],
+                    epochs=int(c["train"]["epochs"]),
+                    seed=int(s),
+                    train_acc=float(arrays["train_acc"][k]),
+                    test_acc=float(arrays["test_acc"][k]),
+                    carrier_test_acc=float("nan") if carrier is None else float(carrier[k]),
+                    l2_change=float(meta.get("l2_change", float("nan"))),
+                )
+            )
     return rows
 
 
@@ -126,23 +177,41 @@ def share_test_variance(baseline, n_test: int, seeds: int, chance: float = CHANC
     return 0.5 / int(n_test) / (float(np.mean(baseline)) - chance) ** 2 / int(seeds)
 
 
-def reading(*, name: str, early, late, base, acc_early, acc_late, gain_early, gain_late, flip: dict,
-            flipped_fit: float, fit: float) -> str:
+def reading(
+    *,
+    name: str,
+    early,
+    late,
+    base,
+    acc_early,
+    acc_late,
+    gain_early,
+    gain_late,
+    flip: dict,
+    flipped_fit: float,
+    fit: float,
+) -> str:
     """The chapter's closing paragraph, every number from this run: the per-seed values (arrays over
     seeds) are averaged here. ``flip``: model -> per-seed test accuracy, original minus flipped."""
+
     def pts(v):
         return 100 * float(np.mean(v))
 
     b = float(np.mean(base))
     lost_e, lost_l = (float(np.mean(share_lost(base, a))) for a in (acc_early, acc_late))
-    out = (f"The clean baseline of {name} reaches {b:.1%} test accuracy. With the carrier on NADs {early} "
-           f"the network reaches {float(np.mean(acc_early)):.1%} ({pts(np.subtract(acc_early, base)):+.1f} points "
-           f"against the baseline: {lost_e:.0%} of what it learned above chance lost); its accuracy on test "
-           f"images carrying that carrier minus on clean ones is {pts(gain_early):+.1f} points. With the "
-           f"carrier on NADs {late} it reaches {float(np.mean(acc_late)):.1%} "
-           f"({pts(np.subtract(acc_late, base)):+.1f} points: {lost_l:.0%} of the accuracy above chance lost), "
-           f"and the same difference is {pts(gain_late):+.1f} points. ")
+    out = (
+        f"The clean baseline of {name} reaches {b:.1%} test accuracy. With the carrier on NADs {early} "
+        f"the network reaches {float(np.mean(acc_early)):.1%} ({pts(np.subtract(acc_early, base)):+.1f} points "
+        f"against the baseline: {lost_e:.0%} of what it learned above chance lost); its accuracy on test "
+        f"images carrying that carrier minus on clean ones is {pts(gain_early):+.1f} points. With the "
+        f"carrier on NADs {late} it reaches {float(np.mean(acc_late)):.1%} "
+        f"({pts(np.subtract(acc_late, base)):+.1f} points: {lost_l:.0%} of the accuracy above chance lost), "
+        f"and the same difference is {pts(gain_late):+.1f} points. "
+    )
     out += "Test accuracy on the original minus on the NAD-flipped representation, mean over seeds: " + "; ".join(
-        f"{m} {pts(d):+.1f} points" for m, d in flip.items())
-    return out + (f". The lowest final training accuracy among {name}'s original and "
-                  f"flipped networks is {flipped_fit:.1%}, against the `fit` threshold of {fit:.0%}.")
+        f"{m} {pts(d):+.1f} points" for m, d in flip.items()
+    )
+    return out + (
+        f". The lowest final training accuracy among {name}'s original and "
+        f"flipped networks is {flipped_fit:.1%}, against the `fit` threshold of {fit:.0%}."
+    )

@@ -15,14 +15,46 @@ connected controls, whose paired differences are noisier; ``workers``: processes
 ``campaign``: the committed campaign whose Fig. 7 runs of the paper's network (ResNet-18 at the
 campaign's width, on the settings of its stage) the chapter draws and scores beside its own.
 """
-PAPER = dict(eps=0.05, indices=[0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512, 768, 1000, 1010, 1022],
-             early=[0, 1, 2], late=[1000, 1010, 1022], epochs=50, flip_epochs=50, max_lr=0.21,
-             momentum=0.9, weight_decay=5e-4, batch_size=128, max_train=None, max_test=None,
-             flip_models=["resnet18", "vgg11", "densenet121", "lenet", "mlp"], fit=0.98, seeds=3,
-             control_seeds=6, workers=1, campaign="cpu")
+
+PAPER = dict(
+    eps=0.05,
+    indices=[0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512, 768, 1000, 1010, 1022],
+    early=[0, 1, 2],
+    late=[1000, 1010, 1022],
+    epochs=50,
+    flip_epochs=50,
+    max_lr=0.21,
+    momentum=0.9,
+    weight_decay=5e-4,
+    batch_size=128,
+    max_train=None,
+    max_test=None,
+    flip_models=["resnet18", "vgg11", "densenet121", "lenet", "mlp"],
+    fit=0.98,
+    seeds=3,
+    control_seeds=6,
+    workers=1,
+    campaign="cpu",
+)
 # cpu: LeNet on the 5,170-image subset, no weight decay, max_lr 0.2: the flipped images are fitted
 # within the paper's 50 epochs; the poisoning runs stop at 20 (they need not fit, see the chapter)
-CPU = dict(indices=[0, 1, 2, 8, 32, 128, 1000, 1022], late=[1000, 1022], epochs=20, max_lr=0.2,
-           weight_decay=0.0, flip_models=["mlp"], workers=2)
-SMOKE = dict(indices=[0, 1, 1022], early=[0, 1], late=[1022], epochs=10, flip_epochs=10,
-             max_train=500, max_test=500, seeds=2, control_seeds=2)
+CPU = dict(
+    indices=[0, 1, 2, 8, 32, 128, 1000, 1022],
+    late=[1000, 1022],
+    epochs=20,
+    max_lr=0.2,
+    weight_decay=0.0,
+    flip_models=["mlp"],
+    workers=2,
+)
+SMOKE = dict(
+    indices=[0, 1, 1022],
+    early=[0, 1],
+    late=[1022],
+    epochs=10,
+    flip_epochs=10,
+    max_train=500,
+    max_test=500,
+    seeds=2,
+    control_seeds=2,
+)

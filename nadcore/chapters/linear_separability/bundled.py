@@ -15,6 +15,7 @@ interval from the paired differences to the published values
 (:func:`nadcore.book.evidence.paired_gap_interval`): the cells are fixed, so their spread within
 a band is no noise of the gap.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,9 +27,34 @@ from nadcore.chapters.linear_separability import quantities as q
 from nadcore.chapters.linear_separability.claims import BIG, LEARNED
 from nadcore.nets import width_name
 
-__all__ = ["BIG", "RUN", "select", "precision_check", "precision_gap", "fig1_map", "width_label", "map_distance", "map_pearson", "train_fit",
-           "frequency_gap", "published_gap", "seeds_balanced", "seeds_per_cell", "recipe_check", "recipe_text", "recipe_preference", "recipes_that_learn", "on_cells", "cell_accuracy", "share_interval", "diagnostic_table", "fig6_curves",
-           "fig6_summary", "sigma_preference"]
+__all__ = [
+    "BIG",
+    "RUN",
+    "select",
+    "precision_check",
+    "precision_gap",
+    "fig1_map",
+    "width_label",
+    "map_distance",
+    "map_pearson",
+    "train_fit",
+    "frequency_gap",
+    "published_gap",
+    "seeds_balanced",
+    "seeds_per_cell",
+    "recipe_check",
+    "recipe_text",
+    "recipe_preference",
+    "recipes_that_learn",
+    "on_cells",
+    "cell_accuracy",
+    "share_interval",
+    "diagnostic_table",
+    "fig6_curves",
+    "fig6_summary",
+    "sigma_preference",
+]
+
 
 def width_label(name: str, arch: str, width) -> str:
     """``"ResNet-18 at width 16"``: ``name`` at its width (DenseNet-121: its growth rate); ``name``
@@ -40,8 +66,9 @@ def width_label(name: str, arch: str, width) -> str:
 RUN = ("model", "width", "recipe", "sigma", "nad_index", "k1", "k2", "seed")
 
 
-def select(frame: pd.DataFrame | None, arch: str, width: int | None = None, recipe: str = "authors",
-           **where) -> pd.DataFrame:
+def select(
+    frame: pd.DataFrame | None, arch: str, width: int | None = None, recipe: str = "authors", **where
+) -> pd.DataFrame:
     """The rows of ``arch`` at ``width`` (any width if None) and ``recipe`` (and ``where``
     column values, e.g. ``sigma=3.0``); an empty frame where there are none. One row per run:
     a run trained in both precisions (``precision`` "fp32" and "bf16", the check of
@@ -98,8 +125,10 @@ def recipe_check(frame: pd.DataFrame | None, arch: str, width: int, cells, recip
 
 def recipe_text(recipe: dict) -> str:
     """A training recipe of the chapter's ``recipes`` in words, for a claim's statement."""
-    return (f"{recipe['epochs']} epochs, max_lr {recipe['max_lr']:g}, momentum {recipe['momentum']:g}, "
-            f"weight decay {recipe['weight_decay']:g}")
+    return (
+        f"{recipe['epochs']} epochs, max_lr {recipe['max_lr']:g}, momentum {recipe['momentum']:g}, "
+        f"weight decay {recipe['weight_decay']:g}"
+    )
 
 
 def recipe_preference(table: pd.DataFrame, recipes) -> evidence.Interval:
@@ -107,8 +136,7 @@ def recipe_preference(table: pd.DataFrame, recipes) -> evidence.Interval:
     ``recipes[1]``: mean over the cells of |acc(recipes[1]) - published| - |acc(recipes[0]) -
     published| (positive: the first recipe fits better), paired per cell."""
     pub = table["published"]
-    return evidence.runs_interval((table[recipes[1]] - pub).abs() - (table[recipes[0]] - pub).abs(),
-                                  (-1, 1), "cells")
+    return evidence.runs_interval((table[recipes[1]] - pub).abs() - (table[recipes[0]] - pub).abs(), (-1, 1), "cells")
 
 
 def recipes_that_learn(table: pd.DataFrame) -> list[str]:
@@ -210,14 +238,17 @@ def frequency_gap(rows: pd.DataFrame, arch: str, low: int, high: int) -> evidenc
     interval paired per cell with ``arch``'s published map, which the claims compare it with on
     the same cells)."""
     if seeds_balanced(rows):
-        gaps = [q.band_means(g["test_acc"].to_numpy()[None], g[["k1", "k2"]].to_numpy(), low, high)["gap"][0]
-                for _, g in rows.groupby("seed")]
+        gaps = [
+            q.band_means(g["test_acc"].to_numpy()[None], g[["k1", "k2"]].to_numpy(), low, high)["gap"][0]
+            for _, g in rows.groupby("seed")
+        ]
         return evidence.t_interval(gaps, bounds=(-1, 1))
     c = _cells(rows)
     k = c[["k1", "k2"]].to_numpy()
     r = q.cell_radius(k)
-    return evidence.paired_gap_interval(c["test_acc"], q.published_fig1_map(arch, k), r <= low, r >= high,
-                                        (-1, 1), "cells")
+    return evidence.paired_gap_interval(
+        c["test_acc"], q.published_fig1_map(arch, k), r <= low, r >= high, (-1, 1), "cells"
+    )
 
 
 def published_gap(rows: pd.DataFrame, arch: str, low: int, high: int) -> float:
@@ -260,14 +291,20 @@ def fig6_summary(frame: pd.DataFrame, arch: str, width: int, sigma: float, publi
         d = evidence.t_interval(dist, bounds=(0, 1))
     else:
         a = acc[0]
-        gap = evidence.paired_gap_interval(a, pub["test_acc"].to_numpy(), *q.first_and_beyond(idx), (-1, 1),
-                                           "NAD indices")
+        gap = evidence.paired_gap_interval(
+            a, pub["test_acc"].to_numpy(), *q.first_and_beyond(idx), (-1, 1), "NAD indices"
+        )
         rho = evidence.correlation_interval(per[0]["spearman"], len(idx), spearman=True, what="NAD indices")
         d = evidence.runs_interval(np.abs(a - pub["test_acc"].to_numpy()), (0, 1), "NAD indices")
     pub_sum = q.nad_index_summary(idx, pub["test_acc"].to_numpy(), _by_index(idx, pub["eigenvalue"].to_numpy()))
-    return {"gap": gap, "spearman": rho, "distance": d, "indices": idx,
-            "published_gap": pub_sum["first_mean"] - pub_sum["beyond_mean"],
-            "published_spearman": pub_sum["spearman"]}
+    return {
+        "gap": gap,
+        "spearman": rho,
+        "distance": d,
+        "indices": idx,
+        "published_gap": pub_sum["first_mean"] - pub_sum["beyond_mean"],
+        "published_spearman": pub_sum["spearman"],
+    }
 
 
 def fig6_spans(indices) -> bool:
@@ -276,8 +313,9 @@ def fig6_spans(indices) -> bool:
     return all(bool(end.any()) for end in q.first_and_beyond(indices))
 
 
-def sigma_preference(frame: pd.DataFrame, arch: str, width: int, published: pd.DataFrame,
-                     sigmas=(3.0, 1.0)) -> evidence.Interval:
+def sigma_preference(
+    frame: pd.DataFrame, arch: str, width: int, published: pd.DataFrame, sigmas=(3.0, 1.0)
+) -> evidence.Interval:
     """How much closer the curve at ``sigmas[1]`` is to the published one than at
     ``sigmas[0]``: mean over the shared NAD indices of |acc(sigma_0) - published| -
     |acc(sigma_1) - published| (positive: sigma_1 fits better), paired per index."""

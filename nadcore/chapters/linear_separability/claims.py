@@ -29,6 +29,7 @@ claim per network, the same quantity and criterion as LeNet's, with the width in
 the full-width networks of the GPU campaign (``results/paper``) have the same claims, their ids
 ending in ``-full-width``.
 """
+
 import math
 
 from nadcore.book.evidence import MUCH, UNBOUNDED, ClaimSpec
@@ -53,230 +54,485 @@ def width_suffix(arch: str, width) -> str:
 def _fig3_improves(network: str) -> list[ClaimSpec]:
     """Fig. 3's improvement without pooling, on the cells where the pooled network is at chance
     in the published map (``blind``) and on those where it generalises (``seen``)."""
-    pooling, suffix, pairing = (("pooling layers", "", "per seed") if network == "LeNet" else
-                                ("average pooling", "-resnet18", "per cell"))
-    where = {"blind": "on the cells where the pooled {n} is at chance in the published map",
-             "seen": "also on the cells where the pooled {n} generalises in the published map"}
-    return [ClaimSpec(f"fig3-nopool-improves-{side}{suffix}", "paper", f"{NAD}, Sec. 2 and Fig. 3",
-                      f"Removing {network}'s {pooling} improves its test accuracy ("
-                      + ("{network}" if suffix else "although it increases the network's capacity")
-                      + "): " + where[side].format(n=network) + ".",
-                      f"mean test accuracy over {{cells_{side}}}, without minus with pooling (paired {pairing})",
-                      ">", 0.0, DIFF)
-            for side in ("blind", "seen")]
+    pooling, suffix, pairing = (
+        ("pooling layers", "", "per seed") if network == "LeNet" else ("average pooling", "-resnet18", "per cell")
+    )
+    where = {
+        "blind": "on the cells where the pooled {n} is at chance in the published map",
+        "seen": "also on the cells where the pooled {n} generalises in the published map",
+    }
+    return [
+        ClaimSpec(
+            f"fig3-nopool-improves-{side}{suffix}",
+            "paper",
+            f"{NAD}, Sec. 2 and Fig. 3",
+            f"Removing {network}'s {pooling} improves its test accuracy ("
+            + ("{network}" if suffix else "although it increases the network's capacity")
+            + "): "
+            + where[side].format(n=network)
+            + ".",
+            f"mean test accuracy over {{cells_{side}}}, without minus with pooling (paired {pairing})",
+            ">",
+            0.0,
+            DIFF,
+        )
+        for side in ("blind", "seen")
+    ]
 
 
 _T = "0.05: one-network-per-cell noise of the published map and the test sets"
 _T_RHO = "0.1: a rank correlation over the 16 to 29 NAD indices of one network"
-_SIGMA = ("sigma = {fig6_sigma} for Fig. 6: chosen because, with it, LeNet's accuracy along its NADs met "
-          "this published curve (at the paper's sigma = 3 it fell earlier)")
+_SIGMA = (
+    "sigma = {fig6_sigma} for Fig. 6: chosen because, with it, LeNet's accuracy along its NADs met "
+    "this published curve (at the paper's sigma = 3 it fell earlier)"
+)
 
 
 def _fig1_big(arch: str, suffix: str = "") -> list[ClaimSpec]:
     return [
-        ClaimSpec(f"fig1-train-fit-{arch}{suffix}", "paper", f"{NAD}, Fig. 1 caption",
-                  "All networks except LeNet reach nearly 100% train accuracy: {network}.",
-                  "mean final training accuracy of {network} over its {cells} trained cells", ">=", 0.99, ACC,
-                  paper_value=1.0, paper_value_source="Fig. 1 caption: 'nearly 100% train accuracy'",
-                  tolerance="'nearly 100%' read as at least 99%, as for logistic regression"),
-        ClaimSpec(f"fig1-matches-published-{arch}{suffix}", "paper", f"{NAD}, Fig. 1 (published data)",
-                  "Cell by cell, {network}'s map is the authors' published map of the full network.",
-                  "mean over {network}'s {cells} trained cells of |our accuracy - published accuracy|", "<=", TOL,
-                  ACC, paper_value=0.0, paper_value_source="identical maps", tolerance=_T),
-        ClaimSpec(f"fig1-frequency-gap-{arch}{suffix}", "paper", f"{NAD}, Sec. 2 and Fig. 1",
-                  "The difference in performance across frequency directions shows {network}'s bias towards "
-                  "certain frequencies: its accuracy on low minus high frequencies is the published map's gap, "
-                  "whatever its sign.",
-                  "mean test accuracy of {network} on max(|k1|,|k2|) <= {low} minus on >= {high} (its {cells} "
-                  "trained cells)", "within", TOL, DIFF, paper_value="{published_gap}",
-                  paper_value_source="the published map of the full network, the same cells", tolerance=_T,
-                  revised="the sentence said that the network generalises on low-frequency directions and not on "
-                          "high-frequency ones, which the criterion (the published gap +- 0.05) did not test: a "
-                          "negative gap passed where the published one is near 0 (ResNet-18, whose published map "
-                          "is a checkerboard). The paper states a bias towards certain frequencies, not a low-pass "
-                          "one, for every network; the claim now says what it tests, the published map's gap"),
+        ClaimSpec(
+            f"fig1-train-fit-{arch}{suffix}",
+            "paper",
+            f"{NAD}, Fig. 1 caption",
+            "All networks except LeNet reach nearly 100% train accuracy: {network}.",
+            "mean final training accuracy of {network} over its {cells} trained cells",
+            ">=",
+            0.99,
+            ACC,
+            paper_value=1.0,
+            paper_value_source="Fig. 1 caption: 'nearly 100% train accuracy'",
+            tolerance="'nearly 100%' read as at least 99%, as for logistic regression",
+        ),
+        ClaimSpec(
+            f"fig1-matches-published-{arch}{suffix}",
+            "paper",
+            f"{NAD}, Fig. 1 (published data)",
+            "Cell by cell, {network}'s map is the authors' published map of the full network.",
+            "mean over {network}'s {cells} trained cells of |our accuracy - published accuracy|",
+            "<=",
+            TOL,
+            ACC,
+            paper_value=0.0,
+            paper_value_source="identical maps",
+            tolerance=_T,
+        ),
+        ClaimSpec(
+            f"fig1-frequency-gap-{arch}{suffix}",
+            "paper",
+            f"{NAD}, Sec. 2 and Fig. 1",
+            "The difference in performance across frequency directions shows {network}'s bias towards "
+            "certain frequencies: its accuracy on low minus high frequencies is the published map's gap, "
+            "whatever its sign.",
+            "mean test accuracy of {network} on max(|k1|,|k2|) <= {low} minus on >= {high} (its {cells} trained cells)",
+            "within",
+            TOL,
+            DIFF,
+            paper_value="{published_gap}",
+            paper_value_source="the published map of the full network, the same cells",
+            tolerance=_T,
+            revised="the sentence said that the network generalises on low-frequency directions and not on "
+            "high-frequency ones, which the criterion (the published gap +- 0.05) did not test: a "
+            "negative gap passed where the published one is near 0 (ResNet-18, whose published map "
+            "is a checkerboard). The paper states a bias towards certain frequencies, not a low-pass "
+            "one, for every network; the claim now says what it tests, the published map's gap",
+        ),
     ]
 
 
 def _fig6_big(arch: str, suffix: str = "") -> list[ClaimSpec]:
     return [
-        ClaimSpec(f"fig6-first-vs-beyond-{arch}{suffix}", "paper", f"{NAD}, Sec. 4.1 and Fig. 6",
-                  "{network} learns D(u_i) on its first NADs and not on NADs past index 700, by as much as "
-                  "its published curve (sigma = 3).",
-                  "mean test accuracy on NADs 0-9 minus on NADs past 700 ({network}, the authors' NADs)",
-                  "within", TOL, DIFF, paper_value="{published_gap}",
-                  paper_value_source="the authors' published Fig. 6 data, the same network and indices",
-                  tolerance=_T),
-        ClaimSpec(f"fig6-monotone-{arch}{suffix}", "paper", f"{NAD}, Sec. 4.1 and Fig. 6",
-                  "The accuracy of {network} on D(u_i) decreases with the NAD index as in its published "
-                  "curve (sigma = 3).",
-                  "Spearman(eigenvalue, test accuracy) over the {n_indices} trained NADs", "within", TOL_RHO,
-                  CORR, paper_value="{published_spearman}",
-                  paper_value_source="the authors' published Fig. 6 data, the same network and indices",
-                  tolerance=_T_RHO),
-        ClaimSpec(f"fig6-sigma-validation-{arch}{suffix}", "extension", f"{NAD}, Fig. 6 (published data)",
-                  "The sigma fitted on LeNet's curve (sigma = {fig6_sigma}) also explains {network}'s "
-                  "published curve, which it was not fitted on: our curve at sigma = {fig6_sigma} is closer "
-                  "to it than at the paper's sigma = 3.",
-                  "mean over the NAD indices of |acc(sigma=3) - published| - |acc(sigma={fig6_sigma}) - "
-                  "published| ({network})", ">", 0.0, DIFF),
+        ClaimSpec(
+            f"fig6-first-vs-beyond-{arch}{suffix}",
+            "paper",
+            f"{NAD}, Sec. 4.1 and Fig. 6",
+            "{network} learns D(u_i) on its first NADs and not on NADs past index 700, by as much as "
+            "its published curve (sigma = 3).",
+            "mean test accuracy on NADs 0-9 minus on NADs past 700 ({network}, the authors' NADs)",
+            "within",
+            TOL,
+            DIFF,
+            paper_value="{published_gap}",
+            paper_value_source="the authors' published Fig. 6 data, the same network and indices",
+            tolerance=_T,
+        ),
+        ClaimSpec(
+            f"fig6-monotone-{arch}{suffix}",
+            "paper",
+            f"{NAD}, Sec. 4.1 and Fig. 6",
+            "The accuracy of {network} on D(u_i) decreases with the NAD index as in its published curve (sigma = 3).",
+            "Spearman(eigenvalue, test accuracy) over the {n_indices} trained NADs",
+            "within",
+            TOL_RHO,
+            CORR,
+            paper_value="{published_spearman}",
+            paper_value_source="the authors' published Fig. 6 data, the same network and indices",
+            tolerance=_T_RHO,
+        ),
+        ClaimSpec(
+            f"fig6-sigma-validation-{arch}{suffix}",
+            "extension",
+            f"{NAD}, Fig. 6 (published data)",
+            "The sigma fitted on LeNet's curve (sigma = {fig6_sigma}) also explains {network}'s "
+            "published curve, which it was not fitted on: our curve at sigma = {fig6_sigma} is closer "
+            "to it than at the paper's sigma = 3.",
+            "mean over the NAD indices of |acc(sigma=3) - published| - |acc(sigma={fig6_sigma}) - "
+            "published| ({network})",
+            ">",
+            0.0,
+            DIFF,
+        ),
     ]
 
 
 CLAIMS = [
     # Fig. 1 ---------------------------------------------------------------------------------
-    ClaimSpec("fig1-frequency-gap", "paper", f"{NAD}, Sec. 2 and Fig. 1",
-              "LeNet generalises on low-frequency directions and not on high-frequency ones, although "
-              "every D(v) is linearly separable; the gap is the published map's.",
-              "mean test accuracy of lenet on max(|k1|,|k2|) <= {low} minus on >= {high}",
-              "within", TOL, DIFF, paper_value="{published_gap}",
-              paper_value_source="the authors' published Fig. 1 data (dft_accuracies.csv), LeNet, the same "
-                                 "{cells} cells", tolerance=_T),
-    ClaimSpec("fig1-matches-published", "paper", f"{NAD}, Fig. 1 (published data)",
-              "Cell by cell, LeNet's map is the authors' published map.",
-              "mean over the {cells} cells of |our accuracy - published accuracy| (per seed)",
-              "<=", TOL, ACC, paper_value=0.0, paper_value_source="identical maps",
-              tolerance="0.05: as for the gap; a cell's own seed-to-seed spread is about 0.02-0.03"),
-    ClaimSpec("fig1-low-beats-high", "extension", f"{NAD}, Sec. 2 (for a model the paper did not train)",
-              "{model} generalises better on low-frequency directions than on high-frequency ones.",
-              "mean test accuracy of {model} on max(|k1|,|k2|) <= {low} minus on >= {high}",
-              ">=", 0.1, DIFF),
-    ClaimSpec("fig1-logreg-flat", "paper", f"{NAD}, Sec. 1 and Fig. 1",
-              "Logistic regression generalises equally well in every direction.",
-              "|mean test accuracy of logreg on max(|k1|,|k2|) <= {low} minus on >= {high}|",
-              "<=", 0.02, ACC, paper_value="{published_logreg_gap}",
-              paper_value_source="the authors' published Fig. 1 data, logistic regression, the same {cells} cells"),
-    ClaimSpec("fig1-logreg-level", "paper", f"{NAD}, Sec. 1 and Fig. 1",
-              "Even logistic regression eclipses the CNNs on this simple linearly separable task: it "
-              "generalises on every direction (the published map is 100% on all 256 cells).",
-              "lowest test accuracy of logreg over the {cells} cells (seed mean)", ">=", 0.99, ACC,
-              paper_value=1.0, paper_value_source="the authors' published Fig. 1 data: 100% on every cell",
-              tolerance="0.99: the test set's binomial noise is 0.002 at 10,000 samples"),
-    ClaimSpec("fig1-logreg-train", "paper", f"{NAD}, Fig. 1 caption",
-              "All networks except LeNet reach nearly 100% training accuracy (here: logistic regression).",
-              "mean training accuracy of logreg over the grid", ">=", 0.99, ACC),
+    ClaimSpec(
+        "fig1-frequency-gap",
+        "paper",
+        f"{NAD}, Sec. 2 and Fig. 1",
+        "LeNet generalises on low-frequency directions and not on high-frequency ones, although "
+        "every D(v) is linearly separable; the gap is the published map's.",
+        "mean test accuracy of lenet on max(|k1|,|k2|) <= {low} minus on >= {high}",
+        "within",
+        TOL,
+        DIFF,
+        paper_value="{published_gap}",
+        paper_value_source="the authors' published Fig. 1 data (dft_accuracies.csv), LeNet, the same {cells} cells",
+        tolerance=_T,
+    ),
+    ClaimSpec(
+        "fig1-matches-published",
+        "paper",
+        f"{NAD}, Fig. 1 (published data)",
+        "Cell by cell, LeNet's map is the authors' published map.",
+        "mean over the {cells} cells of |our accuracy - published accuracy| (per seed)",
+        "<=",
+        TOL,
+        ACC,
+        paper_value=0.0,
+        paper_value_source="identical maps",
+        tolerance="0.05: as for the gap; a cell's own seed-to-seed spread is about 0.02-0.03",
+    ),
+    ClaimSpec(
+        "fig1-low-beats-high",
+        "extension",
+        f"{NAD}, Sec. 2 (for a model the paper did not train)",
+        "{model} generalises better on low-frequency directions than on high-frequency ones.",
+        "mean test accuracy of {model} on max(|k1|,|k2|) <= {low} minus on >= {high}",
+        ">=",
+        0.1,
+        DIFF,
+    ),
+    ClaimSpec(
+        "fig1-logreg-flat",
+        "paper",
+        f"{NAD}, Sec. 1 and Fig. 1",
+        "Logistic regression generalises equally well in every direction.",
+        "|mean test accuracy of logreg on max(|k1|,|k2|) <= {low} minus on >= {high}|",
+        "<=",
+        0.02,
+        ACC,
+        paper_value="{published_logreg_gap}",
+        paper_value_source="the authors' published Fig. 1 data, logistic regression, the same {cells} cells",
+    ),
+    ClaimSpec(
+        "fig1-logreg-level",
+        "paper",
+        f"{NAD}, Sec. 1 and Fig. 1",
+        "Even logistic regression eclipses the CNNs on this simple linearly separable task: it "
+        "generalises on every direction (the published map is 100% on all 256 cells).",
+        "lowest test accuracy of logreg over the {cells} cells (seed mean)",
+        ">=",
+        0.99,
+        ACC,
+        paper_value=1.0,
+        paper_value_source="the authors' published Fig. 1 data: 100% on every cell",
+        tolerance="0.99: the test set's binomial noise is 0.002 at 10,000 samples",
+    ),
+    ClaimSpec(
+        "fig1-logreg-train",
+        "paper",
+        f"{NAD}, Fig. 1 caption",
+        "All networks except LeNet reach nearly 100% training accuracy (here: logistic regression).",
+        "mean training accuracy of logreg over the grid",
+        ">=",
+        0.99,
+        ACC,
+    ),
     *[c for arch in BIG for suffix in ("", FULL) for c in _fig1_big(arch, suffix)],
-    ClaimSpec("fig1-densenet-few", "paper", f"{NAD}, Sec. 1 and Fig. 1",
-              "Even the gigantic DenseNet only generalises to a few of these distributions.",
-              "share of {network}'s trained cells with test accuracy >= " f"{LEARNED}", "<=", 0.25, ACC,
-              paper_value="{published_share}",
-              paper_value_source="the authors' published DenseNet-121 map, all 256 cells",
-              tolerance="'a few' read as at most a quarter of the grid"),
-    *[ClaimSpec(f"spot-check-{arch}", "sanity check", "this book's campaign bundle (results/cpu)",
-                "The committed campaign bundle reproduces on this machine: {network}'s spot cells, re-run "
-                "live at {spot_budget}, fall on the same side of chance as in the bundle.",
-                "share of the spot cells {spot_cells} whose live test accuracy is on the bundle's side of "
-                "{spot_threshold}", ">=", 1.0, ACC) for arch in (*BIG, "lenet_nopool")],
-    *[ClaimSpec(f"precision-bf16-{arch}", "sanity check", "this book's campaign bundle (results/cpu)",
-                "Training {network} in bf16 autocast (the campaign's speed setting) leaves its test "
-                "accuracies where float32 training puts them.",
-                "mean over the {cells} cells trained in both precisions, with the same seed, of |bf16 - "
-                "float32| test accuracy", "<=", TOL, ACC,
-                tolerance="0.05: the run-to-run spread between seeds (0.02-0.03) and the test sets' noise")
-      for arch in BIG],
+    ClaimSpec(
+        "fig1-densenet-few",
+        "paper",
+        f"{NAD}, Sec. 1 and Fig. 1",
+        "Even the gigantic DenseNet only generalises to a few of these distributions.",
+        f"share of {{network}}'s trained cells with test accuracy >= {LEARNED}",
+        "<=",
+        0.25,
+        ACC,
+        paper_value="{published_share}",
+        paper_value_source="the authors' published DenseNet-121 map, all 256 cells",
+        tolerance="'a few' read as at most a quarter of the grid",
+    ),
+    *[
+        ClaimSpec(
+            f"spot-check-{arch}",
+            "sanity check",
+            "this book's campaign bundle (results/cpu)",
+            "The committed campaign bundle reproduces on this machine: {network}'s spot cells, re-run "
+            "live at {spot_budget}, fall on the same side of chance as in the bundle.",
+            "share of the spot cells {spot_cells} whose live test accuracy is on the bundle's side of {spot_threshold}",
+            ">=",
+            1.0,
+            ACC,
+        )
+        for arch in (*BIG, "lenet_nopool")
+    ],
+    *[
+        ClaimSpec(
+            f"precision-bf16-{arch}",
+            "sanity check",
+            "this book's campaign bundle (results/cpu)",
+            "Training {network} in bf16 autocast (the campaign's speed setting) leaves its test "
+            "accuracies where float32 training puts them.",
+            "mean over the {cells} cells trained in both precisions, with the same seed, of |bf16 - "
+            "float32| test accuracy",
+            "<=",
+            TOL,
+            ACC,
+            tolerance="0.05: the run-to-run spread between seeds (0.02-0.03) and the test sets' noise",
+        )
+        for arch in BIG
+    ],
     # the campaign trains the follow-up's recipe on ResNet-18 only, the network it was written for
-    ClaimSpec("recipe-authors-resnet18", "extension", "this book's campaign bundle (results/cpu)",
-              "The authors' released recipe ({authors_recipe}), with which the book trains the big "
-              "networks, brings {network} at least as close to the published map as the follow-up "
-              "paper's ResNet-18 recipe ({follow_up_recipe}).",
-              "mean over the cells {recipe_cells} of |follow-up - published| - |authors - published| "
-              "test accuracy ({network})", ">=", -TOL, DIFF, tolerance=_T),
-    *[ClaimSpec(f"width-diagnostics-{arch}-{w}", "extension", "this book's width study",
-                "The directional bias of {network} is set by its topology, not its width: on the "
-                "diagnostic cells it behaves as the full-width network of the published map.",
-                "mean over the diagnostic cells {diagnostic_cells} of |accuracy of {network} - published "
-                "accuracy of the full network|", "<=", TOL, ACC, paper_value=0.0,
-                paper_value_source="the published map of the full-width network", tolerance=_T)
-      for arch in ("resnet18", "vgg11") for w in (8, 16, 32)],
-    *[ClaimSpec(f"width-stand-in-{arch}", "extension", "this book's width study",
-                "{network} stands in for the full-width network: on the cells trained at both widths "
-                "its accuracy is that of the full network (this book's GPU runs).",
-                "mean over the {cells} cells trained at both widths of |accuracy of {network} - accuracy "
-                "at full width|", "<=", TOL, ACC, paper_value=0.0,
-                paper_value_source="this book's runs of the full-width network (results/paper)",
-                tolerance=_T)
-      for arch in BIG],
+    ClaimSpec(
+        "recipe-authors-resnet18",
+        "extension",
+        "this book's campaign bundle (results/cpu)",
+        "The authors' released recipe ({authors_recipe}), with which the book trains the big "
+        "networks, brings {network} at least as close to the published map as the follow-up "
+        "paper's ResNet-18 recipe ({follow_up_recipe}).",
+        "mean over the cells {recipe_cells} of |follow-up - published| - |authors - published| "
+        "test accuracy ({network})",
+        ">=",
+        -TOL,
+        DIFF,
+        tolerance=_T,
+    ),
+    *[
+        ClaimSpec(
+            f"width-diagnostics-{arch}-{w}",
+            "extension",
+            "this book's width study",
+            "The directional bias of {network} is set by its topology, not its width: on the "
+            "diagnostic cells it behaves as the full-width network of the published map.",
+            "mean over the diagnostic cells {diagnostic_cells} of |accuracy of {network} - published "
+            "accuracy of the full network|",
+            "<=",
+            TOL,
+            ACC,
+            paper_value=0.0,
+            paper_value_source="the published map of the full-width network",
+            tolerance=_T,
+        )
+        for arch in ("resnet18", "vgg11")
+        for w in (8, 16, 32)
+    ],
+    *[
+        ClaimSpec(
+            f"width-stand-in-{arch}",
+            "extension",
+            "this book's width study",
+            "{network} stands in for the full-width network: on the cells trained at both widths "
+            "its accuracy is that of the full network (this book's GPU runs).",
+            "mean over the {cells} cells trained at both widths of |accuracy of {network} - accuracy at full width|",
+            "<=",
+            TOL,
+            ACC,
+            paper_value=0.0,
+            paper_value_source="this book's runs of the full-width network (results/paper)",
+            tolerance=_T,
+        )
+        for arch in BIG
+    ],
     # Fig. 2 ---------------------------------------------------------------------------------
-    ClaimSpec("fig2-low-frequencies-fit-faster", "paper", f"{NAD}, Sec. 2 and Fig. 2",
-              "With little noise (sigma = {fig2_sigma}) {model} takes much longer to fit some directions "
-              "than others: the high frequencies need many more SGD iterations than the low ones.",
-              "mean iterations to loss < {fig2_threshold} on max(|k1|,|k2|) >= {high} over the mean on <= {low} "
-              "(censored = budget, so a lower bound)", ">=", MUCH, RATIO,
-              tolerance=f"'much longer' read as at least {MUCH:g} times (the book's one reading of 'much')"),
-    ClaimSpec("fig2-blind-fit-slower-resnet18", "paper", f"{NAD}, Sec. 2 and Fig. 2",
-              "With little noise (sigma = {fig2_sigma}) ResNet-18 ({network}) takes much longer to fit "
-              "some directions than others: those where the pooled network is at chance in the "
-              "published Fig. 1 need many more SGD iterations than those where it generalises.",
-              "log10(geometric-mean iterations to loss < {fig2_threshold} on {cells_blind} over those on "
-              "{cells_seen}) (censored = budget, so a lower bound; Welch over cells)",
-              ">=", math.log10(MUCH), UNBOUNDED,
-              tolerance=f"'much longer' read as at least {MUCH:g} times (the book's one reading of 'much')"),
+    ClaimSpec(
+        "fig2-low-frequencies-fit-faster",
+        "paper",
+        f"{NAD}, Sec. 2 and Fig. 2",
+        "With little noise (sigma = {fig2_sigma}) {model} takes much longer to fit some directions "
+        "than others: the high frequencies need many more SGD iterations than the low ones.",
+        "mean iterations to loss < {fig2_threshold} on max(|k1|,|k2|) >= {high} over the mean on <= {low} "
+        "(censored = budget, so a lower bound)",
+        ">=",
+        MUCH,
+        RATIO,
+        tolerance=f"'much longer' read as at least {MUCH:g} times (the book's one reading of 'much')",
+    ),
+    ClaimSpec(
+        "fig2-blind-fit-slower-resnet18",
+        "paper",
+        f"{NAD}, Sec. 2 and Fig. 2",
+        "With little noise (sigma = {fig2_sigma}) ResNet-18 ({network}) takes much longer to fit "
+        "some directions than others: those where the pooled network is at chance in the "
+        "published Fig. 1 need many more SGD iterations than those where it generalises.",
+        "log10(geometric-mean iterations to loss < {fig2_threshold} on {cells_blind} over those on "
+        "{cells_seen}) (censored = budget, so a lower bound; Welch over cells)",
+        ">=",
+        math.log10(MUCH),
+        UNBOUNDED,
+        tolerance=f"'much longer' read as at least {MUCH:g} times (the book's one reading of 'much')",
+    ),
     # Fig. 3 ---------------------------------------------------------------------------------
     *[c for network in ("LeNet", "ResNet-18") for c in _fig3_improves(network)],
-    ClaimSpec("fig3-nopool-uniform", "paper", f"{NAD}, Sec. 2 and Fig. 3",
-              "Without pooling, LeNet's accuracy no longer depends on the frequency (it is equalised).",
-              "|mean test accuracy of lenet_nopool on max(|k1|,|k2|) <= {low} minus on >= {high}|",
-              "<=", TOL, ACC),
+    ClaimSpec(
+        "fig3-nopool-uniform",
+        "paper",
+        f"{NAD}, Sec. 2 and Fig. 3",
+        "Without pooling, LeNet's accuracy no longer depends on the frequency (it is equalised).",
+        "|mean test accuracy of lenet_nopool on max(|k1|,|k2|) <= {low} minus on >= {high}|",
+        "<=",
+        TOL,
+        ACC,
+    ),
     # Fig. 6 ---------------------------------------------------------------------------------
-    ClaimSpec("fig6-first-vs-beyond", "paper", f"{NAD}, Sec. 4.1 and Fig. 6",
-              "{model} learns D(u_i) on its first NADs and not on NADs past index 700, by as much as the "
-              "published LeNet curve (sigma = {sigma}, as Sec. 2 states).",
-              "mean test accuracy on secant NADs 0-9 minus on NADs past 700 ({model}, sigma = {sigma})",
-              "within", TOL, DIFF, paper_value="{published_first_beyond}",
-              paper_value_source="the authors' published Fig. 6 data (nads.csv), LeNet, the same indices",
-              tolerance="0.05: one network per published index, and the test sets"),
-    ClaimSpec("fig6-monotone", "paper", f"{NAD}, Sec. 4.1 and Fig. 6",
-              "The accuracy of {model} on D(u_i) decreases monotonically with the NAD index, as in the "
-              "published curve (sigma = {sigma}).",
-              "Spearman(eigenvalue, test accuracy) over the {n_indices} trained secant NADs (sigma = {sigma})",
-              "within", TOL_RHO, CORR, paper_value="{published_spearman}",
-              paper_value_source="the authors' published Fig. 6 data, LeNet, the same indices",
-              tolerance=_T_RHO),
-    ClaimSpec("fig6-crossing", "paper", f"{NAD}, Fig. 6 (published data)",
-              "LeNet's accuracy on D(u_i) falls to 0.75 where the published curve does (NAD index "
-              "{crossing}; sigma = {sigma}).",
-              "test accuracy of lenet on D(u_{crossing}) (secant NADs, sigma = {sigma})",
-              "within", TOL, ACC, paper_value="{published_crossing}",
-              paper_value_source="the authors' published Fig. 6 data, LeNet, index {crossing}: the first "
-                                 "index where the published curve is below 0.75", tolerance=_T),
-    ClaimSpec("fig6-matches-published", "paper", f"{NAD}, Fig. 6 (published data)",
-              "LeNet's accuracies along the NADs are the authors' published curve (sigma = {sigma}).",
-              "mean over the {n_indices} trained NAD indices of |our accuracy - published accuracy| (per seed)",
-              "<=", TOL, ACC, paper_value=0.0, paper_value_source="identical curves", tolerance=_T),
-    ClaimSpec("fig6-published-nads", "paper", f"{NAD}, Sec. 4.1 and Fig. 6 (published data)",
-              "Trained on the authors' own published LeNet NADs at the paper's sigma = {sigma}, LeNet's "
-              "accuracies along the NADs are the authors' published curve.",
-              "mean over the {n_indices} trained NAD indices of |our accuracy - published accuracy| (the "
-              "authors' NADs, sigma = {sigma}, per seed)", "<=", TOL, ACC, paper_value=0.0,
-              paper_value_source="identical curves", tolerance=_T),
-    ClaimSpec("fig6-first-vs-beyond-calibrated", "calibration", f"{NAD}, Sec. 4.1 and Fig. 6",
-              "At the fitted sigma, {model}'s gap between its first NADs and NADs past 700 is the "
-              "published curve's.",
-              "mean test accuracy on secant NADs 0-9 minus on NADs past 700 ({model}, sigma = {fig6_sigma})",
-              "within", TOL, DIFF, paper_value="{published_first_beyond}",
-              paper_value_source="the authors' published Fig. 6 data, LeNet, the same indices",
-              tolerance=_T, fitted=_SIGMA),
-    ClaimSpec("fig6-crossing-calibrated", "calibration", f"{NAD}, Fig. 6 (published data)",
-              "At the fitted sigma, LeNet's accuracy on D(u_i) falls to 0.75 where the published curve "
-              "does (NAD index {crossing}).",
-              "test accuracy of lenet on D(u_{crossing}) (secant NADs, sigma = {fig6_sigma})",
-              "within", TOL, ACC, paper_value="{published_crossing}",
-              paper_value_source="the authors' published Fig. 6 data, LeNet, index {crossing}", tolerance=_T,
-              fitted=_SIGMA),
-    ClaimSpec("fig6-matches-published-calibrated", "calibration", f"{NAD}, Fig. 6 (published data)",
-              "At the fitted sigma, LeNet's accuracies along the NADs are the published curve.",
-              "mean over the {n_indices} trained NAD indices of |our accuracy - published accuracy| "
-              "(sigma = {fig6_sigma}, per seed)", "<=", TOL, ACC, paper_value=0.0,
-              paper_value_source="identical curves", tolerance=_T, fitted=_SIGMA),
-    ClaimSpec("fig6-sigma-fit", "extension", f"{NAD}, Sec. 2 (sigma = 3) against Fig. 6 (published data)",
-              "The published Fig. 6 of LeNet was made with less noise than Sec. 2 states: our curve at "
-              "sigma = {fig6_sigma} is closer to it than at sigma = {sigma}.",
-              "mean over the NAD indices of |acc(sigma={sigma}) - published| - |acc(sigma={fig6_sigma}) - "
-              "published| (lenet, paired per seed)", ">", 0.0, DIFF),
+    ClaimSpec(
+        "fig6-first-vs-beyond",
+        "paper",
+        f"{NAD}, Sec. 4.1 and Fig. 6",
+        "{model} learns D(u_i) on its first NADs and not on NADs past index 700, by as much as the "
+        "published LeNet curve (sigma = {sigma}, as Sec. 2 states).",
+        "mean test accuracy on secant NADs 0-9 minus on NADs past 700 ({model}, sigma = {sigma})",
+        "within",
+        TOL,
+        DIFF,
+        paper_value="{published_first_beyond}",
+        paper_value_source="the authors' published Fig. 6 data (nads.csv), LeNet, the same indices",
+        tolerance="0.05: one network per published index, and the test sets",
+    ),
+    ClaimSpec(
+        "fig6-monotone",
+        "paper",
+        f"{NAD}, Sec. 4.1 and Fig. 6",
+        "The accuracy of {model} on D(u_i) decreases monotonically with the NAD index, as in the "
+        "published curve (sigma = {sigma}).",
+        "Spearman(eigenvalue, test accuracy) over the {n_indices} trained secant NADs (sigma = {sigma})",
+        "within",
+        TOL_RHO,
+        CORR,
+        paper_value="{published_spearman}",
+        paper_value_source="the authors' published Fig. 6 data, LeNet, the same indices",
+        tolerance=_T_RHO,
+    ),
+    ClaimSpec(
+        "fig6-crossing",
+        "paper",
+        f"{NAD}, Fig. 6 (published data)",
+        "LeNet's accuracy on D(u_i) falls to 0.75 where the published curve does (NAD index "
+        "{crossing}; sigma = {sigma}).",
+        "test accuracy of lenet on D(u_{crossing}) (secant NADs, sigma = {sigma})",
+        "within",
+        TOL,
+        ACC,
+        paper_value="{published_crossing}",
+        paper_value_source="the authors' published Fig. 6 data, LeNet, index {crossing}: the first "
+        "index where the published curve is below 0.75",
+        tolerance=_T,
+    ),
+    ClaimSpec(
+        "fig6-matches-published",
+        "paper",
+        f"{NAD}, Fig. 6 (published data)",
+        "LeNet's accuracies along the NADs are the authors' published curve (sigma = {sigma}).",
+        "mean over the {n_indices} trained NAD indices of |our accuracy - published accuracy| (per seed)",
+        "<=",
+        TOL,
+        ACC,
+        paper_value=0.0,
+        paper_value_source="identical curves",
+        tolerance=_T,
+    ),
+    ClaimSpec(
+        "fig6-published-nads",
+        "paper",
+        f"{NAD}, Sec. 4.1 and Fig. 6 (published data)",
+        "Trained on the authors' own published LeNet NADs at the paper's sigma = {sigma}, LeNet's "
+        "accuracies along the NADs are the authors' published curve.",
+        "mean over the {n_indices} trained NAD indices of |our accuracy - published accuracy| (the "
+        "authors' NADs, sigma = {sigma}, per seed)",
+        "<=",
+        TOL,
+        ACC,
+        paper_value=0.0,
+        paper_value_source="identical curves",
+        tolerance=_T,
+    ),
+    ClaimSpec(
+        "fig6-first-vs-beyond-calibrated",
+        "calibration",
+        f"{NAD}, Sec. 4.1 and Fig. 6",
+        "At the fitted sigma, {model}'s gap between its first NADs and NADs past 700 is the published curve's.",
+        "mean test accuracy on secant NADs 0-9 minus on NADs past 700 ({model}, sigma = {fig6_sigma})",
+        "within",
+        TOL,
+        DIFF,
+        paper_value="{published_first_beyond}",
+        paper_value_source="the authors' published Fig. 6 data, LeNet, the same indices",
+        tolerance=_T,
+        fitted=_SIGMA,
+    ),
+    ClaimSpec(
+        "fig6-crossing-calibrated",
+        "calibration",
+        f"{NAD}, Fig. 6 (published data)",
+        "At the fitted sigma, LeNet's accuracy on D(u_i) falls to 0.75 where the published curve "
+        "does (NAD index {crossing}).",
+        "test accuracy of lenet on D(u_{crossing}) (secant NADs, sigma = {fig6_sigma})",
+        "within",
+        TOL,
+        ACC,
+        paper_value="{published_crossing}",
+        paper_value_source="the authors' published Fig. 6 data, LeNet, index {crossing}",
+        tolerance=_T,
+        fitted=_SIGMA,
+    ),
+    ClaimSpec(
+        "fig6-matches-published-calibrated",
+        "calibration",
+        f"{NAD}, Fig. 6 (published data)",
+        "At the fitted sigma, LeNet's accuracies along the NADs are the published curve.",
+        "mean over the {n_indices} trained NAD indices of |our accuracy - published accuracy| "
+        "(sigma = {fig6_sigma}, per seed)",
+        "<=",
+        TOL,
+        ACC,
+        paper_value=0.0,
+        paper_value_source="identical curves",
+        tolerance=_T,
+        fitted=_SIGMA,
+    ),
+    ClaimSpec(
+        "fig6-sigma-fit",
+        "extension",
+        f"{NAD}, Sec. 2 (sigma = 3) against Fig. 6 (published data)",
+        "The published Fig. 6 of LeNet was made with less noise than Sec. 2 states: our curve at "
+        "sigma = {fig6_sigma} is closer to it than at sigma = {sigma}.",
+        "mean over the NAD indices of |acc(sigma={sigma}) - published| - |acc(sigma={fig6_sigma}) - "
+        "published| (lenet, paired per seed)",
+        ">",
+        0.0,
+        DIFF,
+    ),
     *[c for arch in BIG for suffix in ("", FULL) for c in _fig6_big(arch, suffix)],
-    ClaimSpec("fig6-secant-vs-gradient", "extension", f"{NAD}, Sec. 3-4.1 (a question it leaves open)",
-              "The authors' secant NADs rank the directions by trainability better than exact-gradient NADs "
-              "({gradient_points} evaluation points).",
-              "Spearman(eigenvalue, accuracy) over the {n_gradient} shared indices: secant minus gradient NADs "
-              "(paired per seed)", ">", 0.0, (-2.0, 2.0)),
+    ClaimSpec(
+        "fig6-secant-vs-gradient",
+        "extension",
+        f"{NAD}, Sec. 3-4.1 (a question it leaves open)",
+        "The authors' secant NADs rank the directions by trainability better than exact-gradient NADs "
+        "({gradient_points} evaluation points).",
+        "Spearman(eigenvalue, accuracy) over the {n_gradient} shared indices: secant minus gradient NADs "
+        "(paired per seed)",
+        ">",
+        0.0,
+        (-2.0, 2.0),
+    ),
 ]

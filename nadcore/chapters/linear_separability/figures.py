@@ -1,5 +1,6 @@
 """Figures of chapter 3: accuracy over Fourier grids (paper Figs. 1 and 3), training iterations
 per direction (Fig. 2) and accuracy against the NAD index (Fig. 6)."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -14,8 +15,19 @@ def _extent(grid):
     return [t[0] - h, t[-1] + h, t[-1] + h, t[0] - h]
 
 
-def direction_heatmaps(maps: dict, grid, *, vmin=0.5, vmax=1.0, cmap="viridis", label="test accuracy",
-                       title: str | None = None, annotate: bool = False, fmt="{:.0%}", columns: int = 3):
+def direction_heatmaps(
+    maps: dict,
+    grid,
+    *,
+    vmin=0.5,
+    vmax=1.0,
+    cmap="viridis",
+    label="test accuracy",
+    title: str | None = None,
+    annotate: bool = False,
+    fmt="{:.0%}",
+    columns: int = 3,
+):
     """One heatmap per entry of ``maps`` (name -> (g, g) array over ``grid``), in the paper's
     layout: cell (i, j) is frequency (k1, k2) = ``grid.k1[i, j], grid.k2[i, j]``, the constant
     direction at the centre, the highest frequencies at the corners; at most ``columns`` maps a
@@ -23,9 +35,10 @@ def direction_heatmaps(maps: dict, grid, *, vmin=0.5, vmax=1.0, cmap="viridis", 
     names = list(maps)
     ncol = max(1, min(columns, len(names)))
     nrow = -(-len(names) // ncol)
-    fig, axes = plt.subplots(nrow, ncol, figsize=(max(2.9 * ncol + 0.6, 4.8), 3.3 * nrow),
-                             squeeze=False, layout="constrained")
-    for ax in axes.ravel()[len(names):]:
+    fig, axes = plt.subplots(
+        nrow, ncol, figsize=(max(2.9 * ncol + 0.6, 4.8), 3.3 * nrow), squeeze=False, layout="constrained"
+    )
+    for ax in axes.ravel()[len(names) :]:
         ax.set_visible(False)
     im = None
     for n, (ax, name) in enumerate(zip(axes.ravel(), names)):
@@ -42,9 +55,10 @@ def direction_heatmaps(maps: dict, grid, *, vmin=0.5, vmax=1.0, cmap="viridis", 
             for i in range(a.shape[0]):
                 for j in range(a.shape[1]):
                     if np.isfinite(a[i, j]):
-                        ax.text(g.ticks[j], g.ticks[i], fmt.format(a[i, j]), ha="center",
-                                va="center", fontsize=5, color="w")
-    fig.colorbar(im, ax=axes.ravel()[:len(names)].tolist(), shrink=0.85 if nrow == 1 else 0.6, label=label)
+                        ax.text(
+                            g.ticks[j], g.ticks[i], fmt.format(a[i, j]), ha="center", va="center", fontsize=5, color="w"
+                        )
+    fig.colorbar(im, ax=axes.ravel()[: len(names)].tolist(), shrink=0.85 if nrow == 1 else 0.6, label=label)
     if title:
         fig.suptitle(title, fontsize=9.5)
     return fig
@@ -68,8 +82,9 @@ def _mean_and_halfwidth(acc):
     return m, np.where(np.isfinite(h), h, 0.0)
 
 
-def accuracy_vs_index(panels: dict, eigenvalues: dict | None = None, *, title: str | None = None,
-                      log_eigen: bool = True, columns: int = 2):
+def accuracy_vs_index(
+    panels: dict, eigenvalues: dict | None = None, *, title: str | None = None, log_eigen: bool = True, columns: int = 2
+):
     """Paper Fig. 6: test accuracy on D(u_i) against the NAD index i, one panel per entry of
     ``panels`` (panel title -> {label: (indices, accuracies)}), at most ``columns`` panels a row.
 
@@ -82,7 +97,7 @@ def accuracy_vs_index(panels: dict, eigenvalues: dict | None = None, *, title: s
     ncol = max(1, min(columns, len(titles)))
     nrow = -(-len(titles) // ncol)
     fig, axes = plt.subplots(nrow, ncol, figsize=(6.2 * ncol, 3.6 * nrow), squeeze=False)
-    for ax in axes.ravel()[len(titles):]:
+    for ax in axes.ravel()[len(titles) :]:
         ax.set_visible(False)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for ax, name in zip(axes.ravel(), titles):
@@ -95,8 +110,11 @@ def accuracy_vs_index(panels: dict, eigenvalues: dict | None = None, *, title: s
             mean, half = _mean_and_halfwidth(acc)
             for row in acc:
                 ax.plot(idx, row, ".", ms=2.5, alpha=0.45, color=c)
-            handles.append(ax.errorbar(idx, mean, yerr=half, fmt="o-", ms=3.5, lw=1.2, capsize=2,
-                                       color=c, label=f"{label} (mean, 95% CI)"))
+            handles.append(
+                ax.errorbar(
+                    idx, mean, yerr=half, fmt="o-", ms=3.5, lw=1.2, capsize=2, color=c, label=f"{label} (mean, 95% CI)"
+                )
+            )
         ax.axhline(0.5, color="0.6", lw=0.8, ls=":")
         ax.set_xlabel("NAD index $i$")
         ax.set_ylabel("test accuracy on $\\mathcal{D}(u_i)$")
@@ -107,8 +125,15 @@ def accuracy_vs_index(panels: dict, eigenvalues: dict | None = None, *, title: s
             ax2 = ax.twinx()
             for c, (label, ev) in zip(colors, evs.items()):
                 ev = np.asarray(ev, dtype=float)
-                handles += ax2.plot(np.arange(len(ev)), ev / ev[0], color=c, lw=1.0, ls="--", alpha=0.6,
-                                    label=f"$\\lambda_i/\\lambda_0$, {label}")
+                handles += ax2.plot(
+                    np.arange(len(ev)),
+                    ev / ev[0],
+                    color=c,
+                    lw=1.0,
+                    ls="--",
+                    alpha=0.6,
+                    label=f"$\\lambda_i/\\lambda_0$, {label}",
+                )
             if log_eigen:  # below 1e-6: the null space of a rank-deficient estimate
                 ax2.set_yscale("log")
                 ax2.set_ylim(1e-6, 2.0)
@@ -138,8 +163,7 @@ def direction_images(images: dict, title: str | None = None):
     return fig
 
 
-def fig1_panels(columns: dict, *, title: str | None = None, vmin=0.5, vmax=1.0, cmap="viridis",
-                per_row: int = 3):
+def fig1_panels(columns: dict, *, title: str | None = None, vmin=0.5, vmax=1.0, cmap="viridis", per_row: int = 3):
     """Fig. 1 for several networks, readable: one column per network (``columns``: label ->
     ``(ours, published, grid)``, maps of shape ``grid.shape``; NaN = not computed, drawn grey),
     ours above the authors' published map (None: none), at most ``per_row`` networks side by
@@ -147,8 +171,9 @@ def fig1_panels(columns: dict, *, title: str | None = None, vmin=0.5, vmax=1.0, 
     names = list(columns)
     cols = min(per_row, len(names))
     bands = -(-len(names) // cols)
-    fig, axes = plt.subplots(2 * bands, cols, figsize=(3.4 * cols + 1.0, 6.6 * bands), squeeze=False,
-                             layout="constrained")
+    fig, axes = plt.subplots(
+        2 * bands, cols, figsize=(3.4 * cols + 1.0, 6.6 * bands), squeeze=False, layout="constrained"
+    )
     for ax in axes.ravel():
         ax.set_axis_off()
     im = None
@@ -161,8 +186,14 @@ def fig1_panels(columns: dict, *, title: str | None = None, vmin=0.5, vmax=1.0, 
             ax = axes[2 * band + i, j]
             ax.set_axis_on()
             ax.set_facecolor("0.9")
-            im = ax.imshow(np.asarray(a, dtype=float), cmap=cmap, vmin=vmin, vmax=vmax, extent=_extent(grid),
-                           interpolation="nearest")
+            im = ax.imshow(
+                np.asarray(a, dtype=float),
+                cmap=cmap,
+                vmin=vmin,
+                vmax=vmax,
+                extent=_extent(grid),
+                interpolation="nearest",
+            )
             ax.set_title(f"{name}\n{what}" if i == 0 else what, fontsize=10)
             ax.set_xlabel("$k_2$", fontsize=9)
             if j == 0:

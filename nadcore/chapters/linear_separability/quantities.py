@@ -10,21 +10,36 @@ the authors' published data.
   (:func:`published_fig6_table`);
 * the figures' tidy tables: :func:`fourier_table`, :func:`nad_index_table`, :func:`split_half_table`.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from nadcore.nads.covariance import OVERLAP_KS
-from nadcore.nads.published import FIG6_COLUMNS, load_published_fig6, published_fig1_map
 from nadcore.book.evidence import spearman
 from nadcore.data.directions import fourier_basis_vector
+from nadcore.nads.covariance import OVERLAP_KS
+from nadcore.nads.published import FIG6_COLUMNS, load_published_fig6, published_fig1_map
 from nadcore.theory.pooling import bayes_accuracy_map, stacked_pooling_operator_2d
 
-__all__ = ["iterations_to_loss", "censored_iterations", "frequency_radius", "cell_radius", "band_means",
-           "nad_index_summary", "rank_correlations", "fourier_table", "nad_index_table",
-           "published_fig6_table", "published_fig1_map", "pooling_bayes_map", "fig1_regions", "region_mean",
-           "transpose_asymmetry", "split_half_table"]
+__all__ = [
+    "iterations_to_loss",
+    "censored_iterations",
+    "frequency_radius",
+    "cell_radius",
+    "band_means",
+    "nad_index_summary",
+    "rank_correlations",
+    "fourier_table",
+    "nad_index_table",
+    "published_fig6_table",
+    "published_fig1_map",
+    "pooling_bayes_map",
+    "fig1_regions",
+    "region_mean",
+    "transpose_asymmetry",
+    "split_half_table",
+]
 
 
 # --------------------------------------------------------------------------------------------
@@ -113,10 +128,13 @@ def nad_index_summary(indices, acc, eigenvalues) -> dict:
     acc = np.asarray(acc, dtype=float)
     first, beyond = first_and_beyond(idx)
     lo, hi = acc[first], acc[beyond]
-    return {"first_mean": float(lo.mean()) if lo.size else float("nan"),
-            "beyond_mean": float(hi.mean()) if hi.size else float("nan"),
-            "first_n": int(lo.size), "beyond_n": int(hi.size),
-            "spearman": float(rank_correlations(acc, np.asarray(eigenvalues, dtype=float)[idx])[0])}
+    return {
+        "first_mean": float(lo.mean()) if lo.size else float("nan"),
+        "beyond_mean": float(hi.mean()) if hi.size else float("nan"),
+        "first_n": int(lo.size),
+        "beyond_n": int(hi.size),
+        "spearman": float(rank_correlations(acc, np.asarray(eigenvalues, dtype=float)[idx])[0]),
+    }
 
 
 def rank_correlations(acc, reference) -> np.ndarray:
@@ -142,8 +160,16 @@ def fourier_table(results: dict, seeds, keys=("test_acc", "train_acc"), name: st
         trained = np.asarray(r.get("trained", np.ones(len(freqs), dtype=bool))).reshape(-1)
         for s, seed in enumerate(seeds):
             for c, (k1, k2) in enumerate(freqs):
-                rows.append({name: label, "k1": k1, "k2": k2, "seed": int(seed),
-                             **{k: arrays[k][s, c].item() for k in keys}, "trained": bool(trained[c])})
+                rows.append(
+                    {
+                        name: label,
+                        "k1": k1,
+                        "k2": k2,
+                        "seed": int(seed),
+                        **{k: arrays[k][s, c].item() for k in keys},
+                        "trained": bool(trained[c]),
+                    }
+                )
     return pd.DataFrame(rows, columns=[name, "k1", "k2", "seed", *keys, "trained"])
 
 
@@ -152,10 +178,20 @@ def nad_index_table(model: str, estimator: str, indices, result: dict, seeds, ei
     eigenvalue, eigenvalue_ratio`` (lambda_i / lambda_0) from a :func:`directions_sweep` result
     over the NADs ``indices``."""
     ev = np.asarray(eigenvalues, dtype=np.float64)
-    rows = [{"model": model, "estimator": estimator, "nad_index": int(i), "seed": int(seed),
-             "test_acc": float(result["test_acc"][s, j]), "train_acc": float(result["train_acc"][s, j]),
-             "eigenvalue": float(ev[i]), "eigenvalue_ratio": float(ev[i] / ev[0]) if ev[0] > 0 else float("nan")}
-            for s, seed in enumerate(seeds) for j, i in enumerate(indices)]
+    rows = [
+        {
+            "model": model,
+            "estimator": estimator,
+            "nad_index": int(i),
+            "seed": int(seed),
+            "test_acc": float(result["test_acc"][s, j]),
+            "train_acc": float(result["train_acc"][s, j]),
+            "eigenvalue": float(ev[i]),
+            "eigenvalue_ratio": float(ev[i] / ev[0]) if ev[0] > 0 else float("nan"),
+        }
+        for s, seed in enumerate(seeds)
+        for j, i in enumerate(indices)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -168,9 +204,17 @@ def published_fig6_table(models=None, root=None):
     for m in models or list(FIG6_COLUMNS):
         c = FIG6_COLUMNS[m]
         ev = df[f"eig_{c}"].to_numpy(dtype=np.float64)
-        frames.append(pd.DataFrame({"model": m, "nad_index": df.index.to_numpy(dtype=int),
-                                    "test_acc": df[f"acc_{c}"].to_numpy(dtype=np.float64),
-                                    "eigenvalue": ev, "eigenvalue_ratio": ev / ev[0]}))
+        frames.append(
+            pd.DataFrame(
+                {
+                    "model": m,
+                    "nad_index": df.index.to_numpy(dtype=int),
+                    "test_acc": df[f"acc_{c}"].to_numpy(dtype=np.float64),
+                    "eigenvalue": ev,
+                    "eigenvalue_ratio": ev / ev[0],
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
@@ -183,13 +227,17 @@ def split_half_table(results: dict):
         n = int(r.meta.get("networks", 0))
         sh = r.extras.get("split_half")
         last = np.asarray(sh, dtype=float) if sh is not None else np.full(len(OVERLAP_KS), np.nan)
-        rows[label] = {"networks": n, "points": int(r.meta.get("points", 1) or 1),
-                       **{f"k={k}": (float(v) if k <= n // 2 else float("nan")) for k, v in zip(OVERLAP_KS, last)}}
+        rows[label] = {
+            "networks": n,
+            "points": int(r.meta.get("points", 1) or 1),
+            **{f"k={k}": (float(v) if k <= n // 2 else float("nan")) for k, v in zip(OVERLAP_KS, last)},
+        }
     return pd.DataFrame.from_dict(rows, orient="index")
 
 
-def pooling_bayes_map(frequencies, size: int = 32, pools: int = 2, epsilon: float = 1.0,
-                      sigma: float = 3.0) -> np.ndarray:
+def pooling_bayes_map(
+    frequencies, size: int = 32, pools: int = 2, epsilon: float = 1.0, sigma: float = 3.0
+) -> np.ndarray:
     """Theorem 1 on a grid (:func:`nadcore.theory.pooling.bayes_accuracy_map`): the Bayes
     accuracy on D(v(k1, k2)) after ``pools`` stacked 2x2 average poolings of a ``size`` x ``size``
     image (a linear stand-in for LeNet's two max poolings), for each cell of ``frequencies``

@@ -7,6 +7,7 @@ network on independent train/test draws of D(v); a run is identified by its dire
 initialisation and batch order. Runs are grouped into :class:`nadcore.book.runner.Job` s
 of ``chunk`` runs trained together by :func:`nadcore.train.train_many`.
 """
+
 from __future__ import annotations
 
 import time
@@ -23,8 +24,19 @@ from nadcore.nets import build_model, spec_key
 from nadcore.runtime import derived_seed, digest, generator, resolve_device
 from nadcore.train import train_many, train_side_by_side
 
-__all__ = ["TRAINERS", "check_trainer", "directional_job", "direction_jobs", "directions_sweep", "fourier_sweep", "grid_sweep",
-           "select_cells", "covering_subgrid", "RESULT_KEYS", "steps_per_run"]
+__all__ = [
+    "TRAINERS",
+    "check_trainer",
+    "directional_job",
+    "direction_jobs",
+    "directions_sweep",
+    "fourier_sweep",
+    "grid_sweep",
+    "select_cells",
+    "covering_subgrid",
+    "RESULT_KEYS",
+    "steps_per_run",
+]
 
 RESULT_KEYS = ("test_acc", "train_acc", "train_loss", "iter_loss", "iters_to_loss")
 _DATA_KEYS = ("n_train", "n_test", "sigma", "epsilon", "signal")
@@ -81,9 +93,15 @@ def directional_job(config: dict, vectors, device: str = "auto"):
     R = len(config["runs"])
     for i, (v, (label, seed)) in enumerate(zip(vectors, config["runs"])):
         s = _run_seed(int(seed), config.get("tag", ""), label)
-        x, y, xt, yt = directional_train_test(v, int(d["n_train"]), int(d["n_test"]), float(d["sigma"]),
-                                              float(d["epsilon"]), generator=generator(s, 0),
-                                              signal=d.get("signal", "paper"))
+        x, y, xt, yt = directional_train_test(
+            v,
+            int(d["n_train"]),
+            int(d["n_test"]),
+            float(d["sigma"]),
+            float(d["epsilon"]),
+            generator=generator(s, 0),
+            signal=d.get("signal", "paper"),
+        )
         if K == 2:  # the authors' two outputs: class 0 is y = +1
             y, yt = (y < 0).long(), (yt < 0).long()
         models.append(build_model(config["model"], v.shape[0], K, v.shape[-1], seed=(s, 1), check=False))
@@ -94,11 +112,20 @@ def directional_job(config: dict, vectors, device: str = "auto"):
         gens.append(generator(s, 2))
         dgens.append(generator(s, 3, device=dev))
     if trainer == "side_by_side":
-        res = train_side_by_side(models, xs, ys, generators=gens, dropout_generators=dgens, device=dev,
-                                 xs_test=xts, ys_test=yts, autocast=autocast, **tr)
+        res = train_side_by_side(
+            models,
+            xs,
+            ys,
+            generators=gens,
+            dropout_generators=dgens,
+            device=dev,
+            xs_test=xts,
+            ys_test=yts,
+            autocast=autocast,
+            **tr,
+        )
     else:
-        res = train_many(models, xs, ys, generators=gens, device=dev, xs_test=xts, ys_test=yts,
-                         autocast=autocast, **tr)
+        res = train_many(models, xs, ys, generators=gens, device=dev, xs_test=xts, ys_test=yts, autocast=autocast, **tr)
     il = np.stack([r.iter_loss for r in res]).astype(np.float32)
     arrays = {
         "test_acc": np.array([r.test_acc for r in res], dtype=np.float64),
@@ -107,16 +134,31 @@ def directional_job(config: dict, vectors, device: str = "auto"):
         "iter_loss": il,
         "iters_to_loss": iterations_to_loss(il, thr, window),
     }
-    meta = {"seconds": time.perf_counter() - t0, "device": str(dev), "threads": torch.get_num_threads(),
-            "trainer": trainer, "autocast": autocast}
+    meta = {
+        "seconds": time.perf_counter() - t0,
+        "device": str(dev),
+        "threads": torch.get_num_threads(),
+        "trainer": trainer,
+        "autocast": autocast,
+    }
     if dev.type == "cuda":
         meta["gpu"] = torch.cuda.get_device_name(dev)
     return arrays, meta
 
 
-def direction_jobs(vectors, labels: Sequence, seeds: Sequence[int], *, model, settings: dict,
-                   chunk: int = 8, tag: str = "", device: str = "auto", outputs: int = 1,
-                   balance: int = 1) -> list[Job]:
+def direction_jobs(
+    vectors,
+    labels: Sequence,
+    seeds: Sequence[int],
+    *,
+    model,
+    settings: dict,
+    chunk: int = 8,
+    tag: str = "",
+    device: str = "auto",
+    outputs: int = 1,
+    balance: int = 1,
+) -> list[Job]:
     """Jobs of ``chunk`` runs over every (seed, direction): seed-major order, so that results
     reshape to (len(seeds), len(vectors)). ``settings``: n_train, n_test, sigma, epsilon, signal
     and the keywords of :func:`nadcore.train.train_many` (epochs, max_lr, ...); ``labels`` (JSON
@@ -140,20 +182,50 @@ def direction_jobs(vectors, labels: Sequence, seeds: Sequence[int], *, model, se
     for a, b in zip(cuts[:-1], cuts[1:]):
         part = runs[a:b]
         V = vectors[[i for i, _ in part]]
-        config = {**spec_key(model), "runs": [r for _, r in part], "tag": tag, "vectors": digest(V),
-                  "train": train, "data": data, "outputs": int(outputs)}
+        config = {
+            **spec_key(model),
+            "runs": [r for _, r in part],
+            "tag": tag,
+            "vectors": digest(V),
+            "train": train,
+            "data": data,
+            "outputs": int(outputs),
+        }
         jobs.append(Job(config=config, data={"vectors": V, "device": str(device)}))
     return jobs
 
 
-def directions_sweep(model, vectors, labels, settings: dict, *, seeds: Sequence[int] = (0,),
-                     chunk: int = 8, tag: str = "", executor=None, cache: Cache | None = None,
-                     progress=False, device: str = "auto", outputs: int = 1, balance: int = 1) -> dict:
+def directions_sweep(
+    model,
+    vectors,
+    labels,
+    settings: dict,
+    *,
+    seeds: Sequence[int] = (0,),
+    chunk: int = 8,
+    tag: str = "",
+    executor=None,
+    cache: Cache | None = None,
+    progress=False,
+    device: str = "auto",
+    outputs: int = 1,
+    balance: int = 1,
+) -> dict:
     """Train ``model`` on D(v) for every direction and seed. Returns :data:`RESULT_KEYS` arrays
     of shape (len(seeds), len(vectors), ...), plus ``compute_seconds`` (summed over jobs, as
     measured when they ran) and ``jobs``."""
-    jobs = direction_jobs(vectors, labels, seeds, model=model, settings=settings, chunk=chunk,
-                          tag=tag, device=device, outputs=outputs, balance=balance)
+    jobs = direction_jobs(
+        vectors,
+        labels,
+        seeds,
+        model=model,
+        settings=settings,
+        chunk=chunk,
+        tag=tag,
+        device=device,
+        outputs=outputs,
+        balance=balance,
+    )
     res = run_jobs(jobs, directional_job, executor=executor, cache=cache, progress=progress)
     S, V = len(seeds), len(vectors)
     out = {k: collect(res, k).reshape(S, V, *collect(res, k).shape[1:]) for k in RESULT_KEYS}
@@ -200,8 +272,13 @@ def grid_sweep(model, grid, settings: dict, *, transpose_symmetric: bool = False
     out = fourier_sweep(model, cells, settings, size=grid.size, **kw)
     g = grid.shape
     res = {k: out[k][:, pick].reshape(out[k].shape[0], *g, *out[k].shape[2:]) for k in RESULT_KEYS}
-    res.update(grid=grid, frequencies=freqs, trained=trained.reshape(g),
-               compute_seconds=out["compute_seconds"], jobs=out["jobs"])
+    res.update(
+        grid=grid,
+        frequencies=freqs,
+        trained=trained.reshape(g),
+        compute_seconds=out["compute_seconds"],
+        jobs=out["jobs"],
+    )
     return res
 
 

@@ -1,6 +1,7 @@
 """Figures of chapter 7, a NAD atlas: the gallery, the fingerprint map, the patch-embedding test
 and the Fig. 6-style run with random directions as the control, and the Fig. 1 maps predicted from
 the NADs."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -9,8 +10,15 @@ from scipy.cluster.hierarchy import dendrogram
 
 from nadcore.data.directions import fourier_directions, fourier_energy
 
-__all__ = ["gallery", "fingerprint_map", "alias_bars", "index_curves", "prediction_maps", "prediction_scatter",
-           "predicted_beside_directions"]
+__all__ = [
+    "gallery",
+    "fingerprint_map",
+    "alias_bars",
+    "index_curves",
+    "prediction_maps",
+    "prediction_scatter",
+    "predicted_beside_directions",
+]
 
 
 def gallery(results: dict, indices=(0, 1, 2), title: str | None = None):
@@ -18,8 +26,7 @@ def gallery(results: dict, indices=(0, 1, 2), title: str | None = None):
     followed by its Fourier energy (low frequencies centred)."""
     labels = list(results)
     n = len(indices)
-    fig, axes = plt.subplots(len(labels), 2 * n, figsize=(1.05 * 2 * n + 1.4, 1.05 * len(labels) + 0.6),
-                             squeeze=False)
+    fig, axes = plt.subplots(len(labels), 2 * n, figsize=(1.05 * 2 * n + 1.4, 1.05 * len(labels) + 0.6), squeeze=False)
     for a, label in enumerate(labels):
         U = results[label].nads
         side = int(round(np.sqrt(U.shape[1])))
@@ -49,8 +56,7 @@ def fingerprint_map(M: np.ndarray, labels, tree, families: dict | None = None, k
     ax_d = fig.add_axes([0.02, 0.1, 0.17, 0.78])
     ax_h = fig.add_axes([0.36, 0.1, 0.5, 0.78])
     ax_c = fig.add_axes([0.88, 0.1, 0.02, 0.78])
-    dn = dendrogram(tree, orientation="left", no_labels=True, ax=ax_d, color_threshold=0,
-                    above_threshold_color="0.3")
+    dn = dendrogram(tree, orientation="left", no_labels=True, ax=ax_d, color_threshold=0, above_threshold_color="0.3")
     order = dn["leaves"][::-1]  # the first leaf is drawn at the bottom: rows top to bottom
     ax_d.set_ylim(0, 10 * len(labels))  # leaf j at 10 j + 5: aligned with the heatmap's rows
     ax_d.set_xlabel("distance", fontsize=8)
@@ -78,8 +84,14 @@ def alias_bars(frame, title: str | None = None):
         f = frame[frame["patch"] == p].set_index("architecture").loc[archs]
         err = np.vstack([f["fraction"] - f["low"], f["high"] - f["fraction"]])
         err = np.where(np.isfinite(err), np.clip(err, 0, None), 0)
-        ax.bar(x + (j - (len(patches) - 1) / 2) * width, f["fraction"], width, yerr=err, capsize=2,
-               label=f"alias set of p={p}")
+        ax.bar(
+            x + (j - (len(patches) - 1) / 2) * width,
+            f["fraction"],
+            width,
+            yerr=err,
+            capsize=2,
+            label=f"alias set of p={p}",
+        )
         ax.axhline(float(f["chance"].iloc[0]), color=f"C{j}", ls="--", lw=0.8)
     ax.set_xticks(x, archs, rotation=60, ha="right", fontsize=7)
     ax.set_ylim(0, 1)
@@ -128,8 +140,14 @@ def _extent(grid):
 
 
 def _score_panel(ax, score, grid, vmax: float):
-    im = ax.imshow(np.log10(np.asarray(score, dtype=float)), cmap="RdBu_r", vmin=-vmax, vmax=vmax,
-                   extent=_extent(grid), interpolation="nearest")
+    im = ax.imshow(
+        np.log10(np.asarray(score, dtype=float)),
+        cmap="RdBu_r",
+        vmin=-vmax,
+        vmax=vmax,
+        extent=_extent(grid),
+        interpolation="nearest",
+    )
     ax.set_xlabel("$k_2$", fontsize=8)
     ax.set_ylabel("$k_1$", fontsize=8)
     ax.tick_params(labelsize=7)
@@ -142,10 +160,16 @@ def prediction_maps(rows: dict, grid, title: str | None = None):
     direction) or "accuracy" (test accuracy from 0.5 to 1; cells never trained grey). Each row
     has its own panels, left to right."""
     cols = max(len(maps) for _, maps in rows.values())
-    fig, axes = plt.subplots(len(rows), cols, figsize=(2.5 * cols + 1.6, 2.6 * len(rows) + 0.6),
-                             squeeze=False, layout="constrained")
-    predicted = [np.log10(np.asarray(m, dtype=float)) for kind, maps in rows.values() if kind == "predicted"
-                 for m in maps.values() if m is not None]
+    fig, axes = plt.subplots(
+        len(rows), cols, figsize=(2.5 * cols + 1.6, 2.6 * len(rows) + 0.6), squeeze=False, layout="constrained"
+    )
+    predicted = [
+        np.log10(np.asarray(m, dtype=float))
+        for kind, maps in rows.values()
+        if kind == "predicted"
+        for m in maps.values()
+        if m is not None
+    ]
     vmax = max((float(np.nanmax(np.abs(s))) for s in predicted), default=1.0) or 1.0
     shown = {}
     for r, (label, (kind, maps)) in enumerate(rows.items()):
@@ -159,8 +183,14 @@ def prediction_maps(rows: dict, grid, title: str | None = None):
                 shown[kind] = _score_panel(ax, m, grid, vmax)
             else:
                 ax.set_facecolor("0.85")
-                shown[kind] = ax.imshow(np.asarray(m, dtype=float), cmap="viridis", vmin=0.5, vmax=1.0,
-                                        extent=_extent(grid), interpolation="nearest")
+                shown[kind] = ax.imshow(
+                    np.asarray(m, dtype=float),
+                    cmap="viridis",
+                    vmin=0.5,
+                    vmax=1.0,
+                    extent=_extent(grid),
+                    interpolation="nearest",
+                )
                 ax.tick_params(labelsize=7)
             ax.set_title(f"{panel}\n{label}" if label.strip() else panel, fontsize=8)
     if "predicted" in shown:
@@ -203,7 +233,7 @@ def predicted_beside_directions(score, grid, title: str | None = None, every: in
     mosaic = np.full((g * (side + gap), g * (side + gap)), np.nan)
     for n, (i, j) in enumerate(sub.cells):
         r, c = i * (side + gap), j * (side + gap)
-        mosaic[r:r + side, c:c + side] = V[n]
+        mosaic[r : r + side, c : c + side] = V[n]
     fig, (a, b) = plt.subplots(1, 2, figsize=(10.5, 4.8), layout="constrained")
     s = np.log10(np.asarray(score, dtype=float))
     im = _score_panel(a, score, grid, float(np.max(np.abs(s))) or 1.0)
@@ -215,8 +245,12 @@ def predicted_beside_directions(score, grid, title: str | None = None, every: in
     b.set_yticks([(i + 0.5) * (side + gap) for i in range(g)], [str(t) for t in sub.ticks], fontsize=7)
     b.set_xlabel("$k_2$", fontsize=8)
     b.set_ylabel("$k_1$", fontsize=8)
-    b.set_title(f"the Fourier directions (every {every}nd cell)" if every == 2 else
-                f"the Fourier directions (every {every}th cell)", fontsize=9)
+    b.set_title(
+        f"the Fourier directions (every {every}nd cell)"
+        if every == 2
+        else f"the Fourier directions (every {every}th cell)",
+        fontsize=9,
+    )
     if title:
         fig.suptitle(title, fontsize=10)
     return fig

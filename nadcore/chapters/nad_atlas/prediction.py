@@ -17,6 +17,7 @@ use, both free of any fitted parameter:
 training: cells whose predicted scores are evenly spaced over the map's range, so that the
 trained cells test the whole range of the prediction rather than its ends.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -24,8 +25,15 @@ import numpy as np
 from nadcore.book.evidence import auc_interval, correlation_interval, spearman
 from nadcore.data.directions import FourierGrid
 
-__all__ = ["LEARNABLE", "CHANCE", "ATLAS_CELLS", "mirror_classes", "class_means", "prediction_agreement",
-           "cells_spanning_prediction"]
+__all__ = [
+    "LEARNABLE",
+    "CHANCE",
+    "ATLAS_CELLS",
+    "mirror_classes",
+    "class_means",
+    "prediction_agreement",
+    "cells_spanning_prediction",
+]
 
 #: a cell the network learned (published accuracy at least this), and one left at chance (at most)
 LEARNABLE, CHANCE = 0.9, 0.6
@@ -34,14 +42,62 @@ LEARNABLE, CHANCE = 0.9, 0.6
 #: was trained: :func:`cells_spanning_prediction` (12 cells) of the map predicted from the cpu
 #: profile's gradient NADs (256 networks, seed 0; ``python -m nadcore predict`` prints the same)
 ATLAS_CELLS = {
-    "MLP-Mixer/4": [[-4, -4], [2, -6], [-6, -4], [-2, 0], [6, -16], [-10, -10], [8, -16], [0, -16], [-8, -16],
-                    [-8, -8], [-16, -16], [0, 0]],
-    "ResMLP/4": [[-10, -2], [-4, -6], [-12, -6], [-6, 0], [-12, -8], [-2, -12], [8, 0], [-16, 0], [-8, 0],
-                 [-8, -16], [8, -8], [-16, -16]],
-    "ViT/8": [[-2, -6], [-16, -2], [6, 0], [2, -16], [4, -10], [2, -12], [-12, -16], [4, -12], [8, 0], [12, -8],
-              [-16, -4], [0, -16]],
-    "ConvNeXt": [[12, -16], [-14, 0], [-12, -4], [-8, -8], [0, -8], [-10, -14], [-2, -10], [-4, -2], [-4, 0],
-                 [0, -2], [-6, -2], [2, -10]],
+    "MLP-Mixer/4": [
+        [-4, -4],
+        [2, -6],
+        [-6, -4],
+        [-2, 0],
+        [6, -16],
+        [-10, -10],
+        [8, -16],
+        [0, -16],
+        [-8, -16],
+        [-8, -8],
+        [-16, -16],
+        [0, 0],
+    ],
+    "ResMLP/4": [
+        [-10, -2],
+        [-4, -6],
+        [-12, -6],
+        [-6, 0],
+        [-12, -8],
+        [-2, -12],
+        [8, 0],
+        [-16, 0],
+        [-8, 0],
+        [-8, -16],
+        [8, -8],
+        [-16, -16],
+    ],
+    "ViT/8": [
+        [-2, -6],
+        [-16, -2],
+        [6, 0],
+        [2, -16],
+        [4, -10],
+        [2, -12],
+        [-12, -16],
+        [4, -12],
+        [8, 0],
+        [12, -8],
+        [-16, -4],
+        [0, -16],
+    ],
+    "ConvNeXt": [
+        [12, -16],
+        [-14, 0],
+        [-12, -4],
+        [-8, -8],
+        [0, -8],
+        [-10, -14],
+        [-2, -10],
+        [-4, -2],
+        [-4, 0],
+        [0, -2],
+        [-6, -2],
+        [2, -10],
+    ],
 }
 
 
@@ -95,8 +151,13 @@ def prediction_agreement(predicted, measured, grid: FourierGrid | None = None) -
     rank = correlation_interval(spearman(p, m), n, spearman=True, what="distinct cells")
     decided = (m >= LEARNABLE) | (m <= CHANCE)
     auc = auc_interval(p[decided], m[decided] >= LEARNABLE, what="distinct cells")
-    return {"rank": rank, "auc": auc, "cells": n, "learnable": int((m >= LEARNABLE).sum()),
-            "chance": int((m <= CHANCE).sum())}
+    return {
+        "rank": rank,
+        "auc": auc,
+        "cells": n,
+        "learnable": int((m >= LEARNABLE).sum()),
+        "chance": int((m <= CHANCE).sum()),
+    }
 
 
 def cells_spanning_prediction(predicted, grid: FourierGrid, n: int) -> list[tuple[int, int]]:
@@ -120,4 +181,3 @@ def cells_spanning_prediction(predicted, grid: FourierGrid, n: int) -> list[tupl
             picked.append((k1, k2))
             break
     return picked
-

@@ -17,6 +17,7 @@ scratch for 1x32x32 inputs), its NADs a cached job (:func:`nadcore.book.nad_jobs
 * :func:`random_directions` and :func:`index_sweep`: a Fig. 6-style run (accuracy on D(u_i) along
   the NAD index) with random directions as the control (:mod:`nadcore.chapters.linear_separability.runs`).
 """
+
 from __future__ import annotations
 
 import math
@@ -36,16 +37,37 @@ from nadcore.nets.hub import parameter_count
 from nadcore.runtime import threads
 from nadcore.theory.patches import alias_energy_fraction, token_alias_mask
 
-__all__ = ["atlas_nads", "architecture_table", "fingerprint_distances", "distance_matrix",
-           "fingerprint_tree", "split_half_overlap", "noise_floor", "distinct_architectures", "describe_fingerprints",
-           "jackknife_statistic", "alias_fractions", "random_directions", "index_sweep", "index_table"]
+__all__ = [
+    "atlas_nads",
+    "architecture_table",
+    "fingerprint_distances",
+    "distance_matrix",
+    "fingerprint_tree",
+    "split_half_overlap",
+    "noise_floor",
+    "distinct_architectures",
+    "describe_fingerprints",
+    "jackknife_statistic",
+    "alias_fractions",
+    "random_directions",
+    "index_sweep",
+    "index_table",
+]
 
 
 # --------------------------------------------------------------------------------------------
 # NADs of every architecture
 # --------------------------------------------------------------------------------------------
-def atlas_nads(architectures: dict, networks, seed: int, *, method: str = "gradient",
-               cache: Cache | None = None, device="auto", input_shape=(1, 32, 32)) -> dict:
+def atlas_nads(
+    architectures: dict,
+    networks,
+    seed: int,
+    *,
+    method: str = "gradient",
+    cache: Cache | None = None,
+    device="auto",
+    input_shape=(1, 32, 32),
+) -> dict:
     """``{label: NADResult}``: the ``method`` NADs of every ``label: spec`` of ``architectures``
     from ``networks`` random networks (an int, or ``{label: int}`` with a ``"default"``), cached.
 
@@ -58,8 +80,9 @@ def atlas_nads(architectures: dict, networks, seed: int, *, method: str = "gradi
     return out
 
 
-def architecture_table(architectures: dict, families: dict, results: dict, k: int,
-                       input_shape=(1, 32, 32)) -> pd.DataFrame:
+def architecture_table(
+    architectures: dict, families: dict, results: dict, k: int, input_shape=(1, 32, 32)
+) -> pd.DataFrame:
     """One row per architecture: family, spec, parameters, the NAD estimate (method, networks,
     seconds of sampling and networks per second, as measured when it was computed) and its
     convergence (split-half overlap of the top-``k`` NADs; NaN when ``k`` exceeds a half)."""
@@ -68,11 +91,19 @@ def architecture_table(architectures: dict, families: dict, results: dict, k: in
         r = results[label]
         n = int(r.meta["networks"])
         model = build_model(spec, input_shape[0], 1, input_shape[-1], seed=0, check=False)
-        rows.append({"architecture": label, "family": families.get(label, "-"), "spec": spec,
-                     "parameters": parameter_count(model), "method": r.meta["method"], "networks": n,
-                     "seconds": float(r.meta.get("sampling_seconds", np.nan)),
-                     "networks/s": float(r.meta.get("networks_per_second", np.nan)),
-                     f"split-half k={k}": split_half_overlap(r, k)})
+        rows.append(
+            {
+                "architecture": label,
+                "family": families.get(label, "-"),
+                "spec": spec,
+                "parameters": parameter_count(model),
+                "method": r.meta["method"],
+                "networks": n,
+                "seconds": float(r.meta.get("sampling_seconds", np.nan)),
+                "networks/s": float(r.meta.get("networks_per_second", np.nan)),
+                f"split-half k={k}": split_half_overlap(r, k),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -86,7 +117,7 @@ def fingerprint_distances(results: dict, k: int) -> pd.DataFrame:
     labels = list(results)
     rows = []
     for i, a in enumerate(labels):
-        for b in labels[i + 1:]:
+        for b in labels[i + 1 :]:
             ov = subspace_overlap(results[a].nads, results[b].nads, k)
             rows.append({"a": a, "b": b, "k": int(k), "overlap": ov, "distance": 1.0 - ov})
     return pd.DataFrame(rows, columns=["a", "b", "k", "overlap", "distance"])
@@ -128,8 +159,11 @@ def distinct_architectures(M: np.ndarray, labels, floor: dict) -> tuple[list, li
     floor (for which the question can be asked)."""
     labels = list(labels)
     told = [l for l in labels if np.isfinite(floor.get(l, np.nan))]
-    distinct = [l for i, l in enumerate(labels) if l in told
-                and np.min(np.where(np.arange(len(labels)) == i, np.inf, M[i])) > floor[l]]
+    distinct = [
+        l
+        for i, l in enumerate(labels)
+        if l in told and np.min(np.where(np.arange(len(labels)) == i, np.inf, M[i])) > floor[l]
+    ]
     return distinct, told
 
 
@@ -144,13 +178,17 @@ def describe_fingerprints(M: np.ndarray, labels, families: dict, floor: dict, cl
     order = np.argsort(M[iu])
     a, b = iu[0][order[0]], iu[1][order[0]]
     z, w = iu[0][order[-1]], iu[1][order[-1]]
-    lines = [f"* Closest pair: **{labels[a]}** and **{labels[b]}** (distance {M[a, b]:.3f}); farthest: "
-             f"**{labels[z]}** and **{labels[w]}** ({M[z, w]:.3f}). Median distance over all "
-             f"{len(order)} pairs: {np.median(M[iu]):.3f}."]
+    lines = [
+        f"* Closest pair: **{labels[a]}** and **{labels[b]}** (distance {M[a, b]:.3f}); farthest: "
+        f"**{labels[z]}** and **{labels[w]}** ({M[z, w]:.3f}). Median distance over all "
+        f"{len(order)} pairs: {np.median(M[iu]):.3f}."
+    ]
     apart, told = distinct_architectures(M, labels, floor)
-    lines.append(f"* {len(apart)} of {len(told)} architectures are farther from every other one than "
-                 "their own two half-estimates are from each other (a distinct signature at this "
-                 "number of networks)" + (f": {', '.join(apart)}." if apart else "."))
+    lines.append(
+        f"* {len(apart)} of {len(told)} architectures are farther from every other one than "
+        "their own two half-estimates are from each other (a distinct signature at this "
+        "number of networks)" + (f": {', '.join(apart)}." if apart else ".")
+    )
     if n > clusters >= 2:
         groups = fcluster(fingerprint_tree(M), clusters, criterion="maxclust")
         parts = []
@@ -158,10 +196,12 @@ def describe_fingerprints(M: np.ndarray, labels, families: dict, floor: dict, cl
             members = [labels[i] for i in np.flatnonzero(groups == g)]
             fams = sorted({families.get(m, "-") for m in members})
             parts.append(f"{{{', '.join(members)}}} ({'/'.join(fams)})")
-        mixed = sum(len({families.get(labels[i], '-') for i in np.flatnonzero(groups == g)}) > 1
-                    for g in set(groups))
-        lines.append(f"* Cut into {clusters} clusters, the tree groups: " + "; ".join(parts)
-                     + f". {mixed} of the {len(set(groups))} clusters mix families.")
+        mixed = sum(len({families.get(labels[i], "-") for i in np.flatnonzero(groups == g)}) > 1 for g in set(groups))
+        lines.append(
+            f"* Cut into {clusters} clusters, the tree groups: "
+            + "; ".join(parts)
+            + f". {mixed} of the {len(set(groups))} clusters mix families."
+        )
     return "\n".join(lines)
 
 
@@ -194,8 +234,17 @@ def alias_fractions(results: dict, patch_sizes, k: int, side: int = 32) -> pd.Da
         mask = token_alias_mask(side, int(p))
         for label, r in results.items():
             v, lo, hi = jackknife_statistic(r, lambda U: alias_energy_fraction(U, mask), k)
-            rows.append({"architecture": label, "patch": int(p), "k": int(k), "fraction": v, "low": lo,
-                         "high": hi, "chance": float(mask.mean())})
+            rows.append(
+                {
+                    "architecture": label,
+                    "patch": int(p),
+                    "k": int(k),
+                    "fraction": v,
+                    "low": lo,
+                    "high": hi,
+                    "chance": float(mask.mean()),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -209,19 +258,41 @@ def random_directions(count: int, dim: int, seed: int) -> np.ndarray:
     return G / np.linalg.norm(G, axis=1, keepdims=True)
 
 
-def index_sweep(model: str, result: NADResult, indices, random: np.ndarray, settings: dict, *,
-                seeds, cache: Cache | None = None, executor=None, chunk: int = 8, device="auto") -> dict:
+def index_sweep(
+    model: str,
+    result: NADResult,
+    indices,
+    random: np.ndarray,
+    settings: dict,
+    *,
+    seeds,
+    cache: Cache | None = None,
+    executor=None,
+    chunk: int = 8,
+    device="auto",
+) -> dict:
     """Train ``model`` on D(u_i) for the NADs ``indices`` of ``result`` and on D(r_j) for the
     ``random`` directions (rows), every seed: ``{"nads": sweep, "random": sweep}`` of
     :func:`nadcore.chapters.linear_separability.runs.directions_sweep` results (arrays (seeds, directions))."""
     idx = [int(i) for i in indices]
     shape = result.input_shape
-    common = dict(seeds=list(seeds), cache=cache, executor=executor, chunk=chunk, device=device,
-                  balance=getattr(executor, "_max_workers", 1) or 1)
-    nad = directions_sweep(model, result.nads[idx].reshape(len(idx), *shape), idx, settings,
-                           tag="atlas-nad", **common)
-    rnd = directions_sweep(model, np.asarray(random).reshape(len(random), *shape), list(range(len(random))),
-                           settings, tag="atlas-random", **common)
+    common = dict(
+        seeds=list(seeds),
+        cache=cache,
+        executor=executor,
+        chunk=chunk,
+        device=device,
+        balance=getattr(executor, "_max_workers", 1) or 1,
+    )
+    nad = directions_sweep(model, result.nads[idx].reshape(len(idx), *shape), idx, settings, tag="atlas-nad", **common)
+    rnd = directions_sweep(
+        model,
+        np.asarray(random).reshape(len(random), *shape),
+        list(range(len(random))),
+        settings,
+        tag="atlas-random",
+        **common,
+    )
     return {"nads": nad, "random": rnd}
 
 
@@ -235,7 +306,15 @@ def index_table(model: str, indices, sweep: dict, seeds, eigenvalues) -> pd.Data
         for s, seed in enumerate(seeds):
             for j in range(n):
                 i = int(indices[j]) if kind == "nad" else j
-                rows.append({"model": model, "direction": kind, "index": i, "seed": int(seed),
-                             "test_acc": float(res["test_acc"][s, j]), "train_acc": float(res["train_acc"][s, j]),
-                             "eigenvalue_ratio": float(ev[i] / ev[0]) if kind == "nad" else float("nan")})
+                rows.append(
+                    {
+                        "model": model,
+                        "direction": kind,
+                        "index": i,
+                        "seed": int(seed),
+                        "test_acc": float(res["test_acc"][s, j]),
+                        "train_acc": float(res["train_acc"][s, j]),
+                        "eigenvalue_ratio": float(ev[i] / ev[0]) if kind == "nad" else float("nan"),
+                    }
+                )
     return pd.DataFrame(rows)

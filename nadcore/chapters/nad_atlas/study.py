@@ -9,6 +9,7 @@ shows the science and not the plumbing. The NADs and the runs are those of
 :mod:`nadcore.chapters.nad_atlas.runs` (cached jobs), the figures those of
 :mod:`nadcore.chapters.nad_atlas.figures`.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -43,14 +44,22 @@ PATCH_CLAIMS = {"ViT/4": "atlas-patch-vit4", "ViT/8": "atlas-patch-vit8", "MLP-M
 #: the paper's Fig. 1 grid (16 x 16 frequencies of a 32 x 32 image)
 GRID = fourier_grid(32, 16)
 #: the paper's networks, as Fig. 1 names them
-PAPER_FIVE = {"logreg": "LogReg", "lenet": "LeNet", "resnet18": "ResNet-18", "vgg11": "VGG-11",
-              "densenet121": "DenseNet-121"}
+PAPER_FIVE = {
+    "logreg": "LogReg",
+    "lenet": "LeNet",
+    "resnet18": "ResNet-18",
+    "vgg11": "VGG-11",
+    "densenet121": "DenseNet-121",
+}
 #: the big networks, which the campaign trains at a reduced width
 NARROW = ("resnet18", "vgg11", "densenet121")
 #: what each set of predictions is made from, for the tables
-PREDICTION_SOURCES = {"": "published NADs", "own-": "this book's NADs, full width",
-                      "gradient-": "this book's exact-gradient NADs, full width",
-                      "narrow-": "this book's NADs, campaign width"}
+PREDICTION_SOURCES = {
+    "": "published NADs",
+    "own-": "this book's NADs, full width",
+    "gradient-": "this book's exact-gradient NADs, full width",
+    "narrow-": "this book's NADs, campaign width",
+}
 _ESTIMATORS = {"secant": "secant (step 100)", "gradient": "exact-gradient"}
 
 
@@ -73,8 +82,13 @@ class Study:
         ch, cfg = self.ch, self.cfg
         with threads(1, blas=True):  # chapter 2's estimates of the paper's five, shared (cached)
             shared = {a: ch.nads(s, "gradient")[0] for a, s in self.archs.items() if s in cfg["from_chapter2"]}
-        own = atlas.atlas_nads({a: s for a, s in self.archs.items() if a not in shared}, cfg["networks"], ch.seed,
-                               cache=ch.cache, device=ch.device)
+        own = atlas.atlas_nads(
+            {a: s for a, s in self.archs.items() if a not in shared},
+            cfg["networks"],
+            ch.seed,
+            cache=ch.cache,
+            device=ch.device,
+        )
         return {a: shared.get(a, own.get(a)) for a in self.archs}
 
     def architecture_table(self, results: dict) -> pd.DataFrame:
@@ -84,28 +98,47 @@ class Study:
     def secant_nads(self) -> dict:
         """The authors' secant NADs (step 100) of the architectures in ``secant_networks``."""
         ch, cfg = self.ch, self.cfg
-        return atlas.atlas_nads({a: self.archs[a] for a in cfg["secant_networks"]},
-                                {"default": 0, **cfg["secant_networks"]}, ch.seed, method="secant",
-                                cache=ch.cache, device=ch.device)
+        return atlas.atlas_nads(
+            {a: self.archs[a] for a in cfg["secant_networks"]},
+            {"default": 0, **cfg["secant_networks"]},
+            ch.seed,
+            method="secant",
+            cache=ch.cache,
+            device=ch.device,
+        )
 
     def secant_agreement(self, secant: dict, results: dict) -> pd.DataFrame:
         """Per architecture with secant NADs: its networks, the top-``k`` overlap of its secant
         NADs with its gradient NADs, and the secant estimate's split-half overlap."""
         k = self.k
-        return pd.DataFrame({a: {"networks": r.meta["networks"],
-                                 f"overlap with gradient NADs, k={k}": subspace_overlap(r.nads, results[a].nads, k),
-                                 f"secant split-half k={k}": atlas.split_half_overlap(r, k)}
-                             for a, r in secant.items()}).T
+        return pd.DataFrame(
+            {
+                a: {
+                    "networks": r.meta["networks"],
+                    f"overlap with gradient NADs, k={k}": subspace_overlap(r.nads, results[a].nads, k),
+                    f"secant split-half k={k}": atlas.split_half_overlap(r, k),
+                }
+                for a, r in secant.items()
+            }
+        ).T
 
     def draw_gallery(self, results: dict):
         """The first three NADs of every architecture, in pixels and as Fourier energy (and the
         figure's data file)."""
         fig = plots.gallery(results, (0, 1, 2), title="First NADs (exact gradient): pixels and Fourier energy")
-        self.ch.figure_data("gallery", pd.concat([pd.DataFrame({"architecture": a, "nad_index": i,
-                                                                "pixel": np.arange(r.nads.shape[1]),
-                                                                "value": r.nads[i]})
-                                                  for a, r in results.items() for i in (0, 1, 2)],
-                                                 ignore_index=True))
+        self.ch.figure_data(
+            "gallery",
+            pd.concat(
+                [
+                    pd.DataFrame(
+                        {"architecture": a, "nad_index": i, "pixel": np.arange(r.nads.shape[1]), "value": r.nads[i]}
+                    )
+                    for a, r in results.items()
+                    for i in (0, 1, 2)
+                ],
+                ignore_index=True,
+            ),
+        )
         return fig
 
     def explore_nads(self, results: dict):
@@ -120,8 +153,9 @@ class Study:
     def draw_fingerprints(self, pairs: pd.DataFrame, M: np.ndarray, tree, results: dict):
         """The distance heatmap beside its average-linkage tree (and the figure's data file)."""
         fig = plots.fingerprint_map(M, list(results), tree, self.families, self.k)
-        self.ch.figure_data("fingerprints", pairs.assign(family_a=pairs["a"].map(self.families),
-                                                         family_b=pairs["b"].map(self.families)))
+        self.ch.figure_data(
+            "fingerprints", pairs.assign(family_a=pairs["a"].map(self.families), family_b=pairs["b"].map(self.families))
+        )
         return fig
 
     def noise_floor(self, results: dict) -> dict:
@@ -136,8 +170,11 @@ class Study:
         """Claim ``atlas-signature``: the fraction of architectures farther from every other one
         than their own two half estimates are from each other."""
         distinct, told = atlas.distinct_architectures(M, results, floor)
-        return dict(interval=exact_value(len(distinct) / max(len(told), 1), "count over architectures"),
-                    n_arch=len(told), networks=min(r.meta["networks"] for r in results.values()))
+        return dict(
+            interval=exact_value(len(distinct) / max(len(told), 1), "count over architectures"),
+            n_arch=len(told),
+            networks=min(r.meta["networks"] for r in results.values()),
+        )
 
     # ------------------------------------------------------------------ patch embeddings
     def alias_fractions(self, results: dict) -> pd.DataFrame:
@@ -147,8 +184,9 @@ class Study:
 
     def draw_alias(self, alias: pd.DataFrame):
         """The alias fractions as bars, with the isotropic share (and the figure's data file)."""
-        fig = plots.alias_bars(alias, title=f"Top-{self.k} NAD energy on the frequencies folded onto the "
-                                            "token grid's zero")
+        fig = plots.alias_bars(
+            alias, title=f"Top-{self.k} NAD energy on the frequencies folded onto the token grid's zero"
+        )
         self.ch.figure_data("patch_alias", alias)
         return fig
 
@@ -162,7 +200,9 @@ class Study:
                 row = alias[(alias["architecture"] == arch) & (alias["patch"] == p)].iloc[0]
                 out[PATCH_CLAIMS[arch]] = dict(
                     interval=jackknife_interval(row["fraction"], row["low"], row["high"], GROUPS, (0.0, 1.0)),
-                    alias_count=int(token_alias_mask(32, p).sum()), networks=results[arch].meta["networks"])
+                    alias_count=int(token_alias_mask(32, p).sum()),
+                    networks=results[arch].meta["networks"],
+                )
         return out
 
     def patch_size_moves(self, results: dict) -> dict:
@@ -170,13 +210,17 @@ class Study:
         frequencies that p = 8 folds onto zero and p = 4 does not, with the two jackknife
         half-widths added in quadrature (independent networks)."""
         only8 = token_alias_mask(32, 8) & ~token_alias_mask(32, 4)
-        diff = [atlas.jackknife_statistic(results[a], lambda U: alias_energy_fraction(U, only8), self.k)
-                for a in ("ViT/8", "ViT/4")]
+        diff = [
+            atlas.jackknife_statistic(results[a], lambda U: alias_energy_fraction(U, only8), self.k)
+            for a in ("ViT/8", "ViT/4")
+        ]
         # independent networks: errors add in quadrature
         half = np.hypot(diff[0][0] - diff[0][1], diff[1][0] - diff[1][1])
         d = diff[0][0] - diff[1][0]
-        return dict(interval=jackknife_interval(d, d - half, d + half, GROUPS, (-1.0, 1.0)),
-                    networks=results["ViT/4"].meta["networks"])
+        return dict(
+            interval=jackknife_interval(d, d - half, d + half, GROUPS, (-1.0, 1.0)),
+            networks=results["ViT/4"].meta["networks"],
+        )
 
     # ------------------------------------------------------------------ Fig. 6 on modern architectures
     def index_accuracy(self, results: dict) -> dict:
@@ -191,15 +235,26 @@ class Study:
         for arch in cfg["index_models"]:
             r = results[arch]
             rnd = atlas.random_directions(cfg["index_random"], r.nads.shape[1], ch.seed + RANDOM_DIRECTIONS_STREAM)
-            sweep = atlas.index_sweep(self.archs[arch], r, idx, rnd, settings, seeds=ch.seeds, cache=ch.cache,
-                                      executor=ch.executor(), chunk=cfg["chunk"], device=str(ch.device))
+            sweep = atlas.index_sweep(
+                self.archs[arch],
+                r,
+                idx,
+                rnd,
+                settings,
+                seeds=ch.seeds,
+                cache=ch.cache,
+                executor=ch.executor(),
+                chunk=cfg["chunk"],
+                device=str(ch.device),
+            )
             frames[arch] = atlas.index_table(arch, idx, sweep, ch.seeds, r.eigenvalues)
         return frames
 
     def draw_index(self, frames: dict):
         """Accuracy along the NAD index, random directions as the band (and the figure's data file)."""
-        fig = plots.index_curves(frames, title="Test accuracy on D(v) along the NAD index; random directions "
-                                               "as control")
+        fig = plots.index_curves(
+            frames, title="Test accuracy on D(v) along the NAD index; random directions as control"
+        )
         self.ch.figure_data("index_accuracy", pd.concat(frames.values(), ignore_index=True))
         return fig
 
@@ -226,8 +281,10 @@ class Study:
         frame = frames[arch]
         rho = self.eigenvalue_spearman(frame, results[arch])
         first, random_acc = self.first_nad_accuracy(frame), self.random_accuracy(frame)
-        return (f"{arch}: Spearman per seed {np.round(rho, 3).tolist()}; first-NAD accuracy "
-                f"{np.round(first.to_numpy(), 3).tolist()}, random {np.round(random_acc.to_numpy(), 3).tolist()}")
+        return (
+            f"{arch}: Spearman per seed {np.round(rho, 3).tolist()}; first-NAD accuracy "
+            f"{np.round(first.to_numpy(), 3).tolist()}, random {np.round(random_acc.to_numpy(), 3).tolist()}"
+        )
 
     def _index_fill(self) -> dict:
         cfg = self.cfg
@@ -260,8 +317,12 @@ class Study:
         bundle."""
         ch, cfg = self.ch, self.cfg
         published = {a: published_fig1_map(a, GRID).reshape(GRID.shape) for a in PAPER_FIVE}
-        sets = {"": {a: (predicted_fig1_map(ch.nads(a, "published")[0], GRID), published[a],
-                         {"networks": 10000}) for a in PAPER_FIVE}}
+        sets = {
+            "": {
+                a: (predicted_fig1_map(ch.nads(a, "published")[0], GRID), published[a], {"networks": 10000})
+                for a in PAPER_FIVE
+            }
+        }
         sets["own-"], sets["gradient-"] = {}, {}
         secant = profiles.resolve("02_nads", ch.profile)["secant_networks"]
         for label, a in self.archs.items():
@@ -271,12 +332,18 @@ class Study:
             # predicted from; the exact gradient of the atlas otherwise (and beside it, for the table)
             with threads(1, blas=True):
                 r = ch.nads(a, "secant")[0] if secant.get(a) else results[label]
-            sets["own-"][a] = (predicted_fig1_map(r, GRID), published[a],
-                               {"networks": int(r.meta["networks"]), "estimator": _ESTIMATORS[r.meta["method"]]})
+            sets["own-"][a] = (
+                predicted_fig1_map(r, GRID),
+                published[a],
+                {"networks": int(r.meta["networks"]), "estimator": _ESTIMATORS[r.meta["method"]]},
+            )
             if secant.get(a):
                 g = results[label]
-                sets["gradient-"][a] = (predicted_fig1_map(g, GRID), published[a],
-                                        {"networks": int(g.meta["networks"]), "estimator": _ESTIMATORS["gradient"]})
+                sets["gradient-"][a] = (
+                    predicted_fig1_map(g, GRID),
+                    published[a],
+                    {"networks": int(g.meta["networks"]), "estimator": _ESTIMATORS["gradient"]},
+                )
         camp = campaigns.CAMPAIGNS[cfg["campaign"]]
         bundle = bundles.load(cfg["campaign"])
         frame = bundle.frame(campaigns.CHAPTER, "fig1") if bundle is not None else None
@@ -289,9 +356,17 @@ class Study:
                 continue
             with threads(1, blas=True):  # chapter 2's width study computed them (cached)
                 r = ch.nads(width_spec(a, w), "gradient", networks=int(counts[a]))[0]
-            sets["narrow-"][a] = (predicted_fig1_map(r, GRID), bundled.fig1_map(rows, GRID),
-                                  {"networks": int(r.meta["networks"]), "width": w, "runs": len(rows),
-                                   "bundle": bundle.title(), "estimator": _ESTIMATORS["gradient"]})
+            sets["narrow-"][a] = (
+                predicted_fig1_map(r, GRID),
+                bundled.fig1_map(rows, GRID),
+                {
+                    "networks": int(r.meta["networks"]),
+                    "width": w,
+                    "runs": len(rows),
+                    "bundle": bundle.title(),
+                    "estimator": _ESTIMATORS["gradient"],
+                },
+            )
         return sets
 
     def prediction_table(self, sets: dict) -> pd.DataFrame:
@@ -301,12 +376,24 @@ class Study:
         for prefix, preds in sets.items():
             for a, (pred, meas, info) in preds.items():
                 s = prediction_agreement(pred, meas, GRID)
-                rows.append({"NADs": PREDICTION_SOURCES[prefix], "network": PAPER_FIVE[a],
-                             "estimator": info.get("estimator", "secant (step 100)"),
-                             "networks": info["networks"], "width": info.get("width", "full"),
-                             "rank": s["rank"].value, "rank low": s["rank"].low, "rank high": s["rank"].high,
-                             "AUC": s["auc"].value, "AUC low": s["auc"].low, "AUC high": s["auc"].high,
-                             "cells": s["cells"], "learnable": s["learnable"], "chance": s["chance"]})
+                rows.append(
+                    {
+                        "NADs": PREDICTION_SOURCES[prefix],
+                        "network": PAPER_FIVE[a],
+                        "estimator": info.get("estimator", "secant (step 100)"),
+                        "networks": info["networks"],
+                        "width": info.get("width", "full"),
+                        "rank": s["rank"].value,
+                        "rank low": s["rank"].low,
+                        "rank high": s["rank"].high,
+                        "AUC": s["auc"].value,
+                        "AUC low": s["auc"].low,
+                        "AUC high": s["auc"].high,
+                        "cells": s["cells"],
+                        "learnable": s["learnable"],
+                        "chance": s["chance"],
+                    }
+                )
         table = pd.DataFrame(rows)
         self.ch.figure_data("prediction_scores", table)
         return table
@@ -314,17 +401,36 @@ class Study:
     def draw_predictions(self, sets: dict):
         """The paper's five: predicted from the published NADs, from this book's NADs, and the
         published map (and the figure's data file)."""
+
         def row(prefix, which):  # every network in its column, None where a set lacks it
             return {name: (sets[prefix][a][which] if a in sets[prefix] else None) for a, name in PAPER_FIVE.items()}
 
-        rows = {"predicted, published NADs": ("predicted", row("", 0)),
-                "predicted, this book's NADs": ("predicted", row("own-", 0)),
-                "published accuracy": ("accuracy", row("", 1))}
+        rows = {
+            "predicted, published NADs": ("predicted", row("", 0)),
+            "predicted, this book's NADs": ("predicted", row("own-", 0)),
+            "published accuracy": ("accuracy", row("", 1)),
+        }
         fig = plots.prediction_maps(rows, GRID, title="Fig. 1 predicted from the NADs, beside the published map")
-        self.ch.figure_data("predicted_fig1", pd.concat(
-            [pd.DataFrame({"NADs": PREDICTION_SOURCES[prefix], "network": PAPER_FIVE[a], "k1": GRID.k1.ravel(),
-                           "k2": GRID.k2.ravel(), "predicted": p.ravel(), "measured": m.ravel()})
-             for prefix, preds in sets.items() for a, (p, m, _) in preds.items()], ignore_index=True))
+        self.ch.figure_data(
+            "predicted_fig1",
+            pd.concat(
+                [
+                    pd.DataFrame(
+                        {
+                            "NADs": PREDICTION_SOURCES[prefix],
+                            "network": PAPER_FIVE[a],
+                            "k1": GRID.k1.ravel(),
+                            "k2": GRID.k2.ravel(),
+                            "predicted": p.ravel(),
+                            "measured": m.ravel(),
+                        }
+                    )
+                    for prefix, preds in sets.items()
+                    for a, (p, m, _) in preds.items()
+                ],
+                ignore_index=True,
+            ),
+        )
         return fig
 
     @staticmethod
@@ -332,6 +438,7 @@ class Study:
         """Sentences written from :meth:`prediction_table`: per set of NADs, each network's AUC
         and rank correlation, and where a score falls short of a useful predictor's bound (or
         cannot be computed)."""
+
         def score(v, lo, hi):
             return "undefined" if not np.isfinite(v) else f"{v:.3f} [{lo:.3f}, {hi:.3f}]"
 
@@ -339,7 +446,10 @@ class Study:
         for nads, part in table.groupby("NADs", sort=False):
             items, short, unscored = [], [], []
             for _, r in part.iterrows():
-                auc, rank = score(r["AUC"], r["AUC low"], r["AUC high"]), score(r["rank"], r["rank low"], r["rank high"])
+                auc, rank = (
+                    score(r["AUC"], r["AUC low"], r["AUC high"]),
+                    score(r["rank"], r["rank low"], r["rank high"]),
+                )
                 items.append(f"{r['network']} ({r['estimator']}, {r['networks']:,} networks): AUC {auc}, rank {rank}")
                 if np.isfinite(r["AUC high"]) and r["AUC high"] < USEFUL_AUC:
                     short.append(f"{r['network']}'s AUC lies below {USEFUL_AUC:g}")
@@ -347,20 +457,31 @@ class Study:
                     short.append(f"{r['network']}'s rank correlation lies below {USEFUL_RANK:g}")
                 if not np.isfinite(r["AUC"]):
                     unscored.append(f"{r['network']} ({'no learnable' if r['learnable'] == 0 else 'no chance'} cell)")
-            lines.append(f"* **{nads}**: " + "; ".join(items) + "."
-                         + (f" Short of a useful predictor: {', '.join(short)}." if short else "")
-                         + (f" No AUC where the map lacks one of the two kinds of cell: {', '.join(unscored)}."
-                            if unscored else ""))
+            lines.append(
+                f"* **{nads}**: "
+                + "; ".join(items)
+                + "."
+                + (f" Short of a useful predictor: {', '.join(short)}." if short else "")
+                + (
+                    f" No AUC where the map lacks one of the two kinds of cell: {', '.join(unscored)}."
+                    if unscored
+                    else ""
+                )
+            )
         return "\n".join(lines)
 
     def draw_narrow_predictions(self, sets: dict):
         """The big networks at the campaign's width: predicted from their NADs above the cells the
         campaign trained."""
         narrow = sets["narrow-"]
-        label = {a: f"{PAPER_FIVE[a]} ({'growth rate' if a == 'densenet121' else 'width'} {i['width']})"
-                 for a, (_, _, i) in narrow.items()}
-        rows = {"predicted, this book's NADs": ("predicted", {label[a]: p for a, (p, _, _) in narrow.items()}),
-                "accuracy, campaign cells": ("accuracy", {label[a]: m for a, (_, m, _) in narrow.items()})}
+        label = {
+            a: f"{PAPER_FIVE[a]} ({'growth rate' if a == 'densenet121' else 'width'} {i['width']})"
+            for a, (_, _, i) in narrow.items()
+        }
+        rows = {
+            "predicted, this book's NADs": ("predicted", {label[a]: p for a, (p, _, _) in narrow.items()}),
+            "accuracy, campaign cells": ("accuracy", {label[a]: m for a, (_, m, _) in narrow.items()}),
+        }
         return plots.prediction_maps(rows, GRID, title="Narrow networks: predicted, and the cells the campaign trained")
 
     def prediction_evidence(self, sets: dict) -> dict:
@@ -373,20 +494,30 @@ class Study:
             if prefix not in ("", "own-", "narrow-"):
                 continue
             for a, (pred, meas, info) in preds.items():
-                common = dict(networks=info["networks"], networks_own=info["networks"],
-                              estimator=info.get("estimator", "secant (step 100)"))
+                common = dict(
+                    networks=info["networks"],
+                    networks_own=info["networks"],
+                    estimator=info.get("estimator", "secant (step 100)"),
+                )
                 if a == "logreg":
                     out[f"predict-{prefix}logreg-flat"] = dict(
-                        interval=exact_value(float(pred.max() / pred.min()),
-                                             "over the grid's cells (the NAD estimate's own noise not included)"),
-                        **common)
+                        interval=exact_value(
+                            float(pred.max() / pred.min()),
+                            "over the grid's cells (the NAD estimate's own noise not included)",
+                        ),
+                        **common,
+                    )
                     continue
                 s = prediction_agreement(pred, meas, GRID)
                 if prefix == "narrow-":
                     steps = steps_per_run(campaigns.run_settings(self.cfg["campaign"], "fig1", a))
-                    common.update(cells=s["cells"], steps=steps, paper_steps=steps,
-                                  profile=f"campaign {self.cfg['campaign']}",
-                                  settings={"width": info["width"], "bundle": info["bundle"]})
+                    common.update(
+                        cells=s["cells"],
+                        steps=steps,
+                        paper_steps=steps,
+                        profile=f"campaign {self.cfg['campaign']}",
+                        settings={"width": info["width"], "bundle": info["bundle"]},
+                    )
                 if a != "lenet":  # LeNet's published map has no learnable cell
                     out[f"predict-{prefix}{a}-auc"] = dict(interval=s["auc"], **common)
                 out[f"predict-{prefix}{a}-rank"] = dict(interval=s["rank"], **common)
@@ -395,8 +526,10 @@ class Study:
     def draw_atlas_predictions(self, predicted: dict, per_row: int = 7):
         """Every atlas architecture's predicted Fig. 1, ``per_row`` to a row."""
         labels = list(predicted)
-        rows = {" " * n: ("predicted", {a: predicted[a] for a in labels[i:i + per_row]})
-                for n, i in enumerate(range(0, len(labels), per_row))}
+        rows = {
+            " " * n: ("predicted", {a: predicted[a] for a in labels[i : i + per_row]})
+            for n, i in enumerate(range(0, len(labels), per_row))
+        }
         return plots.prediction_maps(rows, GRID, title="Fig. 1 predicted from the NADs of every architecture")
 
     def atlas_cells(self, predicted: dict) -> dict:
@@ -412,8 +545,9 @@ class Study:
             if label not in predicted or rows.empty:
                 continue
             cells = rows.groupby(["k1", "k2"], as_index=False)[["test_acc", "train_acc"]].mean()
-            cells["predicted"] = [float(predicted[label].ravel()[index[(int(a), int(b))]])
-                                  for a, b in zip(cells["k1"], cells["k2"])]
+            cells["predicted"] = [
+                float(predicted[label].ravel()[index[(int(a), int(b))]]) for a, b in zip(cells["k1"], cells["k2"])
+            ]
             out[label] = cells.assign(architecture=label, runs=len(rows))
         return out
 
@@ -421,11 +555,14 @@ class Study:
         """Measured accuracy against predicted learnability on each atlas architecture's cells
         (and the figure's data file); None, saying so, where the bundle has none."""
         if not cells:
-            print(f"campaign {self.cfg['campaign']!r} has trained no atlas cells yet: run "
-                  f"`python scripts/run_campaign.py --campaign {self.cfg['campaign']} --figures atlas-fig1`")
+            print(
+                f"campaign {self.cfg['campaign']!r} has trained no atlas cells yet: run "
+                f"`python scripts/run_campaign.py --campaign {self.cfg['campaign']} --figures atlas-fig1`"
+            )
             return None
-        fig = plots.prediction_scatter(cells, LEARNABLE, CHANCE,
-                                       title="Atlas architectures: accuracy on cells chosen before training")
+        fig = plots.prediction_scatter(
+            cells, LEARNABLE, CHANCE, title="Atlas architectures: accuracy on cells chosen before training"
+        )
         self.ch.figure_data("atlas_cells", pd.concat(cells.values(), ignore_index=True))
         return fig
 
@@ -438,15 +575,21 @@ class Study:
         for label, rows in cells.items():
             acc, pred = rows["test_acc"].to_numpy(float), rows["predicted"].to_numpy(float)
             learned, chance = acc >= LEARNABLE, acc <= CHANCE
-            text = (f"* **{label}** learned {int(learned.sum())} of its {len(rows)} cells and left "
-                    f"{int(chance.sum())} at chance")
+            text = (
+                f"* **{label}** learned {int(learned.sum())} of its {len(rows)} cells and left "
+                f"{int(chance.sum())} at chance"
+            )
             if learned.any() and chance.any():
-                text += (f"; predicted scores {pred[learned].min():.2g} to {pred[learned].max():.2g} on the cells it "
-                         f"learned, {pred[chance].min():.2g} to {pred[chance].max():.2g} on those it did not")
+                text += (
+                    f"; predicted scores {pred[learned].min():.2g} to {pred[learned].max():.2g} on the cells it "
+                    f"learned, {pred[chance].min():.2g} to {pred[chance].max():.2g} on those it did not"
+                )
             elif learned.all():
-                text += (f": every cell, also those predicted as low as {pred.min():.2g} times an average "
-                         "direction. The NADs order the directions; whether the network learns the "
-                         "disfavoured ones anyway, they do not say")
+                text += (
+                    f": every cell, also those predicted as low as {pred.min():.2g} times an average "
+                    "direction. The NADs order the directions; whether the network learns the "
+                    "disfavoured ones anyway, they do not say"
+                )
             lines.append(text + ".")
         return "\n".join(lines)
 
@@ -460,9 +603,15 @@ class Study:
             slug = self.cfg["predict_models"][label]
             s = prediction_agreement(rows["predicted"], rows["test_acc"])
             steps = steps_per_run(campaigns.run_settings(name, "fig1", slug))
-            common = dict(networks=int(results[label].meta["networks"]), cells=s["cells"], campaign=name,
-                          steps=steps, paper_steps=steps, profile=f"campaign {name}",
-                          settings={"bundle": bundle.title()})
+            common = dict(
+                networks=int(results[label].meta["networks"]),
+                cells=s["cells"],
+                campaign=name,
+                steps=steps,
+                paper_steps=steps,
+                profile=f"campaign {name}",
+                settings={"bundle": bundle.title()},
+            )
             out[f"predict-atlas-{slug}-auc"] = dict(interval=s["auc"], **common)
             out[f"predict-atlas-{slug}-rank"] = dict(interval=s["rank"], **common)
         return out

@@ -1,4 +1,5 @@
 """Figures of chapter 2: NADs in pixel and Fourier space (paper Fig. 5), spectra, convergence."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -15,8 +16,7 @@ def nad_grid(results: dict, indices=(0, 1, 2), title: str | None = None):
     """
     labels = list(results)
     n = len(indices)
-    fig, axes = plt.subplots(2 * len(labels), n, figsize=(1.25 * n + 0.9, 2.5 * len(labels) + 0.4),
-                             squeeze=False)
+    fig, axes = plt.subplots(2 * len(labels), n, figsize=(1.25 * n + 0.9, 2.5 * len(labels) + 0.4), squeeze=False)
     for a, label in enumerate(labels):
         r = results[label]
         U = r.nads if hasattr(r, "nads") else np.asarray(r)
@@ -55,8 +55,7 @@ def spectra(results: dict, title: str = "Normalised eigenvalues of the gradient 
 
 def convergence(curves: dict, ks, xlabel="networks", ylabel="top-k subspace overlap", title=None):
     """Overlap curves: ``curves`` maps a label to (network counts, overlaps (len(counts), len(ks)))."""
-    fig, axes = plt.subplots(1, len(curves), figsize=(3.4 * len(curves), 3.0), squeeze=False,
-                             sharey=True)
+    fig, axes = plt.subplots(1, len(curves), figsize=(3.4 * len(curves), 3.0), squeeze=False, sharey=True)
     for ax, (label, (ns, ov)) in zip(axes[0], curves.items()):
         ov = np.asarray(ov)
         for j, k in enumerate(ks):
@@ -86,6 +85,9 @@ def nads_table(results: dict, indices=(0, 1, 2)):
         side = int(round(np.sqrt(U.shape[1])))
         rows, cols = np.divmod(np.arange(side * side), side)
         for i in indices:
-            frames.append(pd.DataFrame({"set": label, "nad_index": i, "row": rows, "col": cols,
-                                        "value": np.asarray(U[i], dtype=float)}))
+            frames.append(
+                pd.DataFrame(
+                    {"set": label, "nad_index": i, "row": rows, "col": cols, "value": np.asarray(U[i], dtype=float)}
+                )
+            )
     return pd.concat(frames, ignore_index=True)

@@ -9,6 +9,7 @@ reading), ResNet-18's combs of spikes, and the width study of the paper's big ne
 * :func:`width_overlaps`: the top-k subspace overlap of NADs estimated at a reduced width with
   those of the full network, beside two full-width estimates' overlap (the noise floor).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,9 +24,21 @@ from nadcore.nads.covariance import GROUPS, OVERLAP_KS, identifiable_overlap, ov
 from nadcore.nads.published import load_published_nads, published_fig1_map
 from nadcore.nets import width_name, width_spec
 
-__all__ = ["accuracy_region", "support_share", "comb_share", "width_overlaps", "region_threshold",
-           "support_row", "support_table", "support_evidence", "comb_evidence", "width_study",
-           "width_evidence", "published_fig1_map", "campaign_width"]
+__all__ = [
+    "accuracy_region",
+    "support_share",
+    "comb_share",
+    "width_overlaps",
+    "region_threshold",
+    "support_row",
+    "support_table",
+    "support_evidence",
+    "comb_evidence",
+    "width_study",
+    "width_evidence",
+    "published_fig1_map",
+    "campaign_width",
+]
 
 
 def campaign_width(arch: str) -> int | None:
@@ -51,8 +64,9 @@ def accuracy_region(acc_map, size: int = 32) -> np.ndarray:
         return [k] if k % 2 == 0 else [k - 1, (k + 1 + h) % size - h]
 
     ks = range(-h, h)
-    return np.array([[np.mean([m[(a + h) // 2, (b + h) // 2] for a in near(k1) for b in near(k2)])
-                      for k2 in ks] for k1 in ks])
+    return np.array(
+        [[np.mean([m[(a + h) // 2, (b + h) // 2] for a in near(k1) for b in near(k2)]) for k2 in ks] for k1 in ks]
+    )
 
 
 def support_share(nads, acc_map, first: int = 3) -> np.ndarray:
@@ -115,8 +129,12 @@ def support_row(result, arch: str, first: int = 3) -> dict:
     m = published_fig1_map(arch, fourier_grid(32, 16)).reshape(16, 16)
     shares = support_share(result.nads, m, first)
     region = accuracy_region(m) >= region_threshold(m)
-    return {**{f"NAD {i}": float(v) for i, v in enumerate(shares)}, "region of spectrum": float(region.mean()),
-            "level": region_threshold(m), **{f"comb NAD {i}": comb_share(result.nads[i]) for i in range(first)}}
+    return {
+        **{f"NAD {i}": float(v) for i, v in enumerate(shares)},
+        "region of spectrum": float(region.mean()),
+        "level": region_threshold(m),
+        **{f"comb NAD {i}": comb_share(result.nads[i]) for i in range(first)},
+    }
 
 
 def support_table(results: dict) -> pd.DataFrame:
@@ -129,16 +147,29 @@ def support_evidence(table: pd.DataFrame, row: str, method: str | None = None, n
     table's ``row`` (``network``: the network whose map it is read against, if not ``row``)."""
     r = table.loc[row]
     shares = [r[c] for c in table.columns if c.startswith("NAD ")]
-    return dict(interval=exact_value(float(min(shares)), "exact: the published NADs and map, no sampling"
-                                     if method is None else f"{method} NADs against the published map"),
-                network=network or row, threshold=round(float(r["level"]), 3), region=f"{r['region of spectrum']:.0%}",
-                method=method or "published", trained=False)
+    return dict(
+        interval=exact_value(
+            float(min(shares)),
+            "exact: the published NADs and map, no sampling"
+            if method is None
+            else f"{method} NADs against the published map",
+        ),
+        network=network or row,
+        threshold=round(float(r["level"]), 3),
+        region=f"{r['region of spectrum']:.0%}",
+        method=method or "published",
+        trained=False,
+    )
 
 
 def comb_evidence(result, first: int = 3) -> dict:
     """The keywords of ``fig5-resnet-comb``: the smallest spike share over the first NADs."""
-    return dict(interval=exact_value(min(comb_share(result.nads[i]) for i in range(first)),
-                                     "exact: the published NADs, no sampling"), trained=False)
+    return dict(
+        interval=exact_value(
+            min(comb_share(result.nads[i]) for i in range(first)), "exact: the published NADs, no sampling"
+        ),
+        trained=False,
+    )
 
 
 def width_study(ch, widths: dict, networks: dict) -> dict:
@@ -168,8 +199,15 @@ def width_evidence(ch, arch: str, table: pd.DataFrame, k: int = 16) -> dict:
     floor = identifiable_overlap(a["again"], a["full"], k)
     v, lo, hi = width_gap_interval(a["estimates"][width], a["full"], floor, k)
     name = f"{NAMES.get(arch, arch)} at {width_name(arch)} {width}"
-    return dict(interval=jackknife_interval(v, lo, hi, GROUPS, (-1.0, 1.0)), network=name, k=k,
-                floor=round(floor, 3), networks=a["networks"],
-                preconditions={f"the two full-width estimates agree well above chance (floor >= "
-                               f"{4 * k / 1024:.3f}, 4 k/D)": floor >= 4 * k / 1024},
-                settings={"width": width, "networks": a["networks"], "method": "gradient"})
+    return dict(
+        interval=jackknife_interval(v, lo, hi, GROUPS, (-1.0, 1.0)),
+        network=name,
+        k=k,
+        floor=round(floor, 3),
+        networks=a["networks"],
+        preconditions={
+            f"the two full-width estimates agree well above chance (floor >= {4 * k / 1024:.3f}, 4 k/D)": floor
+            >= 4 * k / 1024
+        },
+        settings={"width": width, "networks": a["networks"], "method": "gradient"},
+    )

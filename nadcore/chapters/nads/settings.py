@@ -15,21 +15,31 @@ networks. On the paper profile: bf16 for ResNet-18 (its NADs keep a top-16 overl
 float32's), TF32 for VGG-11 and DenseNet-121 (bf16 moves DenseNet-121's to 0.66), as measured by
 ``python benchmarks/bench_gpu.py`` on an H100 (benchmarks/README.md, "On a GPU").
 """
-PAPER = dict(architectures=["logreg", "lenet", "vgg11", "resnet18", "densenet121"],
-             secant_networks={"logreg": 10000, "lenet": 10000, "vgg11": 10000, "resnet18": 10000,
-                              "densenet121": 10000},
-             gradient_networks={"logreg": 10000, "lenet": 100000, "vgg11": 10000, "resnet18": 10000,
-                                "densenet121": 10000},
-             convergence=[625, 1250, 2500, 5000, 10000], gradient_points=8,
-             secant_precision={"vgg11": "tf32", "resnet18": "bf16", "densenet121": "tf32"},
-             precision_check_networks=256,
-             width_study={"resnet18": [8, 16, 32], "vgg11": [8, 16, 32], "densenet121": [8, 16]}, width_k=16)
-CPU = dict(secant_networks={"logreg": 2000, "lenet": 4000},
-           gradient_networks={"logreg": 2000, "lenet": 20000, "vgg11": 600, "resnet18": 600,
-                              "densenet121": 300},
-           convergence=[250, 500, 1000, 2000, 4000], gradient_points=4, secant_precision={})
-SMOKE = dict(secant_networks={"logreg": 64, "lenet": 48},
-             gradient_networks={"logreg": 64, "lenet": 256, "vgg11": 6, "resnet18": 6, "densenet121": 3},
-             convergence=[16, 32], gradient_points=2,
-             # exercises chapter 2's precision check (on a CPU tf32 is IEEE float32: same numbers)
-             secant_precision={"lenet": "tf32"}, precision_check_networks=16)
+
+PAPER = dict(
+    architectures=["logreg", "lenet", "vgg11", "resnet18", "densenet121"],
+    secant_networks={"logreg": 10000, "lenet": 10000, "vgg11": 10000, "resnet18": 10000, "densenet121": 10000},
+    gradient_networks={"logreg": 10000, "lenet": 100000, "vgg11": 10000, "resnet18": 10000, "densenet121": 10000},
+    convergence=[625, 1250, 2500, 5000, 10000],
+    gradient_points=8,
+    secant_precision={"vgg11": "tf32", "resnet18": "bf16", "densenet121": "tf32"},
+    precision_check_networks=256,
+    width_study={"resnet18": [8, 16, 32], "vgg11": [8, 16, 32], "densenet121": [8, 16]},
+    width_k=16,
+)
+CPU = dict(
+    secant_networks={"logreg": 2000, "lenet": 4000},
+    gradient_networks={"logreg": 2000, "lenet": 20000, "vgg11": 600, "resnet18": 600, "densenet121": 300},
+    convergence=[250, 500, 1000, 2000, 4000],
+    gradient_points=4,
+    secant_precision={},
+)
+SMOKE = dict(
+    secant_networks={"logreg": 64, "lenet": 48},
+    gradient_networks={"logreg": 64, "lenet": 256, "vgg11": 6, "resnet18": 6, "densenet121": 3},
+    convergence=[16, 32],
+    gradient_points=2,
+    # exercises chapter 2's precision check (on a CPU tf32 is IEEE float32: same numbers)
+    secant_precision={"lenet": "tf32"},
+    precision_check_networks=16,
+)

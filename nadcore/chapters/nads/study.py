@@ -9,6 +9,7 @@ science and not the plumbing. The NADs are cached jobs (:func:`nadcore.book.nad_
 the Fig. 5 against Fig. 1 summaries and the width study those of
 :mod:`nadcore.chapters.nads.quantities`, the figures those of :mod:`nadcore.chapters.nads.figures`.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -37,19 +38,29 @@ class Study:
         self.ch, self.cfg, self.model = ch, ch.cfg, model
         cfg = ch.cfg
         #: networks per estimator for the model under study (LeNet's where the settings do not name it)
-        self.counts = {m: cfg[f"{m}_networks"].get(model, cfg[f"{m}_networks"]["lenet"])
-                       for m in ("secant", "gradient")}
+        self.counts = {
+            m: cfg[f"{m}_networks"].get(model, cfg[f"{m}_networks"]["lenet"]) for m in ("secant", "gradient")
+        }
         self.ks = list(nads.OVERLAP_KS)
 
     # ------------------------------------------------------------------ estimates
-    def estimate(self, arch: str, method: str, n: int, points: int = 1, running: bool = False,
-                 precision: str | None = None):
+    def estimate(
+        self, arch: str, method: str, n: int, points: int = 1, running: bool = False, precision: str | None = None
+    ):
         """Chapter 2's NADs (cached); ``running``: with running estimates at the checkpoints; the
         secant in the profile's ``secant_precision`` for ``arch`` unless ``precision`` is given."""
         ch = self.ch
-        return cached_nads(arch, method, n, ch.seed, cache=ch.cache, device=ch.device, points=points,
-                           checkpoints=[c for c in self.cfg["convergence"] if c < n] if running else None,
-                           precision=precision or ch.nad_precision(arch, method))
+        return cached_nads(
+            arch,
+            method,
+            n,
+            ch.seed,
+            cache=ch.cache,
+            device=ch.device,
+            points=points,
+            checkpoints=[c for c in self.cfg["convergence"] if c < n] if running else None,
+            precision=precision or ch.nad_precision(arch, method),
+        )
 
     def model_estimates(self) -> dict:
         """The model's secant NADs and exact-gradient NADs at the authors' single evaluation point
@@ -64,10 +75,17 @@ class Study:
     @staticmethod
     def cost_table(estimates: dict) -> pd.DataFrame:
         """Per estimate: networks, evaluation points, networks per second and device."""
-        return pd.DataFrame({name: {"networks": r.meta["networks"], "points": r.meta["points"],
-                                    "networks/s": round(r.meta["networks_per_second"], 1),
-                                    "device": r.meta["device"]}
-                             for name, r in estimates.items()}).T
+        return pd.DataFrame(
+            {
+                name: {
+                    "networks": r.meta["networks"],
+                    "points": r.meta["points"],
+                    "networks/s": round(r.meta["networks_per_second"], 1),
+                    "device": r.meta["device"],
+                }
+                for name, r in estimates.items()
+            }
+        ).T
 
     def published(self, arch: str | None = None):
         """The authors' published NADs of ``arch`` (default: the model), None if there are none."""
@@ -84,8 +102,9 @@ class Study:
 
     def draw_model_nads(self, views: dict, indices=(0, 1, 2, 3, 4)):
         """The model's first NADs in pixel space and Fourier energy (figure data "fig5_model")."""
-        fig = plots.nad_grid(views, indices=indices,
-                             title=f"First NADs of {self.model}: pixel space (top) and Fourier energy (bottom)")
+        fig = plots.nad_grid(
+            views, indices=indices, title=f"First NADs of {self.model}: pixel space (top) and Fourier energy (bottom)"
+        )
         self.ch.figure_data("fig5_model", plots.nads_table(views, indices))
         return fig
 
@@ -123,35 +142,52 @@ class Study:
     def gradient_published(self, gradient_pts, published) -> dict:
         """The keywords of ``sec3-gradient-published`` (the gradient over several points)."""
         n = self.counts["gradient"]
-        return dict(interval=self.published_overlap(gradient_pts, published), networks=n,
-                    settings={"networks": n, "points": self.cfg["gradient_points"]})
+        return dict(
+            interval=self.published_overlap(gradient_pts, published),
+            networks=n,
+            settings={"networks": n, "points": self.cfg["gradient_points"]},
+        )
 
     def convergence_curves(self, estimates: dict, published=None) -> dict:
         """Split-half overlaps of each estimate as networks accumulate (networks per half) and,
         with the published NADs, the running secant estimate's overlap with them."""
         ks = self.ks
-        curves = {f"{name}: split halves": (r.extras["checkpoint_networks"] // 2, r.extras["checkpoint_split_half"])
-                  for name, r in estimates.items()}
+        curves = {
+            f"{name}: split halves": (r.extras["checkpoint_networks"] // 2, r.extras["checkpoint_split_half"])
+            for name, r in estimates.items()
+        }
         if published is not None:
             secant = estimates["secant"]
             curves["secant: running vs published"] = (
                 secant.extras["checkpoint_networks"],
-                [[nads.subspace_overlap(V, published.nads, k) for k in ks] for V in secant.extras["checkpoint_nads"]])
+                [[nads.subspace_overlap(V, published.nads, k) for k in ks] for V in secant.extras["checkpoint_nads"]],
+            )
         return curves
 
     def draw_convergence(self, curves: dict):
         """The convergence panels (figure data "convergence")."""
         ks = self.ks
         fig = plots.convergence(curves, ks, xlabel="networks per estimate")
-        self.ch.figure_data("convergence", pd.DataFrame([
-            {"curve": name, "networks": int(n), **{f"overlap_k{k}": float(v) for k, v in zip(ks, row)}}
-            for name, (ns, ov) in curves.items() for n, row in zip(ns, ov)]))
+        self.ch.figure_data(
+            "convergence",
+            pd.DataFrame(
+                [
+                    {"curve": name, "networks": int(n), **{f"overlap_k{k}": float(v) for k, v in zip(ks, row)}}
+                    for name, (ns, ov) in curves.items()
+                    for n, row in zip(ns, ov)
+                ]
+            ),
+        )
         return fig
 
     def split_half_table(self, estimates: dict) -> pd.DataFrame:
         """Split-half overlaps at the full number of networks, with the networks per half."""
-        split = pd.DataFrame({name: dict(zip([f"k={k}" for k in self.ks], r.extras["checkpoint_split_half"][-1]))
-                              for name, r in estimates.items()}).T
+        split = pd.DataFrame(
+            {
+                name: dict(zip([f"k={k}" for k in self.ks], r.extras["checkpoint_split_half"][-1]))
+                for name, r in estimates.items()
+            }
+        ).T
         split.insert(0, "networks per half", [r.meta["networks"] // 2 for r in estimates.values()])
         return split
 
@@ -175,9 +211,12 @@ class Study:
     @staticmethod
     def gallery_sources(secant_source: dict, gallery_gradient: dict) -> pd.DataFrame:
         """Where each architecture's secant and gradient NADs come from."""
-        return pd.DataFrame({"secant NADs": secant_source,
-                             "gradient NADs": {a: f"ours, {r.meta['networks']} networks"
-                                               for a, r in gallery_gradient.items()}})
+        return pd.DataFrame(
+            {
+                "secant NADs": secant_source,
+                "gradient NADs": {a: f"ours, {r.meta['networks']} networks" for a, r in gallery_gradient.items()},
+            }
+        )
 
     def precision_check(self) -> str:
         """The secants that the profile runs in another precision than float32, against float32
@@ -204,18 +243,33 @@ class Study:
     @staticmethod
     def spectra(gallery_secant: dict, gallery_gradient: dict) -> dict:
         """Every NAD estimate of the gallery, labelled "<arch> (secant)" or "<arch> (gradient)"."""
-        return {**{f"{a} (secant)": r for a, r in gallery_secant.items()},
-                **{f"{a} (gradient)": r for a, r in gallery_gradient.items()}}
+        return {
+            **{f"{a} (secant)": r for a, r in gallery_secant.items()},
+            **{f"{a} (gradient)": r for a, r in gallery_gradient.items()},
+        }
 
     def draw_spectra(self, spectra: dict) -> tuple:
         """The normalised spectra, one figure per estimator (figure data "spectra")."""
-        figs = (plots.spectra({k: v for k, v in spectra.items() if k.endswith("(secant)")},
-                              title="Normalised spectra, secant estimator"),
-                plots.spectra({k: v for k, v in spectra.items() if k.endswith("(gradient)")},
-                              title="Normalised spectra, gradient estimator"))
-        self.ch.figure_data("spectra", pd.DataFrame([{"set": k, "index": i, "normalised_eigenvalue": float(e)}
-                                                     for k, r in spectra.items()
-                                                     for i, e in enumerate(r.normalized_spectrum())]))
+        figs = (
+            plots.spectra(
+                {k: v for k, v in spectra.items() if k.endswith("(secant)")},
+                title="Normalised spectra, secant estimator",
+            ),
+            plots.spectra(
+                {k: v for k, v in spectra.items() if k.endswith("(gradient)")},
+                title="Normalised spectra, gradient estimator",
+            ),
+        )
+        self.ch.figure_data(
+            "spectra",
+            pd.DataFrame(
+                [
+                    {"set": k, "index": i, "normalised_eigenvalue": float(e)}
+                    for k, r in spectra.items()
+                    for i, e in enumerate(r.normalized_spectrum())
+                ]
+            ),
+        )
         return figs
 
     # ------------------------------------------------------------------ Fig. 5 against Fig. 1
@@ -249,9 +303,11 @@ class Study:
     @staticmethod
     def width_report(widths: dict) -> str:
         """Each big network's width table under a line that says what it holds."""
-        return "\n".join(f"{arch}: top-k overlaps with a full-width estimate ({table.attrs['networks']} "
-                         f"networks each; chance k/D)\n{table.round(3).to_string()}\n"
-                         for arch, table in widths.items())
+        return "\n".join(
+            f"{arch}: top-k overlaps with a full-width estimate ({table.attrs['networks']} "
+            f"networks each; chance k/D)\n{table.round(3).to_string()}\n"
+            for arch, table in widths.items()
+        )
 
     def width_nads(self, arch: str, table: pd.DataFrame) -> dict:
         """The keywords of ``width-nads-<arch>`` at top ``width_k``."""
@@ -270,34 +326,54 @@ class Study:
     def marchenko_pastur_report(self, lr) -> str:
         """One line: the span of LogReg's eigenvalues beside the Marchenko-Pastur edges."""
         mp = self.marchenko_pastur(lr)
-        return (f"LogReg, {lr.meta['networks']} networks: eigenvalues / (1/3D) span "
-                f"[{mp['lam'].min():.2f}, {mp['lam'].max():.2f}]; "
-                f"Marchenko-Pastur edges [{mp['lo_edge']:.2f}, {mp['hi_edge']:.2f}]")
+        return (
+            f"LogReg, {lr.meta['networks']} networks: eigenvalues / (1/3D) span "
+            f"[{mp['lam'].min():.2f}, {mp['lam'].max():.2f}]; "
+            f"Marchenko-Pastur edges [{mp['lo_edge']:.2f}, {mp['hi_edge']:.2f}]"
+        )
 
     def logreg_isotropic(self, lr) -> dict:
         """The keywords of ``logreg-isotropic``: the largest eigenvalue over the upper edge."""
         mp = self.marchenko_pastur(lr)
-        return dict(interval=exact_value(mp["lam"].max() / mp["hi_edge"], "spectrum edge"),
-                    networks=lr.meta["networks"], settings={"networks": lr.meta["networks"]})
+        return dict(
+            interval=exact_value(mp["lam"].max() / mp["hi_edge"], "spectrum edge"),
+            networks=lr.meta["networks"],
+            settings={"networks": lr.meta["networks"]},
+        )
 
     # ------------------------------------------------------------------ secant or gradient
-    def estimator_comparison(self, gallery_secant: dict, gallery_gradient: dict,
-                             secant_source: dict) -> pd.DataFrame:
+    def estimator_comparison(self, gallery_secant: dict, gallery_gradient: dict, secant_source: dict) -> pd.DataFrame:
         """Per architecture: where its secant NADs come from, the top-k overlaps of the secant and
         gradient NADs, and the low-frequency share of the first three NADs of each."""
-        return pd.DataFrame({arch: {
-            "secant source": secant_source.get(arch, "-"),
-            **{f"overlap k={k}": (nads.identifiable_overlap(gallery_secant[arch], g, k) if arch in gallery_secant
-                                  else np.nan) for k in self.ks},
-            "low-freq secant": (np.mean([low_frequency_fraction(gallery_secant[arch].nads[i]) for i in range(3)])
-                                if arch in gallery_secant else np.nan),
-            "low-freq gradient": np.mean([low_frequency_fraction(g.nads[i]) for i in range(3)]),
-        } for arch, g in gallery_gradient.items()}).T
+        return pd.DataFrame(
+            {
+                arch: {
+                    "secant source": secant_source.get(arch, "-"),
+                    **{
+                        f"overlap k={k}": (
+                            nads.identifiable_overlap(gallery_secant[arch], g, k) if arch in gallery_secant else np.nan
+                        )
+                        for k in self.ks
+                    },
+                    "low-freq secant": (
+                        np.mean([low_frequency_fraction(gallery_secant[arch].nads[i]) for i in range(3)])
+                        if arch in gallery_secant
+                        else np.nan
+                    ),
+                    "low-freq gradient": np.mean([low_frequency_fraction(g.nads[i]) for i in range(3)]),
+                }
+                for arch, g in gallery_gradient.items()
+            }
+        ).T
 
     @staticmethod
     def logreg_agreement(gallery_secant: dict, gallery_gradient: dict) -> dict:
         """The keywords of ``logreg-secant-equals-gradient``: LogReg's top-16 overlap of the two
         estimators (the same networks)."""
-        return dict(networks=gallery_secant["logreg"].meta["networks"],
-                    interval=exact_value(nads.subspace_overlap(gallery_secant["logreg"].nads,
-                                                               gallery_gradient["logreg"].nads, 16), "same networks"))
+        return dict(
+            networks=gallery_secant["logreg"].meta["networks"],
+            interval=exact_value(
+                nads.subspace_overlap(gallery_secant["logreg"].nads, gallery_gradient["logreg"].nads, 16),
+                "same networks",
+            ),
+        )

@@ -1,6 +1,7 @@
 """Figures of chapter 6 (open questions): accuracy maps of the downsampling variants, NADs during
 training, accuracy after removing NAD components, the two bases of Lemma 2, alpha(v) against
 accuracy."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -23,8 +24,15 @@ def quadrant_maps(maps: dict, grid, *, title: str | None = None, vmin=0.5, vmax=
         im = ax.imshow(a, cmap="viridis", vmin=vmin, vmax=vmax, origin="lower")
         for i in range(a.shape[0]):
             for j in range(a.shape[1]):
-                ax.text(j, i, f"{a[i, j]:.2f}".lstrip("0"), ha="center", va="center", fontsize=6,
-                        color="w" if a[i, j] < 0.8 else "k")
+                ax.text(
+                    j,
+                    i,
+                    f"{a[i, j]:.2f}".lstrip("0"),
+                    ha="center",
+                    va="center",
+                    fontsize=6,
+                    color="w" if a[i, j] < 0.8 else "k",
+                )
         ax.set_xticks(range(len(ticks)), ticks, fontsize=7)
         ax.set_yticks(range(len(ticks)), ticks, fontsize=7)
         ax.set_xlabel("$k_2$", fontsize=8)
@@ -49,8 +57,16 @@ def dynamics_curves(panels: dict, ks, chance: dict | None = None, *, ylabel: str
         epochs = np.arange(a.shape[1])
         for j, k in enumerate(ks):
             for s in range(a.shape[0]):
-                ax.plot(epochs, a[s, :, j], "-o", ms=2.5, lw=1.0, color=colors[j % len(colors)],
-                        alpha=0.8, label=f"k = {k}" if s == 0 else None)
+                ax.plot(
+                    epochs,
+                    a[s, :, j],
+                    "-o",
+                    ms=2.5,
+                    lw=1.0,
+                    color=colors[j % len(colors)],
+                    alpha=0.8,
+                    label=f"k = {k}" if s == 0 else None,
+                )
             if chance and name in chance:
                 ax.axhline(chance[name][j], color=colors[j % len(colors)], lw=0.8, ls=":")
         ax.set_title(name, fontsize=9)

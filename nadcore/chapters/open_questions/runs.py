@@ -20,6 +20,7 @@ of a directional bias, and the jobs that train networks and follow their NADs.
   :func:`linear_pooling_check`: eqs. (4)-(5) against exact and Monte Carlo averages;
 * tidy tables behind the chapter's figures (``*_table``) and the summaries it prints.
 """
+
 from __future__ import annotations
 
 import time
@@ -28,25 +29,51 @@ import numpy as np
 import pandas as pd
 import torch
 
-from nadcore.data import cifar
-from nadcore.data.directions import FourierGrid, directional_train_test, low_frequency_fraction
 from nadcore.book.evidence import spearman
 from nadcore.book.runner import Job, run_jobs
 from nadcore.chapters.linear_separability.quantities import frequency_radius
+from nadcore.data import cifar
+from nadcore.data.directions import FourierGrid, directional_train_test, low_frequency_fraction
 from nadcore.nads.covariance import subspace_overlap, top_eigenvectors
 from nadcore.nads.mixed_hessian import linear_pooling_moments, linear_pooling_monte_carlo, network_moments
-from nadcore.nads.trained import (captured_fraction, dynamics, epoch_snapshots, principal_directions,
-                                  random_orthonormal, remove_components)
+from nadcore.nads.trained import (
+    captured_fraction,
+    dynamics,
+    epoch_snapshots,
+    principal_directions,
+    random_orthonormal,
+    remove_components,
+)
 from nadcore.nets import build_model, spec_key
 from nadcore.runtime import digest, generator
 from nadcore.theory import linear_pooling
 from nadcore.theory.pooling import average_pooling_prefilter
 from nadcore.train import evaluate, train_classifier
 
-__all__ = ["stability_table", "quadrant_grid", "map_summary", "map_table", "summary_frame", "alpha", "spearman",
-           "spectrum_summary", "nad_table", "spectra_table", "dynamics_table", "dynamics_summary",
-           "removal_table", "removal_summary", "alpha_table", "overlap_table", "dynamics_jobs",
-           "linear_pooling_check", "dv_dynamics_job", "cifar_dynamics_job", "mixed_moments_job", "REMOVALS"]
+__all__ = [
+    "stability_table",
+    "quadrant_grid",
+    "map_summary",
+    "map_table",
+    "summary_frame",
+    "alpha",
+    "spearman",
+    "spectrum_summary",
+    "nad_table",
+    "spectra_table",
+    "dynamics_table",
+    "dynamics_summary",
+    "removal_table",
+    "removal_summary",
+    "alpha_table",
+    "overlap_table",
+    "dynamics_jobs",
+    "linear_pooling_check",
+    "dv_dynamics_job",
+    "cifar_dynamics_job",
+    "mixed_moments_job",
+    "REMOVALS",
+]
 
 #: the direction sets removed from test images (:func:`cifar_dynamics_job`)
 REMOVALS = ("first NADs", "last NADs", "random", "data PCs")
@@ -75,9 +102,15 @@ def map_summary(acc, grid: FourierGrid, off_centre: int = 8, island: float = 0.6
     far = frequency_radius(grid) >= off_centre
     flat = a.reshape(a.shape[0], -1)
     centre, off = a[:, ~far].mean(1), a[:, far].mean(1)
-    return {"centre": centre, "off_centre": off, "gap": np.abs(centre - off),
-            "islands": (a[:, far] >= island).mean(1), "spread": flat.max(1) - flat.min(1),
-            "std": flat.std(1), "learned": flat.max(1) >= island}
+    return {
+        "centre": centre,
+        "off_centre": off,
+        "gap": np.abs(centre - off),
+        "islands": (a[:, far] >= island).mean(1),
+        "spread": flat.max(1) - flat.min(1),
+        "std": flat.std(1),
+        "learned": flat.max(1) >= island,
+    }
 
 
 def map_table(maps: dict, grid: FourierGrid, seeds) -> pd.DataFrame:
@@ -90,17 +123,32 @@ def map_table(maps: dict, grid: FourierGrid, seeds) -> pd.DataFrame:
         test, train = (np.asarray(r[k]).reshape(len(seeds), -1) for k in ("test_acc", "train_acc"))
         for i, s in enumerate(seeds):
             for c, (k1, k2) in enumerate(grid.frequencies):
-                rows.append({"variant": label, "seed": int(s), "k1": int(k1), "k2": int(k2),
-                             "test_acc": test[i, c], "train_acc": train[i, c], "trained": bool(trained[c])})
+                rows.append(
+                    {
+                        "variant": label,
+                        "seed": int(s),
+                        "k1": int(k1),
+                        "k2": int(k2),
+                        "test_acc": test[i, c],
+                        "train_acc": train[i, c],
+                        "trained": bool(trained[c]),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
 def summary_frame(summaries: dict, maps: dict) -> pd.DataFrame:
     """One row per variant: the means over seeds of its :func:`map_summary` and the median
     training accuracy of its runs."""
-    return pd.DataFrame({label: {**{k: float(np.mean(v)) for k, v in s.items() if k != "learned"},
-                                 "train acc (median)": float(np.median(maps[label]["train_acc"]))}
-                         for label, s in summaries.items()}).T
+    return pd.DataFrame(
+        {
+            label: {
+                **{k: float(np.mean(v)) for k, v in s.items() if k != "learned"},
+                "train acc (median)": float(np.median(maps[label]["train_acc"])),
+            }
+            for label, s in summaries.items()
+        }
+    ).T
 
 
 def alpha(eigenvalues, nads, directions, normalise: bool = True) -> np.ndarray:
@@ -124,9 +172,11 @@ def spectrum_summary(eigenvalues, nads, k: int = 16, radius: float = 8.0) -> dic
     lam = np.clip(np.asarray(eigenvalues, dtype=np.float64), 0.0, None)
     U = np.asarray(nads, dtype=np.float64)
     share = np.array([low_frequency_fraction(u, radius) for u in U])
-    return {"top_k": float(lam[:k].sum() / lam.sum()),
-            "low_frequency": float((lam[: len(U)] * share).sum() / lam[: len(U)].sum()),
-            "first_low": float(share[0])}
+    return {
+        "top_k": float(lam[:k].sum() / lam.sum()),
+        "low_frequency": float((lam[: len(U)] * share).sum() / lam[: len(U)].sum()),
+        "first_low": float(share[0]),
+    }
 
 
 def nad_table(sets: dict, indices, **columns):
@@ -139,16 +189,20 @@ def nad_table(sets: dict, indices, **columns):
         side = int(round(np.sqrt(U.shape[1])))
         rows, cols = np.divmod(np.arange(U.shape[1]), side)
         for i in indices:
-            frames.append(pd.DataFrame({"nads": name, "index": i, "row": rows, "col": cols, "value": U[i],
-                                        **columns}))
+            frames.append(pd.DataFrame({"nads": name, "index": i, "row": rows, "col": cols, "value": U[i], **columns}))
     return pd.concat(frames, ignore_index=True)
 
 
 def spectra_table(sets: dict, seeds, name: str = "variant") -> pd.DataFrame:
     """Normalised NAD spectra as a tidy table: ``sets`` maps a label to one NADResult per seed."""
-    return pd.DataFrame([{name: label, "seed": int(s), "index": i, "eigenvalue": lam}
-                         for label, rs in sets.items() for s, r in zip(seeds, rs)
-                         for i, lam in enumerate(r.normalized_spectrum())])
+    return pd.DataFrame(
+        [
+            {name: label, "seed": int(s), "index": i, "eigenvalue": lam}
+            for label, rs in sets.items()
+            for s, r in zip(seeds, rs)
+            for i, lam in enumerate(r.normalized_spectrum())
+        ]
+    )
 
 
 def dynamics_table(tasks: dict, seeds, ks) -> pd.DataFrame:
@@ -159,11 +213,20 @@ def dynamics_table(tasks: dict, seeds, ks) -> pd.DataFrame:
         for s, a in zip(seeds, res):
             for t in range(a["overlap_initial"].shape[0]):
                 for j, k in enumerate(ks):
-                    rows.append({"task": name, "seed": int(s), "epoch": t, "k": k,
-                                 "overlap_initial": a["overlap_initial"][t, j], "test_acc": a["test_acc"][t],
-                                 "captured_v": a["captured_v"][t, j] if "captured_v" in a else np.nan,
-                                 "overlap_architecture": a["overlap_reference"][t, j]
-                                 if "overlap_reference" in a else np.nan})
+                    rows.append(
+                        {
+                            "task": name,
+                            "seed": int(s),
+                            "epoch": t,
+                            "k": k,
+                            "overlap_initial": a["overlap_initial"][t, j],
+                            "test_acc": a["test_acc"][t],
+                            "captured_v": a["captured_v"][t, j] if "captured_v" in a else np.nan,
+                            "overlap_architecture": a["overlap_reference"][t, j]
+                            if "overlap_reference" in a
+                            else np.nan,
+                        }
+                    )
     return pd.DataFrame(rows)
 
 
@@ -175,37 +238,69 @@ def dynamics_summary(tasks: dict, ks) -> pd.DataFrame:
         acc = np.stack([a["test_acc"] for a in res])
         ov = np.stack([a["overlap_initial"] for a in res])
         for t in sorted({0, 1, acc.shape[1] - 1}):
-            rows.append({"task": name, "epoch": t, "test acc": acc[:, t].mean(),
-                         **{f"overlap k={k}": ov[:, t, j].mean() for j, k in enumerate(ks)}})
+            rows.append(
+                {
+                    "task": name,
+                    "epoch": t,
+                    "test acc": acc[:, t].mean(),
+                    **{f"overlap k={k}": ov[:, t, j].mean() for j, k in enumerate(ks)},
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def removal_table(acc, energy, seeds, ks) -> pd.DataFrame:
     """Accuracy and energy removed (arrays (seeds, len(REMOVALS), len(ks))) as a tidy table."""
-    return pd.DataFrame([{"seed": int(s), "directions": n, "k": k, "test_acc": acc[a, i, j],
-                          "energy_removed": energy[a, i, j]}
-                         for a, s in enumerate(seeds) for i, n in enumerate(REMOVALS) for j, k in enumerate(ks)])
+    return pd.DataFrame(
+        [
+            {"seed": int(s), "directions": n, "k": k, "test_acc": acc[a, i, j], "energy_removed": energy[a, i, j]}
+            for a, s in enumerate(seeds)
+            for i, n in enumerate(REMOVALS)
+            for j, k in enumerate(ks)
+        ]
+    )
 
 
 def removal_summary(acc, energy, ks) -> pd.DataFrame:
     """Means over seeds of the accuracy and the energy removed, one row per direction set and k."""
-    return pd.DataFrame({f"{n}, k={k}": {"accuracy": acc[:, i, j].mean(), "energy removed": energy[:, i, j].mean()}
-                         for i, n in enumerate(REMOVALS) for j, k in enumerate(ks)}).T
+    return pd.DataFrame(
+        {
+            f"{n}, k={k}": {"accuracy": acc[:, i, j].mean(), "energy removed": energy[:, i, j].mean()}
+            for i, n in enumerate(REMOVALS)
+            for j, k in enumerate(ks)
+        }
+    ).T
 
 
 def alpha_table(alphas: dict, accs: dict, seeds, grid: FourierGrid) -> pd.DataFrame:
     """alpha(v) beside the test accuracy, one row per NAD set, seed and grid cell (``accs``: label ->
     (seeds, cells))."""
-    return pd.DataFrame([{"nads": label, "seed": int(s), "k1": int(k1), "k2": int(k2), "alpha": alphas[label][c],
-                          "test_acc": accs[label][i, c]}
-                         for label in alphas for i, s in enumerate(seeds)
-                         for c, (k1, k2) in enumerate(grid.frequencies)])
+    return pd.DataFrame(
+        [
+            {
+                "nads": label,
+                "seed": int(s),
+                "k1": int(k1),
+                "k2": int(k2),
+                "alpha": alphas[label][c],
+                "test_acc": accs[label][i, c],
+            }
+            for label in alphas
+            for i, s in enumerate(seeds)
+            for c, (k1, k2) in enumerate(grid.frequencies)
+        ]
+    )
 
 
 def overlap_table(overlaps, seeds, ks, D: int) -> pd.DataFrame:
     """Subspace overlaps (seeds, len(ks)) as a tidy table, with the chance level k / D."""
-    return pd.DataFrame([{"seed": int(s), "k": k, "overlap": overlaps[i, j], "chance": k / D}
-                         for i, s in enumerate(seeds) for j, k in enumerate(ks)])
+    return pd.DataFrame(
+        [
+            {"seed": int(s), "k": k, "overlap": overlaps[i, j], "chance": k / D}
+            for i, s in enumerate(seeds)
+            for j, k in enumerate(ks)
+        ]
+    )
 
 
 def dynamics_jobs(model: str, seeds, cfg: dict, v, reference, basis, data, *, device: str, data_spec: dict):
@@ -214,14 +309,39 @@ def dynamics_jobs(model: str, seeds, cfg: dict, v, reference, basis, data, *, de
     CIFAR-10 (``basis``: the architecture's complete NAD basis, removed from test images; ``data``
     the loaded data set, whose description keys the cache; ``data_spec`` how a worker loads it)."""
     ks = cfg["overlap_ks"]
-    dv = [Job({**spec_key(model), "seed": s, "direction": cfg["dynamics_direction"], "data": cfg["dv"],
-               "train": cfg["dv_train"], "ks": ks, "eval_points": cfg["eval_points"], "reference": digest(reference)},
-              {"v": v, "reference": reference, "device": device}) for s in seeds]
+    dv = [
+        Job(
+            {
+                **spec_key(model),
+                "seed": s,
+                "direction": cfg["dynamics_direction"],
+                "data": cfg["dv"],
+                "train": cfg["dv_train"],
+                "ks": ks,
+                "eval_points": cfg["eval_points"],
+                "reference": digest(reference),
+            },
+            {"v": v, "reference": reference, "device": device},
+        )
+        for s in seeds
+    ]
     data_key = {k: data.description.get(k) for k in ("name", "n_train", "n_test", "sha256")}
-    cifar_jobs = [Job({**spec_key(model), "seed": s, "train": cfg["cifar_train"], "ks": ks,
-                       "eval_points": cfg["eval_points"], "removal_ks": cfg["removal_ks"], "nads": digest(basis),
-                       "data": data_key}, {"nad_basis": basis, "data_spec": data_spec, "device": device})
-                  for s in seeds]
+    cifar_jobs = [
+        Job(
+            {
+                **spec_key(model),
+                "seed": s,
+                "train": cfg["cifar_train"],
+                "ks": ks,
+                "eval_points": cfg["eval_points"],
+                "removal_ks": cfg["removal_ks"],
+                "nads": digest(basis),
+                "data": data_key,
+            },
+            {"nad_basis": basis, "data_spec": data_spec, "device": device},
+        )
+        for s in seeds
+    ]
     return dv, cifar_jobs
 
 
@@ -233,8 +353,10 @@ def linear_pooling_check(D: int, S: int, sigmas, draws: int, gen) -> dict:
     m != 0 (``ratio``) beside its closed form (``ratio_closed``)."""
     m = np.abs(average_pooling_prefilter(D, S))
     s_th, s_ph = sigmas
-    closed = {"gradient": linear_pooling.expected_gradient_covariance(m, s_th, s_ph, S),
-              "mixed": linear_pooling.expected_mixed_gram(m, s_th, s_ph, S)}
+    closed = {
+        "gradient": linear_pooling.expected_gradient_covariance(m, s_th, s_ph, S),
+        "mixed": linear_pooling.expected_mixed_gram(m, s_th, s_ph, S),
+    }
     exact = linear_pooling_moments(m, S, s_th, s_ph)
     mc = linear_pooling_monte_carlo(m, S, s_th, s_ph, draws, gen)
 
@@ -243,10 +365,12 @@ def linear_pooling_check(D: int, S: int, sigmas, draws: int, gen) -> dict:
 
     passed = np.diag(exact["gradient"]) > 0  # m vanishes at the multiples of M
     ratio = np.diag(exact["mixed"])[passed] / np.diag(exact["gradient"])[passed]
-    return {"exact": max(rel(exact[k], closed[k]) for k in closed),
-            "monte_carlo": max(rel(mc[k], closed[k]) for k in closed),
-            "ratio": (float(ratio.min()), float(ratio.max())),
-            "ratio_closed": (s_th ** 2 + s_ph ** 2) / (s_th ** 2 * s_ph ** 2)}
+    return {
+        "exact": max(rel(exact[k], closed[k]) for k in closed),
+        "monte_carlo": max(rel(mc[k], closed[k]) for k in closed),
+        "ratio": (float(ratio.min()), float(ratio.max())),
+        "ratio_closed": (s_th**2 + s_ph**2) / (s_th**2 * s_ph**2),
+    }
 
 
 # --------------------------------------------------------------------------------------------
@@ -256,8 +380,7 @@ def _train_with_snapshots(model, x, y, xt, yt, train: dict, generator, device):
     """Train on ``device``; the model and its snapshots come back on the CPU for the analysis."""
     nb = -(-len(x) // int(train.get("batch_size", 128)))
     with epoch_snapshots(model, nb) as snaps:
-        res = train_classifier(model, x, y, generator=generator, device=device, x_test=xt, y_test=yt,
-                               **train)
+        res = train_classifier(model, x, y, generator=generator, device=device, x_test=xt, y_test=yt, **train)
     snaps.append({k: v.detach().clone() for k, v in model.state_dict().items()})
     return res, [{k: v.cpu() for k, v in s.items()} for s in snaps], model.cpu()
 
@@ -278,19 +401,24 @@ def dv_dynamics_job(config: dict, v, reference, device: str = "cpu"):
     t0 = time.perf_counter()
     d, ks, s = config["data"], config["ks"], int(config["seed"])
     v = torch.as_tensor(np.asarray(v, dtype=np.float32))
-    x, y, xt, yt = directional_train_test(v, int(d["n_train"]), int(d["n_test"]), float(d["sigma"]),
-                                          float(d["epsilon"]), generator=generator(s, 0))
+    x, y, xt, yt = directional_train_test(
+        v, int(d["n_train"]), int(d["n_test"]), float(d["sigma"]), float(d["epsilon"]), generator=generator(s, 0)
+    )
     model = build_model(config["model"], v.shape[0], 1, v.shape[-1], seed=(s, 1))
     res, snaps, model = _train_with_snapshots(model, x, y, xt, yt, config["train"], generator(s, 2), device)
     x_eval = xt[: int(config["eval_points"])]
     dyn = dynamics(model, snaps, x_eval, ks, max(ks))
     ref = np.asarray(reference, dtype=np.float64)
     vv = v.numpy().ravel()
-    arrays = {"overlap_initial": dyn["overlap_initial"],
-              "overlap_reference": np.array([[subspace_overlap(V, ref, k) for k in ks] for V in dyn["sets"]]),
-              "captured_v": np.array([[captured_fraction(V[:k], vv) for k in ks] for V in dyn["sets"]]),
-              "spectrum": dyn["spectrum"], "first_nads": dyn["first_nads"],
-              "test_acc": _epoch_accuracy(model, snaps, xt, yt), "train_acc": np.array(res.train_acc)}
+    arrays = {
+        "overlap_initial": dyn["overlap_initial"],
+        "overlap_reference": np.array([[subspace_overlap(V, ref, k) for k in ks] for V in dyn["sets"]]),
+        "captured_v": np.array([[captured_fraction(V[:k], vv) for k in ks] for V in dyn["sets"]]),
+        "spectrum": dyn["spectrum"],
+        "first_nads": dyn["first_nads"],
+        "test_acc": _epoch_accuracy(model, snaps, xt, yt),
+        "train_acc": np.array(res.train_acc),
+    }
     return arrays, {"seconds": time.perf_counter() - t0}
 
 
@@ -307,14 +435,19 @@ def cifar_dynamics_job(config: dict, nad_basis, data_spec: dict, device: str = "
     x, xt = cifar.normalise(data.x_train), cifar.normalise(data.x_test)
     y, yt = cifar.binarise_labels(data.y_train), cifar.binarise_labels(data.y_test)
     model = build_model(config["model"], 3, 1, 32, seed=(s, 1))
-    res, snaps, model = _train_with_snapshots(model, torch.as_tensor(x), torch.as_tensor(y), xt, yt,
-                                              config["train"], generator(s, 2), device)
+    res, snaps, model = _train_with_snapshots(
+        model, torch.as_tensor(x), torch.as_tensor(y), xt, yt, config["train"], generator(s, 2), device
+    )
     dyn = dynamics(model, snaps, xt[: int(config["eval_points"])], ks, max(ks))
     U = np.asarray(nad_basis, dtype=np.float64)
     D = U.shape[1]
     P = principal_directions(x)
-    sets = {"first NADs": lambda k: U[:k], "last NADs": lambda k: U[D - k:],
-            "random": lambda k: random_orthonormal(k, D, generator(s, 3, k)), "data PCs": lambda k: P[:k]}
+    sets = {
+        "first NADs": lambda k: U[:k],
+        "last NADs": lambda k: U[D - k :],
+        "random": lambda k: random_orthonormal(k, D, generator(s, 3, k)),
+        "data PCs": lambda k: P[:k],
+    }
     acc = np.zeros((len(REMOVALS), len(config["removal_ks"])))
     energy = np.zeros_like(acc)
     total = float(np.sum(xt.astype(np.float64) ** 2))
@@ -323,10 +456,16 @@ def cifar_dynamics_job(config: dict, nad_basis, data_spec: dict, device: str = "
             xr = remove_components(xt, sets[name](int(k)))
             acc[i, j] = evaluate(model, xr, yt, device="cpu")[0]
             energy[i, j] = 1.0 - float(np.sum(xr.astype(np.float64) ** 2)) / total
-    arrays = {"overlap_initial": dyn["overlap_initial"], "spectrum": dyn["spectrum"],
-              "first_nads": dyn["first_nads"], "test_acc": _epoch_accuracy(model, snaps, xt, yt),
-              "train_acc": np.array(res.train_acc), "removal_acc": acc, "removal_energy": energy,
-              "clean_acc": np.array(res.test_acc)}
+    arrays = {
+        "overlap_initial": dyn["overlap_initial"],
+        "spectrum": dyn["spectrum"],
+        "first_nads": dyn["first_nads"],
+        "test_acc": _epoch_accuracy(model, snaps, xt, yt),
+        "train_acc": np.array(res.train_acc),
+        "removal_acc": acc,
+        "removal_energy": energy,
+        "clean_acc": np.array(res.test_acc),
+    }
     return arrays, {"seconds": time.perf_counter() - t0}
 
 
@@ -334,8 +473,7 @@ def mixed_moments_job(config: dict):
     """Job of :mod:`nadcore.book.runner`: :func:`network_moments` of ``config["model"]`` for
     ``config["networks"]`` networks of ``config["seed"]`` at ``config["input_shape"]``."""
     t0 = time.perf_counter()
-    r = network_moments(config["model"], int(config["networks"]), int(config["seed"]),
-                        tuple(config["input_shape"]))
+    r = network_moments(config["model"], int(config["networks"]), int(config["seed"]), tuple(config["input_shape"]))
     return r, {"seconds": time.perf_counter() - t0}
 
 
@@ -347,8 +485,11 @@ def stability_table(model, networks: int, seeds, k: int = 4, cache=None, executo
     """How stable each basis of Lemma 2 is: per seed ``s``, both bases (gradient covariance and
     mixed Hessian) from ``networks`` networks of seed ``s`` and of seed ``s + SECOND_ESTIMATE``
     (:func:`mixed_moments_job`), and the top-``k`` overlap of the two estimates of each basis."""
-    jobs = [Job({**spec_key(model), "networks": int(networks), "seed": int(s), "input_shape": [1, 32, 32]})
-            for s0 in seeds for s in (s0, s0 + SECOND_ESTIMATE)]
+    jobs = [
+        Job({**spec_key(model), "networks": int(networks), "seed": int(s), "input_shape": [1, 32, 32]})
+        for s0 in seeds
+        for s in (s0, s0 + SECOND_ESTIMATE)
+    ]
     res = [a for a, _ in run_jobs(jobs, mixed_moments_job, executor=executor, cache=cache)]
 
     def bases(a):

@@ -7,6 +7,7 @@ claim's placeholders name, the budget, the preconditions, the settings).
 the paper's, the seeds, the executor, the cache, the device) so that the page shows the science
 and not the plumbing. The runs and summaries are those of :mod:`nadcore.chapters.open_questions.runs`.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -69,23 +70,29 @@ class Study:
     def cifar_budget(self, data) -> dict:
         """SGD steps of one binary CIFAR-10 run on ``data`` here and in the paper (50,000 images)."""
         n = data.description["n_train"]
-        return dict(steps=steps_per_run({**self.cfg["cifar_train"], "n_train": n}),
-                    paper_steps=steps_per_run({**self.ch.paper_cfg["cifar_train"], "n_train": 50000}))
+        return dict(
+            steps=steps_per_run({**self.cfg["cifar_train"], "n_train": n}),
+            paper_steps=steps_per_run({**self.ch.paper_cfg["cifar_train"], "n_train": 50000}),
+        )
 
     # ------------------------------------------------------------------ Q1: downsampling
     def variants_table(self) -> pd.DataFrame:
         """The LeNet variants of question 1: label, model spec and number of parameters."""
-        return pd.DataFrame([{"variant": label, "model": spec,
-                              "parameters": sum(p.numel() for p in build_model(spec).parameters())}
-                             for label, spec in self.cfg["variants"].items()])
+        return pd.DataFrame(
+            [
+                {"variant": label, "model": spec, "parameters": sum(p.numel() for p in build_model(spec).parameters())}
+                for label, spec in self.cfg["variants"].items()
+            ]
+        )
 
     def variant_nads(self) -> dict:
         """Gradient NADs of every LeNet variant (the chapter's seed)."""
         return {label: self.gradient_nads(spec, self.ch.seed) for label, spec in self.cfg["variants"].items()}
 
     def draw_variant_nads(self, nad_sets: dict):
-        fig = nadplots.nad_grid(nad_sets, indices=FIRST_FOUR,
-                                title=f"First gradient NADs of the LeNet variants (seed {self.ch.seed})")
+        fig = nadplots.nad_grid(
+            nad_sets, indices=FIRST_FOUR, title=f"First gradient NADs of the LeNet variants (seed {self.ch.seed})"
+        )
         self.ch.figure_data("nads_variants", oq.nad_table(nad_sets, FIRST_FOUR, seed=self.ch.seed))
         return fig
 
@@ -97,34 +104,56 @@ class Study:
     def fig1_maps(self) -> dict:
         """Fig.-1 maps of every variant on the quadrant grid (transposed cells mirrored): the
         :func:`grid_sweep` result per variant."""
-        return {label: grid_sweep(spec, self.grid, self.dv_settings(), seeds=self.ch.seeds, chunk=self.cfg["chunk"],
-                                  device=str(self.ch.device), transpose_symmetric=True, balance=self.cfg["workers"],
-                                  **self.run)
-                for label, spec in self.cfg["variants"].items()}
+        return {
+            label: grid_sweep(
+                spec,
+                self.grid,
+                self.dv_settings(),
+                seeds=self.ch.seeds,
+                chunk=self.cfg["chunk"],
+                device=str(self.ch.device),
+                transpose_symmetric=True,
+                balance=self.cfg["workers"],
+                **self.run,
+            )
+            for label, spec in self.cfg["variants"].items()
+        }
 
     def draw_fig1_maps(self, maps: dict):
-        fig = plots.quadrant_maps({label: r["test_acc"].mean(0) for label, r in maps.items()}, self.grid,
-                                  title=f"Test accuracy on D(v), v a Fourier direction ({self.ch.profile} profile)")
+        fig = plots.quadrant_maps(
+            {label: r["test_acc"].mean(0) for label, r in maps.items()},
+            self.grid,
+            title=f"Test accuracy on D(v), v a Fourier direction ({self.ch.profile} profile)",
+        )
         self.ch.figure_data("fig1_maps", oq.map_table(maps, self.grid, self.ch.seeds))
         return fig
 
     def map_summaries(self, maps: dict) -> dict:
         """:func:`runs.map_summary` of every variant's map (off-centre cells and islands as set)."""
-        return {label: oq.map_summary(r["test_acc"], self.grid, self.cfg["off_centre"], self.cfg["island"])
-                for label, r in maps.items()}
+        return {
+            label: oq.map_summary(r["test_acc"], self.grid, self.cfg["off_centre"], self.cfg["island"])
+            for label, r in maps.items()
+        }
 
     # ------------------------------------------------------------------ Q1 evidence
     def maxpool_islands(self, summ: dict) -> dict:
         mp = summ["max-pool"]
-        return dict(values=mp["islands"], **self.budget(),
-                    preconditions={"max-pool learned some direction in every seed": bool(mp["learned"].all())})
+        return dict(
+            values=mp["islands"],
+            **self.budget(),
+            preconditions={"max-pool learned some direction in every seed": bool(mp["learned"].all())},
+        )
 
     def blur_removes_islands(self, summ: dict) -> dict:
         mp, blur = summ["max-pool"], summ["blur-pool"]
-        return dict(values=blur["islands"], **self.budget(),
-                    preconditions={"max-pool has islands to remove (mean share >= 0.05)":
-                                   bool(mp["islands"].mean() >= 0.05),
-                                   "blur-pool learned some direction in every seed": bool(blur["learned"].all())})
+        return dict(
+            values=blur["islands"],
+            **self.budget(),
+            preconditions={
+                "max-pool has islands to remove (mean share >= 0.05)": bool(mp["islands"].mean() >= 0.05),
+                "blur-pool learned some direction in every seed": bool(blur["learned"].all()),
+            },
+        )
 
     def blur_below_avg(self, summ: dict) -> dict:
         return dict(values=summ["blur-pool"]["off_centre"] - summ["average pool"]["off_centre"], **self.budget())
@@ -132,13 +161,19 @@ class Study:
     def strided_islands(self, summ: dict) -> dict:
         mp, strided = summ["max-pool"], summ["strided conv"]
         learned = bool(strided["learned"].all()) and bool(mp["learned"].all())
-        return dict(values=strided["islands"] - mp["islands"], **self.budget(),
-                    preconditions={"both networks learned some direction": learned})
+        return dict(
+            values=strided["islands"] - mp["islands"],
+            **self.budget(),
+            preconditions={"both networks learned some direction": learned},
+        )
 
     def strided_isotropic(self, summ: dict) -> dict:
         strided = summ["strided conv"]
-        return dict(values=strided["gap"], **self.budget(),
-                    preconditions={"the strided network learned some direction": bool(strided["learned"].all())})
+        return dict(
+            values=strided["gap"],
+            **self.budget(),
+            preconditions={"the strided network learned some direction": bool(strided["learned"].all())},
+        )
 
     # ------------------------------------------------------------------ Q2: NADs during training
     def dynamics_direction(self) -> np.ndarray:
@@ -147,13 +182,18 @@ class Study:
 
     def data_spec(self) -> dict:
         """How a worker loads the chapter's CIFAR-10."""
-        return {"root": self.data_root, "subset_root": self.subset_root,
-                "max_train": self.cfg["max_train"], "max_test": self.cfg["max_test"]}
+        return {
+            "root": self.data_root,
+            "subset_root": self.subset_root,
+            "max_train": self.cfg["max_train"],
+            "max_test": self.cfg["max_test"],
+        }
 
     def cifar_data(self):
         """CIFAR-10's images, at most ``max_train``/``max_test`` of them."""
-        return cifar.load_cifar10(self.data_root, self.subset_root, max_train=self.cfg["max_train"],
-                                  max_test=self.cfg["max_test"])
+        return cifar.load_cifar10(
+            self.data_root, self.subset_root, max_train=self.cfg["max_train"], max_test=self.cfg["max_test"]
+        )
 
     def reference_nads(self):
         """The architecture's NADs (``reference_nads`` source) and where they come from."""
@@ -165,9 +205,17 @@ class Study:
         complete basis removed from its test images)."""
         U = nads.complete_basis(basis.nads)
         reference = U[: max(self.cfg["overlap_ks"])]
-        dv_jobs, cifar_jobs = oq.dynamics_jobs(self.model, self.ch.seeds, self.cfg, self.dynamics_direction(),
-                                               reference, U, data, device=str(self.ch.device),
-                                               data_spec=self.data_spec())
+        dv_jobs, cifar_jobs = oq.dynamics_jobs(
+            self.model,
+            self.ch.seeds,
+            self.cfg,
+            self.dynamics_direction(),
+            reference,
+            U,
+            data,
+            device=str(self.ch.device),
+            data_spec=self.data_spec(),
+        )
         dv_res = [a for a, _ in run_jobs(dv_jobs, oq.dv_dynamics_job, **self.run)]
         cf_res = [a for a, _ in run_jobs(cifar_jobs, oq.cifar_dynamics_job, **self.run)]
         return dv_res, cf_res
@@ -179,10 +227,13 @@ class Study:
     def draw_dynamics(self, tasks: dict):
         ks = self.cfg["overlap_ks"]
         dims = {name: d for name, d in zip(tasks, (D, 3 * D))}
-        fig = plots.dynamics_curves({name: stack(res, "overlap_initial") for name, res in tasks.items()}, ks,
-                                    chance={name: [k / dims[name] for k in ks] for name in tasks},
-                                    ylabel="overlap with the initial NADs",
-                                    title="How far the network's NADs move from those at initialisation")
+        fig = plots.dynamics_curves(
+            {name: stack(res, "overlap_initial") for name, res in tasks.items()},
+            ks,
+            chance={name: [k / dims[name] for k in ks] for name in tasks},
+            ylabel="overlap with the initial NADs",
+            title="How far the network's NADs move from those at initialisation",
+        )
         self.ch.figure_data("nads_during_training", oq.dynamics_table(tasks, self.ch.seeds, ks))
         return fig
 
@@ -190,24 +241,43 @@ class Study:
         """The share of v in the first NADs and their overlap with the architecture's NADs."""
         dv_res = next(iter(tasks.values()))
         ks = self.cfg["overlap_ks"]
-        return plots.dynamics_curves({"share of v in the top-k NADs": stack(dv_res, "captured_v"),
-                                      "overlap with the architecture's NADs": stack(dv_res, "overlap_reference")},
-                                     ks, chance=[k / D for k in ks], ylabel="share / overlap", title=next(iter(tasks)))
+        return plots.dynamics_curves(
+            {
+                "share of v in the top-k NADs": stack(dv_res, "captured_v"),
+                "overlap with the architecture's NADs": stack(dv_res, "overlap_reference"),
+            },
+            ks,
+            chance=[k / D for k in ks],
+            ylabel="share / overlap",
+            title=next(iter(tasks)),
+        )
 
     def dynamics_summary(self, tasks: dict) -> pd.DataFrame:
         """:func:`runs.dynamics_summary` at the ``overlap_ks``."""
         return oq.dynamics_summary(tasks, self.cfg["overlap_ks"])
 
     def dv_turns_to_v(self, dv_res: list) -> dict:
-        return dict(values=stack(dv_res, "captured_v")[:, -1, 0], **self.budget(),
-                    preconditions={"D(v) learned (test accuracy >= 0.6 for every seed)":
-                                   bool(stack(dv_res, "test_acc")[:, -1].min() >= 0.6)})
+        return dict(
+            values=stack(dv_res, "captured_v")[:, -1, 0],
+            **self.budget(),
+            preconditions={
+                "D(v) learned (test accuracy >= 0.6 for every seed)": bool(
+                    stack(dv_res, "test_acc")[:, -1].min() >= 0.6
+                )
+            },
+        )
 
     def cifar_nads_persist(self, cf_res: list, data) -> dict:
-        return dict(values=stack(cf_res, "overlap_initial")[:, -1, -1], **self.cifar_budget(data),
-                    k_max=max(self.cfg["overlap_ks"]),
-                    preconditions={"the network learned (test accuracy >= 0.55 for every seed)":
-                                   bool(stack(cf_res, "test_acc")[:, -1].min() >= 0.55)})
+        return dict(
+            values=stack(cf_res, "overlap_initial")[:, -1, -1],
+            **self.cifar_budget(data),
+            k_max=max(self.cfg["overlap_ks"]),
+            preconditions={
+                "the network learned (test accuracy >= 0.55 for every seed)": bool(
+                    stack(cf_res, "test_acc")[:, -1].min() >= 0.55
+                )
+            },
+        )
 
     # ------------------------------------------------------------------ Q3: removing directions
     def removal(self, cf_res: list) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -221,10 +291,13 @@ class Study:
 
     def draw_removal(self, removal, energy, clean):
         rk = self.cfg["removal_ks"]
-        fig = plots.removal_curves(rk, {n: removal[:, i] for i, n in enumerate(oq.REMOVALS)},
-                                   {n: energy[:, i] for i, n in enumerate(oq.REMOVALS)}, clean,
-                                   title=f"Trained {self.model} on binary CIFAR-10: removing directions from the "
-                                         "test images")
+        fig = plots.removal_curves(
+            rk,
+            {n: removal[:, i] for i, n in enumerate(oq.REMOVALS)},
+            {n: energy[:, i] for i, n in enumerate(oq.REMOVALS)},
+            clean,
+            title=f"Trained {self.model} on binary CIFAR-10: removing directions from the test images",
+        )
         self.ch.figure_data("removal", oq.removal_table(removal, energy, self.ch.seeds, rk))
         return fig
 
@@ -235,8 +308,13 @@ class Study:
         j = self.cfg["removal_ks"].index(k)
         first, other = (removal[:, oq.REMOVALS.index(n), j] for n in ("first NADs", control))
         above = {"the trained network beats chance (clean accuracy >= 0.55 for every seed)": bool(clean.min() >= 0.55)}
-        return dict(interval=accuracy_interval(other - first, data.description["n_test"], difference=True),
-                    **self.cifar_budget(data), networks=basis.meta.get("networks"), k_removed=k, preconditions=above)
+        return dict(
+            interval=accuracy_interval(other - first, data.description["n_test"], difference=True),
+            **self.cifar_budget(data),
+            networks=basis.meta.get("networks"),
+            k_removed=k,
+            preconditions=above,
+        )
 
     def first_vs_last(self, cf_res: list, k: int, basis, data) -> dict:
         return self._removal_evidence(cf_res, k, basis, data, "last NADs")
@@ -249,31 +327,44 @@ class Study:
         """Gradient NADs of the networks with and without skips, one per seed
         (``skip_nad_networks`` networks each)."""
         n = self.cfg["skip_nad_networks"]
-        return {label: [self.gradient_nads(spec, s, n) for s in self.ch.seeds]
-                for label, spec in self.cfg["resnets"].items()}
+        return {
+            label: [self.gradient_nads(spec, s, n) for s in self.ch.seeds]
+            for label, spec in self.cfg["resnets"].items()
+        }
 
     def draw_skip_nads(self, res_nads: dict):
         firsts = {label: r[0] for label, r in res_nads.items()}
-        fig = nadplots.nad_grid(firsts, indices=FIRST_FOUR,
-                                title=f"First gradient NADs with and without skip connections (seed {self.ch.seed})")
+        fig = nadplots.nad_grid(
+            firsts,
+            indices=FIRST_FOUR,
+            title=f"First gradient NADs with and without skip connections (seed {self.ch.seed})",
+        )
         self.ch.figure_data("nads_skip", oq.nad_table(firsts, FIRST_FOUR, seed=self.ch.seed))
         return fig
 
     def draw_skip_spectra(self, res_nads: dict):
-        fig = nadplots.spectra({label: r[0] for label, r in res_nads.items()},
-                               title="Normalised NAD spectra with and without skip connections")
+        fig = nadplots.spectra(
+            {label: r[0] for label, r in res_nads.items()},
+            title="Normalised NAD spectra with and without skip connections",
+        )
         self.ch.figure_data("skip_spectra", oq.spectra_table(res_nads, self.ch.seeds, name="network"))
         return fig
 
     def skip_spectra(self, res_nads: dict) -> pd.DataFrame:
         """:func:`runs.spectrum_summary` per network and seed."""
-        return pd.DataFrame([{"network": label, "seed": s, **oq.spectrum_summary(r.eigenvalues, r.nads)}
-                             for label, rs in res_nads.items() for s, r in zip(self.ch.seeds, rs)])
+        return pd.DataFrame(
+            [
+                {"network": label, "seed": s, **oq.spectrum_summary(r.eigenvalues, r.nads)}
+                for label, rs in res_nads.items()
+                for s, r in zip(self.ch.seeds, rs)
+            ]
+        )
 
     def skip_overlap(self, res_nads: dict) -> np.ndarray:
         """Per seed, the overlap of the NADs with and without skips at ``nads.OVERLAP_KS``."""
-        return np.array([[nads.subspace_overlap(a.nads, b.nads, k) for k in nads.OVERLAP_KS]
-                         for a, b in zip(*res_nads.values())])
+        return np.array(
+            [[nads.subspace_overlap(a.nads, b.nads, k) for k in nads.OVERLAP_KS] for a, b in zip(*res_nads.values())]
+        )
 
     def split_half(self, res_nads: dict) -> dict:
         """Per network, the split-half overlaps of its NAD estimates (seeds, len(OVERLAP_KS))."""
@@ -281,50 +372,80 @@ class Study:
 
     def skip_spectrum_table(self, spectra: pd.DataFrame) -> pd.DataFrame:
         """Means over seeds of the spectrum summaries, per network."""
-        return (spectra.groupby("network")[["top_k", "low_frequency", "first_low"]].mean()
-                .rename(columns={"top_k": "share in top 16", "low_frequency": "low-frequency share",
-                                 "first_low": "NAD 0 low-frequency share"}))
+        return (
+            spectra.groupby("network")[["top_k", "low_frequency", "first_low"]]
+            .mean()
+            .rename(
+                columns={
+                    "top_k": "share in top 16",
+                    "low_frequency": "low-frequency share",
+                    "first_low": "NAD 0 low-frequency share",
+                }
+            )
+        )
 
     def skip_overlap_table(self, skip_overlap, split_half: dict) -> pd.DataFrame:
         """Means over seeds of the overlaps with and without skips beside the split-half ones and
         chance, one column per k."""
-        return pd.DataFrame({"with vs without skips": skip_overlap.mean(0),
-                             **{f"split-half, {label}": sh.mean(0) for label, sh in split_half.items()},
-                             "chance k/D": np.array(nads.OVERLAP_KS) / D},
-                            index=[f"k={k}" for k in nads.OVERLAP_KS]).T
+        return pd.DataFrame(
+            {
+                "with vs without skips": skip_overlap.mean(0),
+                **{f"split-half, {label}": sh.mean(0) for label, sh in split_half.items()},
+                "chance k/D": np.array(nads.OVERLAP_KS) / D,
+            },
+            index=[f"k={k}" for k in nads.OVERLAP_KS],
+        ).T
 
     def skip_high_frequency(self, spectra: pd.DataFrame) -> dict:
-        low = {label: spectra.loc[spectra["network"] == label, "low_frequency"].to_numpy()
-               for label in self.cfg["resnets"]}
+        low = {
+            label: spectra.loc[spectra["network"] == label, "low_frequency"].to_numpy() for label in self.cfg["resnets"]
+        }
         labels = list(self.cfg["resnets"])
         return dict(values=low[labels[0]] - low[labels[1]], trained=False, networks=self.cfg["skip_nad_networks"])
 
     def skip_changes_nads(self, skip_overlap, split_half: dict) -> dict:
         n = self.cfg["skip_nad_networks"]
         with_skip = list(self.cfg["resnets"])[0]
-        return dict(values=skip_overlap[:, 2] - split_half[with_skip][:, 2], trained=False, networks=n,
-                    settings={"skip_nad_networks": n})
+        return dict(
+            values=skip_overlap[:, 2] - split_half[with_skip][:, 2],
+            trained=False,
+            networks=n,
+            settings={"skip_nad_networks": n},
+        )
 
     # ------------------------------------------------------------------ Q5: the mixed Hessian
     def linear_pooling_check(self) -> dict:
         """:func:`runs.linear_pooling_check` on the profile's linear model of pooling."""
         c = self.cfg
-        return oq.linear_pooling_check(c["linear_D"], c["linear_S"], c["linear_sigmas"], c["linear_draws"],
-                                       generator(self.ch.seed, 61))
+        return oq.linear_pooling_check(
+            c["linear_D"], c["linear_S"], c["linear_sigmas"], c["linear_draws"], generator(self.ch.seed, 61)
+        )
 
     def eq4_eq5_exact(self, check: dict) -> dict:
         return dict(interval=exact_value(check["exact"], "exact (autograd sums over basis vectors)"))
 
     def eq4_eq5_monte_carlo(self, check: dict) -> dict:
         draws = self.cfg["linear_draws"]
-        return dict(interval=exact_value(check["monte_carlo"], "Monte Carlo average"),
-                    mc_tolerance=round(12 / np.sqrt(draws), 4), settings={"linear_draws": draws})
+        return dict(
+            interval=exact_value(check["monte_carlo"], "Monte Carlo average"),
+            mc_tolerance=round(12 / np.sqrt(draws), 4),
+            settings={"linear_draws": draws},
+        )
 
     def mixed_hessian_bases(self) -> list:
         """Per seed, the top eigenvectors of the mixed-Hessian Gram of the chapter's model from
         ``hessian_networks`` networks (:func:`runs.mixed_moments_job`)."""
-        jobs = [Job({**spec_key(self.model), "networks": self.cfg["hessian_networks"], "seed": s,
-                     "input_shape": [1, 32, 32]}) for s in self.ch.seeds]
+        jobs = [
+            Job(
+                {
+                    **spec_key(self.model),
+                    "networks": self.cfg["hessian_networks"],
+                    "seed": s,
+                    "input_shape": [1, 32, 32],
+                }
+            )
+            for s in self.ch.seeds
+        ]
         res = [a for a, _ in run_jobs(jobs, oq.mixed_moments_job, **self.run)]
         return [nads.top_eigenvectors(a["mixed"], max(LEMMA2_KS))[1] for a in res]
 
@@ -334,31 +455,40 @@ class Study:
 
     def lemma2_overlap(self, mixed_basis: list, grad_basis: list) -> np.ndarray:
         """Per seed, the overlap of the two bases of Lemma 2 at :data:`LEMMA2_KS`."""
-        return np.array([[nads.subspace_overlap(M, G, k) for k in LEMMA2_KS]
-                         for M, G in zip(mixed_basis, grad_basis)])
+        return np.array([[nads.subspace_overlap(M, G, k) for k in LEMMA2_KS] for M, G in zip(mixed_basis, grad_basis)])
 
     def draw_lemma2_bases(self, mixed_basis: list, grad_basis: list):
         bases = {"gradient NADs": grad_basis[0], "mixed Hessian": mixed_basis[0]}
-        fig = nadplots.nad_grid(bases, indices=FIRST_FOUR,
-                                title=f"{self.model}: the two bases of Lemma 2 (seed {self.ch.seed})")
+        fig = nadplots.nad_grid(
+            bases, indices=FIRST_FOUR, title=f"{self.model}: the two bases of Lemma 2 (seed {self.ch.seed})"
+        )
         self.ch.figure_data("lemma2_bases", oq.nad_table(bases, FIRST_FOUR, seed=self.ch.seed))
         return fig
 
     def draw_lemma2_overlap(self, hess_overlap):
-        fig = plots.overlap_vs_k({"mixed Hessian vs gradient NADs": (LEMMA2_KS, hess_overlap)}, D,
-                                 title=f"{self.model}: overlap of the two bases of Lemma 2 (one line per seed)")
+        fig = plots.overlap_vs_k(
+            {"mixed Hessian vs gradient NADs": (LEMMA2_KS, hess_overlap)},
+            D,
+            title=f"{self.model}: overlap of the two bases of Lemma 2 (one line per seed)",
+        )
         self.ch.figure_data("mixed_hessian_overlap", oq.overlap_table(hess_overlap, self.ch.seeds, LEMMA2_KS, D))
         return fig
 
     def lemma2_overlap_table(self, hess_overlap) -> pd.DataFrame:
         """The overlap of the two bases per k (mean over seeds) beside chance k/D."""
-        return pd.DataFrame({"k": LEMMA2_KS, "overlap (mean over seeds)": hess_overlap.mean(0),
-                             "chance k/D": np.array(LEMMA2_KS) / D})
+        return pd.DataFrame(
+            {"k": LEMMA2_KS, "overlap (mean over seeds)": hess_overlap.mean(0), "chance k/D": np.array(LEMMA2_KS) / D}
+        )
 
     def _hessian_evidence(self, values, **settings) -> dict:
         n = self.cfg["hessian_networks"]
-        return dict(values=values, trained=False, networks=n, paper_networks=self.ch.paper_cfg["hessian_networks"],
-                    settings={"hessian_networks": n, **settings})
+        return dict(
+            values=values,
+            trained=False,
+            networks=n,
+            paper_networks=self.ch.paper_cfg["hessian_networks"],
+            settings={"hessian_networks": n, **settings},
+        )
 
     def lenet_aligned(self, hess_overlap) -> dict:
         return self._hessian_evidence(hess_overlap[:, 1], nad_networks=self.cfg["nad_networks"])
@@ -384,8 +514,10 @@ class Study:
         return {label: maps[label.split(",")[0]]["test_acc"].reshape(len(self.ch.seeds), -1) for label in alphas}
 
     def draw_alpha(self, alphas: dict, accs: dict):
-        fig = plots.alpha_scatter({label: (alphas[label], accs[label].mean(0)) for label in alphas},
-                                  title="Eq. (2) of the underspecification paper against the Fig.-1 maps")
+        fig = plots.alpha_scatter(
+            {label: (alphas[label], accs[label].mean(0)) for label in alphas},
+            title="Eq. (2) of the underspecification paper against the Fig.-1 maps",
+        )
         self.ch.figure_data("alpha_vs_accuracy", oq.alpha_table(alphas, accs, self.ch.seeds, self.grid))
         return fig
 
@@ -395,13 +527,26 @@ class Study:
 
     def pooled_rho(self, alphas: dict, accs: dict, nad_sets: dict) -> list:
         """Per seed, Spearman's correlation over the cells of all variants pooled (gradient alpha)."""
-        return [oq.spearman(np.concatenate([alphas[name] for name in nad_sets]),
-                            np.concatenate([accs[name][i] for name in nad_sets])) for i in range(len(self.ch.seeds))]
+        return [
+            oq.spearman(
+                np.concatenate([alphas[name] for name in nad_sets]),
+                np.concatenate([accs[name][i] for name in nad_sets]),
+            )
+            for i in range(len(self.ch.seeds))
+        ]
 
     def alpha_gradient(self, rho: dict) -> dict:
-        return dict(interval=fisher_interval(rho["max-pool"]), **self.budget(), cells=len(self.grid.frequencies),
-                    networks=self.cfg["nad_networks"])
+        return dict(
+            interval=fisher_interval(rho["max-pool"]),
+            **self.budget(),
+            cells=len(self.grid.frequencies),
+            networks=self.cfg["nad_networks"],
+        )
 
     def alpha_secant(self, rho: dict, lenet_ref) -> dict:
-        return dict(interval=fisher_interval(rho["max-pool, " + self.cfg["reference_nads"]]), **self.budget(),
-                    cells=len(self.grid.frequencies), networks=lenet_ref.meta.get("networks"))
+        return dict(
+            interval=fisher_interval(rho["max-pool, " + self.cfg["reference_nads"]]),
+            **self.budget(),
+            cells=len(self.grid.frequencies),
+            networks=lenet_ref.meta.get("networks"),
+        )

@@ -4,6 +4,7 @@ The closed forms are in :mod:`nadcore.theory.pooling`; this module draws samples
 book's one sampler (:func:`nadcore.data.directional_dataset`), pools them in pixel space and
 counts how often the Bayes-optimal linear rule is right.
 """
+
 from __future__ import annotations
 
 import math
@@ -12,15 +13,31 @@ import numpy as np
 import torch
 
 from nadcore.data.directions import directional_dataset
-from nadcore.theory.pooling import (average_pooling_prefilter, bayes_accuracy_after_pooling, bayes_accuracy_linear,
-                                    optimal_linear_classifier, pooling_operator, real_fourier_direction)
+from nadcore.theory.pooling import (
+    average_pooling_prefilter,
+    bayes_accuracy_after_pooling,
+    bayes_accuracy_linear,
+    optimal_linear_classifier,
+    pooling_operator,
+    real_fourier_direction,
+)
 
 __all__ = ["monte_carlo_accuracy_after_pooling", "compare_theorem1_monte_carlo"]
 
 
-def monte_carlo_accuracy_after_pooling(ell: int, D: int, S: int, eps: float, sigma: float, n: int,
-                                       generator: torch.Generator, phase: float = 0.0,
-                                       kind: str = "average", m_hat=None, chunk: int = 25_000):
+def monte_carlo_accuracy_after_pooling(
+    ell: int,
+    D: int,
+    S: int,
+    eps: float,
+    sigma: float,
+    n: int,
+    generator: torch.Generator,
+    phase: float = 0.0,
+    kind: str = "average",
+    m_hat=None,
+    chunk: int = 25_000,
+):
     """Monte Carlo accuracy of the optimal linear classifier on pooled samples of ``D(v_l)``.
 
     Draws ``n`` samples of D(v) (:func:`nadcore.data.directional_dataset`, the book's one
@@ -36,7 +53,7 @@ def monte_carlo_accuracy_after_pooling(ell: int, D: int, S: int, eps: float, sig
     v_np = real_fourier_direction(ell, D, phase)
     w_np = optimal_linear_classifier(P_np, v_np)
     w_np = w_np / max(np.abs(w_np).max(), 1e-300)
-    Pw = torch.as_tensor(P_np.T @ w_np, dtype=torch.float32)   # classify z = P x by w: x . (P^T w)
+    Pw = torch.as_tensor(P_np.T @ w_np, dtype=torch.float32)  # classify z = P x by w: x . (P^T w)
     correct = done = 0
     while done < n:
         b = min(chunk, n - done)
@@ -48,8 +65,9 @@ def monte_carlo_accuracy_after_pooling(ell: int, D: int, S: int, eps: float, sig
     return acc, math.sqrt(max(acc * (1 - acc), 0.0) / n)
 
 
-def compare_theorem1_monte_carlo(ells, D: int, S: int, eps: float, sigma: float, n: int,
-                                 generator: torch.Generator, phase: float = 0.0) -> list[dict]:
+def compare_theorem1_monte_carlo(
+    ells, D: int, S: int, eps: float, sigma: float, n: int, generator: torch.Generator, phase: float = 0.0
+) -> list[dict]:
     """Rows ``{ell, sigma, closed_form, exact, mc, stderr, z}`` comparing Theorem 1 with simulation.
 
     ``closed_form``: the paper's formula :func:`~nadcore.theory.pooling.bayes_accuracy_after_pooling` (``phase=None``);
@@ -67,6 +85,5 @@ def compare_theorem1_monte_carlo(ells, D: int, S: int, eps: float, sigma: float,
         se0 = math.sqrt(exact * (1 - exact) / n)
         diff = abs(mc - exact)
         z = diff / se0 if se0 > 0 else (0.0 if diff == 0 else math.inf)
-        rows.append(dict(ell=int(ell), sigma=float(sigma), closed_form=closed, exact=exact,
-                         mc=mc, stderr=se, z=z))
+        rows.append(dict(ell=int(ell), sigma=float(sigma), closed_form=closed, exact=exact, mc=mc, stderr=se, z=z))
     return rows

@@ -8,6 +8,7 @@ The closed forms are those of :mod:`nadcore.theory.pooling` and
 :mod:`nadcore.theory.linear_pooling`, the simulation that of
 :mod:`nadcore.chapters.pooling.runs`.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -18,9 +19,22 @@ from nadcore.chapters.pooling.runs import compare_theorem1_monte_carlo
 from nadcore.runtime import generator
 from nadcore.theory.linear_pooling import convergence_iteration, train_linear_pooling_model
 
-__all__ = ["rounding_bound", "thm1_anisotropic", "thm1_blind", "fig4a_monte_carlo", "monte_carlo_table",
-           "thm1_monte_carlo", "lemma1_hessian", "fig4b_runs", "fig4b_curves", "convergence_iterations",
-           "fig4b_table", "fig4b_zeta_speed", "escape_slope", "fig4b_summary"]
+__all__ = [
+    "rounding_bound",
+    "thm1_anisotropic",
+    "thm1_blind",
+    "fig4a_monte_carlo",
+    "monte_carlo_table",
+    "thm1_monte_carlo",
+    "lemma1_hessian",
+    "fig4b_runs",
+    "fig4b_curves",
+    "convergence_iterations",
+    "fig4b_table",
+    "fig4b_zeta_speed",
+    "escape_slope",
+    "fig4b_summary",
+]
 
 #: the columns of the Monte Carlo check of Theorem 1 the chapter prints (one noise level)
 MC_COLUMNS = ["ell", "closed_form", "exact", "mc", "stderr", "z"]
@@ -41,8 +55,9 @@ def thm1_anisotropic(closed) -> dict:
 def thm1_blind(exact, blind) -> dict:
     """Claim ``thm1-blind``: the largest exact Bayes accuracy at the frequencies ``blind`` where
     the prefilter vanishes (the nonzero multiples of M)."""
-    return dict(interval=exact_value(exact[blind].max(), "exact optimum for any linear layer"),
-                blind=[int(l) for l in blind])
+    return dict(
+        interval=exact_value(exact[blind].max(), "exact optimum for any linear layer"), blind=[int(l) for l in blind]
+    )
 
 
 def fig4a_monte_carlo(cfg: dict, seed: int) -> list[dict]:
@@ -52,8 +67,16 @@ def fig4a_monte_carlo(cfg: dict, seed: int) -> list[dict]:
     sigmas = list(dict.fromkeys(list(cfg["sigmas"]) + [cfg["table_sigma"]]))
     rows = []
     for k, s in enumerate(sigmas):
-        rows += compare_theorem1_monte_carlo(cfg["mc_ells"], cfg["D"], cfg["S"], cfg["eps"], s, cfg["mc_samples"],
-                                             generator(seed, 1, k), phase=cfg["phase"])
+        rows += compare_theorem1_monte_carlo(
+            cfg["mc_ells"],
+            cfg["D"],
+            cfg["S"],
+            cfg["eps"],
+            s,
+            cfg["mc_samples"],
+            generator(seed, 1, k),
+            phase=cfg["phase"],
+        )
     return rows
 
 
@@ -66,17 +89,18 @@ def monte_carlo_table(mc: pd.DataFrame, sigma: float) -> pd.DataFrame:
 def thm1_monte_carlo(mc: pd.DataFrame, mc_samples: int) -> dict:
     """Claim ``thm1-monte-carlo``: the largest z-score of the simulation against the exact
     optimum over every (frequency, sigma) pair."""
-    return dict(interval=exact_value(mc.z.max(), "largest z-score"), pairs=len(mc),
-                settings={"mc_samples": mc_samples})
+    return dict(interval=exact_value(mc.z.max(), "largest z-score"), pairs=len(mc), settings={"mc_samples": mc_samples})
 
 
 # ---------------------------------------------------------------------------- Lemma 1
 def lemma1_hessian(rel: float, hessian_samples: int) -> dict:
     """Claim ``lemma1-hessian``: the sampled Hessian's largest deviation from Lemma 1 relative
     to Lemma 1's largest entry, with the tolerance ``12 / sqrt(hessian_samples)``."""
-    return dict(interval=exact_value(rel, "Monte Carlo average"),
-                hessian_tolerance=round(12 / np.sqrt(hessian_samples), 4),
-                settings={"hessian_samples": hessian_samples})
+    return dict(
+        interval=exact_value(rel, "Monte Carlo average"),
+        hessian_tolerance=round(12 / np.sqrt(hessian_samples), 4),
+        settings={"hessian_samples": hessian_samples},
+    )
 
 
 # ---------------------------------------------------------------------------- Fig. 4b
@@ -86,19 +110,38 @@ def fig4b_runs(cfg: dict, m, seed: int, device, repeats: int) -> list[dict]:
     ``(seed, 3, l)`` on ``device``: :func:`~nadcore.theory.linear_pooling.train_linear_pooling_model`
     results."""
     s_init = cfg["lemma_init"]
-    return [train_linear_pooling_model(
-                l, cfg["D"], cfg["S"], m, cfg["lemma_eps"], cfg["lemma_sigma"], cfg["lemma_train"],
-                cfg["lemma_iters"], cfg["lemma_lr"], cfg["lemma_batch"], generator(seed, 3, l, device=device),
-                s_theta=s_init, s_phi=s_init, repeats=repeats)
-            for l in cfg["lemma_ells"]]
+    return [
+        train_linear_pooling_model(
+            l,
+            cfg["D"],
+            cfg["S"],
+            m,
+            cfg["lemma_eps"],
+            cfg["lemma_sigma"],
+            cfg["lemma_train"],
+            cfg["lemma_iters"],
+            cfg["lemma_lr"],
+            cfg["lemma_batch"],
+            generator(seed, 3, l, device=device),
+            s_theta=s_init,
+            s_phi=s_init,
+            repeats=repeats,
+        )
+        for l in cfg["lemma_ells"]
+    ]
 
 
 def fig4b_curves(runs: list[dict], seeds, iters: int) -> pd.DataFrame:
     """Fig. 4b's data: the training loss of every run (frequency, seed) at about 200 iterations
     of the ``iters`` (every ``iters // 200``-th, and the first)."""
-    return pd.DataFrame([{"ell": r["ell"], "seed": s, "iteration": i, "loss": r["losses"][k, i]}
-                         for r in runs for k, s in enumerate(seeds)
-                         for i in range(0, iters + 1, max(1, iters // 200))])
+    return pd.DataFrame(
+        [
+            {"ell": r["ell"], "seed": s, "iteration": i, "loss": r["losses"][k, i]}
+            for r in runs
+            for k, s in enumerate(seeds)
+            for i in range(0, iters + 1, max(1, iters // 200))
+        ]
+    )
 
 
 def convergence_iterations(runs: list[dict], level: float, censored: int) -> np.ndarray:
@@ -113,9 +156,16 @@ def fig4b_table(runs: list[dict], m, t_conv: np.ndarray, censored: int) -> pd.Da
     the median of ``t_conv`` over seeds, how many seeds never got there (``censored``) and the
     final training loss (mean over seeds)."""
     ells = [r["ell"] for r in runs]
-    return pd.DataFrame({"l": ells, "m[l]": m[ells], "zeta": [r["zeta"] for r in runs],
-                         "median iterations": np.median(t_conv, 1), "never (of seeds)": (t_conv == censored).sum(1),
-                         "final loss": [r["loss"][-1] for r in runs]})
+    return pd.DataFrame(
+        {
+            "l": ells,
+            "m[l]": m[ells],
+            "zeta": [r["zeta"] for r in runs],
+            "median iterations": np.median(t_conv, 1),
+            "never (of seeds)": (t_conv == censored).sum(1),
+            "final loss": [r["loss"][-1] for r in runs],
+        }
+    )
 
 
 def fig4b_zeta_speed(runs: list[dict], t_conv: np.ndarray, ch) -> dict:
@@ -125,9 +175,14 @@ def fig4b_zeta_speed(runs: list[dict], t_conv: np.ndarray, ch) -> dict:
     zetas = [r["zeta"] for r in runs]
     best, worst = int(np.argmax(zetas)), int(np.argmin(zetas))
     cfg = ch.cfg
-    return dict(values=np.log10(t_conv[worst] / t_conv[best]), steps=cfg["lemma_iters"],
-                paper_steps=ch.paper_cfg["lemma_iters"], settings={"lemma_lr": cfg["lemma_lr"]},
-                slow_ell=runs[worst]["ell"], fast_ell=runs[best]["ell"])
+    return dict(
+        values=np.log10(t_conv[worst] / t_conv[best]),
+        steps=cfg["lemma_iters"],
+        paper_steps=ch.paper_cfg["lemma_iters"],
+        settings={"lemma_lr": cfg["lemma_lr"]},
+        slow_ell=runs[worst]["ell"],
+        fast_ell=runs[best]["ell"],
+    )
 
 
 def escape_slope(table: pd.DataFrame, t_conv: np.ndarray, censored: int) -> float:
@@ -136,8 +191,7 @@ def escape_slope(table: pd.DataFrame, t_conv: np.ndarray, censored: int) -> floa
     than two such frequencies)."""
     med = table["median iterations"].to_numpy()
     reached = (t_conv < censored).all(1)
-    return (np.polyfit(np.log(table["m[l]"][reached]), np.log(med[reached]), 1)[0] if reached.sum() > 1
-            else float("nan"))
+    return np.polyfit(np.log(table["m[l]"][reached]), np.log(med[reached]), 1)[0] if reached.sum() > 1 else float("nan")
 
 
 def fig4b_summary(runs: list[dict], table: pd.DataFrame, t_conv: np.ndarray, censored: int, seeds: int) -> str:
@@ -148,14 +202,16 @@ def fig4b_summary(runs: list[dict], table: pd.DataFrame, t_conv: np.ndarray, cen
     med = table["median iterations"].to_numpy()
     reached = (t_conv < censored).all(1)  # frequencies that every seed got to within the budget
     slope = escape_slope(table, t_conv, censored)
-    return (f"The median number of iterations goes from {med[best]:.0f} at $\\ell = {runs[best]['ell']}$ "
-            f"($\\zeta = {table.zeta[best]:.2g}$) to {med[worst]:.0f} at $\\ell = {runs[worst]['ell']}$ "
-            f"($\\zeta = {table.zeta[worst]:.2g}$; seeds that did not get there within {censored - 1} "
-            f"iterations: {table['never (of seeds)'][worst]} of {seeds}), a factor of "
-            f"{med[worst] / med[best]:.1f}. The Spearman "
-            f"correlation of $\\zeta$ with the median iterations over the {len(runs)} frequencies is "
-            f"{pd.Series(table.zeta).corr(pd.Series(med), method='spearman'):.2f} (-1: the order follows $\\zeta$). "
-            f"Over the {reached.sum()} frequencies every seed reached, log(iterations) against log $m[\\ell]$ has "
-            f"slope {slope:.2f} (-1 for $1/m[\\ell]$, -2 for $1/\\zeta$). The final losses lie between "
-            f"{table['final loss'].min():.3f} and {table['final loss'].max():.3f} (best linear loss "
-            f"{runs[0]['bayes_loss']:.3f}).")
+    return (
+        f"The median number of iterations goes from {med[best]:.0f} at $\\ell = {runs[best]['ell']}$ "
+        f"($\\zeta = {table.zeta[best]:.2g}$) to {med[worst]:.0f} at $\\ell = {runs[worst]['ell']}$ "
+        f"($\\zeta = {table.zeta[worst]:.2g}$; seeds that did not get there within {censored - 1} "
+        f"iterations: {table['never (of seeds)'][worst]} of {seeds}), a factor of "
+        f"{med[worst] / med[best]:.1f}. The Spearman "
+        f"correlation of $\\zeta$ with the median iterations over the {len(runs)} frequencies is "
+        f"{pd.Series(table.zeta).corr(pd.Series(med), method='spearman'):.2f} (-1: the order follows $\\zeta$). "
+        f"Over the {reached.sum()} frequencies every seed reached, log(iterations) against log $m[\\ell]$ has "
+        f"slope {slope:.2f} (-1 for $1/m[\\ell]$, -2 for $1/\\zeta$). The final losses lie between "
+        f"{table['final loss'].min():.3f} and {table['final loss'].max():.3f} (best linear loss "
+        f"{runs[0]['bayes_loss']:.3f})."
+    )

@@ -6,6 +6,7 @@ against the NAD index (Fig. 3).
 Results hold one value per seed (axis 0): heatmaps show the mean over seeds, each cell annotated
 with ``mean`` and ``+- half-width`` of its 95% t-interval; curves show the mean with its interval
 as error bars and every seed as a small dot; cross-sections are drawn for one seed."""
+
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
@@ -14,9 +15,11 @@ import numpy as np
 from nadcore.book.evidence import format_fixed, seed_mean_halfwidth
 from nadcore.chapters.underspecification.runs import MAX_MARGIN_ANGLE, boundary_angle
 
-PANELS = (("acc_both", "both channels"),
-          ("acc_first", "channel 1 only\n(channel 2 zeroed)"),
-          ("acc_second", "channel 2 only\n(channel 1 zeroed)"))
+PANELS = (
+    ("acc_both", "both channels"),
+    ("acc_first", "channel 1 only\n(channel 2 zeroed)"),
+    ("acc_second", "channel 2 only\n(channel 1 zeroed)"),
+)
 
 
 def _grid_axes(ax, result, ylabel: bool = True):
@@ -24,15 +27,16 @@ def _grid_axes(ax, result, ylabel: bool = True):
     ax.set_xticklabels([str(i) for i in result.indices2], fontsize=7)
     ax.set_yticks(range(len(result.indices1)))
     ax.set_yticklabels([str(i) for i in result.indices1], fontsize=7)
-    ax.set_xlabel("NAD index of $v_2$ (channel 2, $\\epsilon_2$ = %g)" % result.settings.get("eps2", 0.5),
-                  fontsize=8)
+    ax.set_xlabel("NAD index of $v_2$ (channel 2, $\\epsilon_2$ = %g)" % result.settings.get("eps2", 0.5), fontsize=8)
     if ylabel:
-        ax.set_ylabel("NAD index of $v_1$ (channel 1, $\\epsilon_1$ = %g)" % result.settings.get("eps1", 1.0),
-                      fontsize=8)
+        ax.set_ylabel(
+            "NAD index of $v_1$ (channel 1, $\\epsilon_1$ = %g)" % result.settings.get("eps1", 1.0), fontsize=8
+        )
 
 
-def _annotated_heatmap(ax, values, *, scale: float, digits: int, cmap: str, vmin: float, vmax: float,
-                       dark_below: float | None = None):
+def _annotated_heatmap(
+    ax, values, *, scale: float, digits: int, cmap: str, vmin: float, vmax: float, dark_below: float | None = None
+):
     """Heatmap of the seed means of ``values`` (seeds, rows, cols); each cell annotated with the
     mean and the half-width of its 95% t-interval (both times ``scale``)."""
     mean, half = seed_mean_halfwidth(values)
@@ -47,16 +51,23 @@ def _annotated_heatmap(ax, values, *, scale: float, digits: int, cmap: str, vmin
     return im
 
 
-def ablation_heatmaps(result, *, title: str | None = None, vmin: float = 0.5, vmax: float = 1.0,
-                      cmap: str = "viridis"):
+def ablation_heatmaps(result, *, title: str | None = None, vmin: float = 0.5, vmax: float = 1.0, cmap: str = "viridis"):
     """Paper Fig. 2a: test accuracy over the grid of (NAD index of v1, NAD index of v2) with both
     channels, channel 1 only and channel 2 only (a :class:`ConcatGridResult`), mean over seeds.
     Rows: v1 (first NADs at the top); columns: v2. Cells: mean and 95% half-width, in percent."""
     fig, axes = plt.subplots(1, 3, figsize=(12, 4.0), squeeze=False, layout="constrained")
     im = None
     for k, (ax, (key, name)) in enumerate(zip(axes[0], PANELS)):
-        im = _annotated_heatmap(ax, getattr(result, key), scale=100, digits=0, cmap=cmap, vmin=vmin,
-                                vmax=vmax, dark_below=(vmin + vmax) / 2 + 0.1)
+        im = _annotated_heatmap(
+            ax,
+            getattr(result, key),
+            scale=100,
+            digits=0,
+            cmap=cmap,
+            vmin=vmin,
+            vmax=vmax,
+            dark_below=(vmin + vmax) / 2 + 0.1,
+        )
         _grid_axes(ax, result, ylabel=k == 0)
         ax.set_title(name, fontsize=9)
     fig.colorbar(im, ax=axes[0].tolist(), shrink=0.85, label=f"test accuracy, mean of {len(result.seeds)} seeds")
@@ -71,16 +82,19 @@ def angle_heatmaps(results: dict, *, title: str | None = None):
     channel 2, about 27: the maximum-margin separator for eps = (1, 0.5)), mean over seeds with
     the 95% half-width."""
     names = list(results)
-    fig, axes = plt.subplots(1, len(names), figsize=(4.4 * len(names) + 1.0, 3.8), squeeze=False,
-                             layout="constrained")
+    fig, axes = plt.subplots(1, len(names), figsize=(4.4 * len(names) + 1.0, 3.8), squeeze=False, layout="constrained")
     im = None
     for k, (ax, name) in enumerate(zip(axes[0], names)):
         r = results[name]
         im = _annotated_heatmap(ax, r.angle, scale=1, digits=0, cmap="coolwarm", vmin=0, vmax=90)
         _grid_axes(ax, r, ylabel=k == 0)
         ax.set_title(name, fontsize=9)
-    fig.colorbar(im, ax=axes[0].tolist(), shrink=0.85,
-                 label=f"boundary normal, degrees from $v_1 \\oplus 0$ (max margin: {MAX_MARGIN_ANGLE:.1f})")
+    fig.colorbar(
+        im,
+        ax=axes[0].tolist(),
+        shrink=0.85,
+        label=f"boundary normal, degrees from $v_1 \\oplus 0$ (max margin: {MAX_MARGIN_ANGLE:.1f})",
+    )
     if title:
         fig.suptitle(title, fontsize=10)
     return fig
@@ -101,8 +115,7 @@ def cross_sections(result, pairs, *, seed_index: int = 0, title: str | None = No
         sec = result.section(i1, i2, seed_index)
         a, b, z = sec["a"], sec["b"], sec["logits"]
         ext = [a[0], a[-1], b[0], b[-1]]
-        ax.imshow(np.sign(z), origin="lower", extent=ext, cmap="RdBu", vmin=-2.5, vmax=2.5,
-                  interpolation="nearest")
+        ax.imshow(np.sign(z), origin="lower", extent=ext, cmap="RdBu", vmin=-2.5, vmax=2.5, interpolation="nearest")
         if np.nanmin(z) < 0 < np.nanmax(z):
             ax.contour(a, b, z, levels=[0.0], colors="k", linewidths=1.5)
         t = np.linspace(a[0], a[-1], 2)
@@ -120,28 +133,30 @@ def cross_sections(result, pairs, *, seed_index: int = 0, title: str | None = No
     return fig
 
 
-def cifar_dv_curves(results: dict, *, transitions: dict | None = None, chance: float = 0.5,
-                    title: str | None = None):
+def cifar_dv_curves(results: dict, *, transitions: dict | None = None, chance: float = 0.5, title: str | None = None):
     """Paper Fig. 3: binary CIFAR-10 (+) D(v) test accuracy against the NAD index of ``v``, one
     panel per model (``name -> CifarDVResult``): all channels, CIFAR channels only (D(v) zeroed),
     D(v) channel only (CIFAR zeroed); mean over seeds with 95% t-interval error bars, each seed a
     small dot. ``transitions``: name -> (index, threshold) from
     :func:`nadcore.chapters.underspecification.runs.phase_transition_index`, drawn as a vertical line."""
     names = list(results)
-    fig, axes = plt.subplots(1, len(names), figsize=(4.3 * len(names), 3.4), squeeze=False,
-                             sharey=True, layout="constrained")
+    fig, axes = plt.subplots(
+        1, len(names), figsize=(4.3 * len(names), 3.4), squeeze=False, sharey=True, layout="constrained"
+    )
     for ax, name in zip(axes[0], names):
         r = results[name]
         x = np.asarray(r.indices, dtype=float)
-        for key, label, marker in (("acc_all", "all channels", "o"),
-                                   ("acc_cifar", "CIFAR only (D(v) zeroed)", "s"),
-                                   ("acc_dv", "D(v) only (CIFAR zeroed)", "^")):
+        for key, label, marker in (
+            ("acc_all", "all channels", "o"),
+            ("acc_cifar", "CIFAR only (D(v) zeroed)", "s"),
+            ("acc_dv", "D(v) only (CIFAR zeroed)", "^"),
+        ):
             vals = np.asarray(getattr(r, key), dtype=float)
             mean, half = seed_mean_halfwidth(vals)
-            line = ax.errorbar(x, mean, yerr=np.nan_to_num(half), fmt=marker + "-", ms=4, capsize=2,
-                               label=label)
-            ax.plot(np.broadcast_to(x, vals.shape).ravel(), vals.ravel(), ".", ms=2.5, alpha=0.5,
-                    color=line[0].get_color())
+            line = ax.errorbar(x, mean, yerr=np.nan_to_num(half), fmt=marker + "-", ms=4, capsize=2, label=label)
+            ax.plot(
+                np.broadcast_to(x, vals.shape).ravel(), vals.ravel(), ".", ms=2.5, alpha=0.5, color=line[0].get_color()
+            )
         ax.axhline(chance, color="gray", ls=":", lw=1)
         if transitions and transitions.get(name) and transitions[name][0] is not None:
             ax.axvline(transitions[name][0], color="k", ls="--", lw=0.8)

@@ -23,6 +23,7 @@ points, and summarised by the direction of the boundary's normal in that plane
 Runs of one seed are trained ``chunk`` at a time with :func:`nadcore.train.train_many`; data,
 initial weights and batch order of a run depend only on the seed and the NAD indices.
 """
+
 from __future__ import annotations
 
 import math
@@ -34,26 +35,43 @@ import numpy as np
 import pandas as pd
 import torch
 
+from nadcore.book.runner import Job, run_jobs
 from nadcore.data.cifar import binarise_labels, load_cifar10_spec, normalise
 from nadcore.data.directions import unit
 from nadcore.data.underspec import cifar_dv_dataset, underspecified_dataset, zero_channels
-from nadcore.book.runner import Job, run_jobs
 from nadcore.nets import build_model, spec_key
 from nadcore.runtime import digest, generator, resolve_device
 from nadcore.train import train_many
 
-__all__ = ["per_model", "channel_ablation_accuracy", "plane_points", "decision_cross_section", "boundary_points",
-           "boundary_angle", "phase_transition_index", "MAX_MARGIN_ANGLE", "CIFAR_ALIASES", "cifar_spec",
-           "ConcatGridResult", "concat_grid_experiment", "concat_jobs", "concat_job", "CifarDVResult",
-           "cifar_dv_experiment", "cifar_dv_jobs", "cifar_dv_job", "CONCAT_KEYS", "CIFAR_KEYS"]
+__all__ = [
+    "per_model",
+    "channel_ablation_accuracy",
+    "plane_points",
+    "decision_cross_section",
+    "boundary_points",
+    "boundary_angle",
+    "phase_transition_index",
+    "MAX_MARGIN_ANGLE",
+    "CIFAR_ALIASES",
+    "cifar_spec",
+    "ConcatGridResult",
+    "concat_grid_experiment",
+    "concat_jobs",
+    "concat_job",
+    "CifarDVResult",
+    "cifar_dv_experiment",
+    "cifar_dv_jobs",
+    "cifar_dv_job",
+    "CONCAT_KEYS",
+    "CIFAR_KEYS",
+]
 
 #: Per-run quantities of the two experiments (arrays of shape (seeds, ...) in their results).
 CONCAT_KEYS = ("acc_both", "acc_first", "acc_second", "train_acc", "angle")
 CIFAR_KEYS = ("acc_all", "acc_cifar", "acc_dv", "train_acc")
 #: Tags that keep the random streams of the two experiments apart (see ``derived_seed``).
 _TAG_CONCAT, _TAG_CIFAR = 51, 52
-_TRAIN_DEFAULTS = dict(batch_size=128, momentum=0.9, weight_decay=0.0, clip_grad_norm=None,
-                       schedule="triangular")
+_TRAIN_DEFAULTS = dict(batch_size=128, momentum=0.9, weight_decay=0.0, clip_grad_norm=None, schedule="triangular")
 
 
 def per_model(cfg: dict, setting: str, model: str):
@@ -64,9 +82,15 @@ def per_model(cfg: dict, setting: str, model: str):
 
 def _train_kwargs(train: dict) -> dict:
     kw = {**_TRAIN_DEFAULTS, **{k: v for k, v in train.items() if k != "n_train"}}
-    return dict(epochs=int(kw["epochs"]), max_lr=float(kw["max_lr"]), batch_size=int(kw["batch_size"]),
-                momentum=float(kw["momentum"]), weight_decay=float(kw["weight_decay"]),
-                clip_grad_norm=kw["clip_grad_norm"], schedule=kw["schedule"])
+    return dict(
+        epochs=int(kw["epochs"]),
+        max_lr=float(kw["max_lr"]),
+        batch_size=int(kw["batch_size"]),
+        momentum=float(kw["momentum"]),
+        weight_decay=float(kw["weight_decay"]),
+        clip_grad_norm=kw["clip_grad_norm"],
+        schedule=kw["schedule"],
+    )
 
 
 def _train(models, xs, ys, gens, train: dict, device):
@@ -76,13 +100,17 @@ def _train(models, xs, ys, gens, train: dict, device):
 def _timing(t0: float, c0: float, device) -> dict:
     """A job's meta: wall ``seconds`` and ``cpu_seconds`` of its process (the cost on an idle
     machine, for a one-thread worker, whatever else shares the CPU), its device and trainer."""
-    return {"seconds": round(time.perf_counter() - t0, 3), "cpu_seconds": round(time.process_time() - c0, 3),
-            "device": str(resolve_device(device)), "trainer": "many"}
+    return {
+        "seconds": round(time.perf_counter() - t0, 3),
+        "cpu_seconds": round(time.process_time() - c0, 3),
+        "device": str(resolve_device(device)),
+        "trainer": "many",
+    }
 
 
 def _chunks(items, chunk):
     step = max(1, int(chunk))
-    return [items[i:i + step] for i in range(0, len(items), step)]
+    return [items[i : i + step] for i in range(0, len(items), step)]
 
 
 # --------------------------------------------------------------------------------------------
@@ -94,7 +122,7 @@ def _outputs(model, x: torch.Tensor, device, batch_size: int = 2000) -> torch.Te
     was = model.training
     model.eval()
     dev = resolve_device(device)
-    outs = [model(x[i:i + batch_size].to(dev))[:, 0].double().cpu() for i in range(0, len(x), batch_size)]
+    outs = [model(x[i : i + batch_size].to(dev))[:, 0].double().cpu() for i in range(0, len(x), batch_size)]
     model.train(was)
     return torch.cat(outs) if outs else torch.zeros(0, dtype=torch.float64)
 
@@ -148,8 +176,9 @@ def plane_points(e1, e2, a, b, anchor=None) -> torch.Tensor:
     return pts.to(torch.float32)
 
 
-def decision_cross_section(model, e1, e2, *, extent: float = 2.0, resolution: int = 41,
-                           anchor=None, device="cpu") -> dict:
+def decision_cross_section(
+    model, e1, e2, *, extent: float = 2.0, resolution: int = 41, anchor=None, device="cpu"
+) -> dict:
     """The network's output on a ``resolution x resolution`` grid of the plane spanned by the
     orthonormal directions ``e1``, ``e2`` (coordinates ``a, b`` in ``[-extent, extent]``),
     through ``anchor`` (see :func:`plane_points`).
@@ -266,12 +295,19 @@ class ConcatGridResult:
     def from_frame(cls, frame: pd.DataFrame, model: str, settings: dict | None = None) -> "ConcatGridResult":
         """The result whose :meth:`frame` is ``frame`` (every seed with every pair of its grid),
         without cross-sections (a campaign bundle keeps only their ``angle``)."""
-        (seeds, i1s, i2s), arr = _seed_grid(frame, ["v1_index", "v2_index"], CONCAT_KEYS,
-                                            "every pair of the NAD grid")
+        (seeds, i1s, i2s), arr = _seed_grid(frame, ["v1_index", "v2_index"], CONCAT_KEYS, "every pair of the NAD grid")
         shape = (len(seeds), len(i1s), len(i2s))
-        return cls(model=model, indices1=i1s, indices2=i2s, seeds=seeds, **arr,
-                   sections=np.zeros((*shape, 0, 0), np.float32), a=np.zeros(0), b=np.zeros(0),
-                   settings=dict(settings or {}))
+        return cls(
+            model=model,
+            indices1=i1s,
+            indices2=i2s,
+            seeds=seeds,
+            **arr,
+            sections=np.zeros((*shape, 0, 0), np.float32),
+            a=np.zeros(0),
+            b=np.zeros(0),
+            settings=dict(settings or {}),
+        )
 
     def section(self, i1: int, i2: int, seed_index: int = 0) -> dict:
         """The cross-section of the pair of NAD indices ``(i1, i2)`` for one seed."""
@@ -296,19 +332,39 @@ class ConcatGridResult:
     def frame(self):
         """Tidy table: one row per seed and pair (model, seed, v1_index, v2_index, the three test
         accuracies, train_acc, angle)."""
-        return pd.DataFrame([{"model": self.model, "seed": s, "v1_index": i1, "v2_index": i2,
-                              **{k: float(getattr(self, k)[k0, a, b]) for k in CONCAT_KEYS}}
-                             for k0, s in enumerate(self.seeds) for a, i1 in enumerate(self.indices1)
-                             for b, i2 in enumerate(self.indices2)])
+        return pd.DataFrame(
+            [
+                {
+                    "model": self.model,
+                    "seed": s,
+                    "v1_index": i1,
+                    "v2_index": i2,
+                    **{k: float(getattr(self, k)[k0, a, b]) for k in CONCAT_KEYS},
+                }
+                for k0, s in enumerate(self.seeds)
+                for a, i1 in enumerate(self.indices1)
+                for b, i2 in enumerate(self.indices2)
+            ]
+        )
 
     def sections_frame(self, pairs, seed_index: int = 0):
         """Tidy table of the cross-sections of ``pairs`` for one seed: model, seed, v1_index,
         v2_index, a (along v1 (+) 0), b (along 0 (+) v2), logit (the network's output)."""
         bb, aa = np.meshgrid(self.b, self.a, indexing="ij")
-        parts = [pd.DataFrame({"model": self.model, "seed": self.seeds[seed_index], "v1_index": i1,
-                               "v2_index": i2, "a": aa.ravel(), "b": bb.ravel(),
-                               "logit": self.section(i1, i2, seed_index)["logits"].ravel()})
-                 for i1, i2 in pairs]
+        parts = [
+            pd.DataFrame(
+                {
+                    "model": self.model,
+                    "seed": self.seeds[seed_index],
+                    "v1_index": i1,
+                    "v2_index": i2,
+                    "a": aa.ravel(),
+                    "b": bb.ravel(),
+                    "logit": self.section(i1, i2, seed_index)["logits"].ravel(),
+                }
+            )
+            for i1, i2 in pairs
+        ]
         return pd.concat(parts, ignore_index=True)
 
 
@@ -334,38 +390,93 @@ def concat_job(config: dict, nads, device="auto"):
         e1, e2 = torch.zeros(2, 32, 32), torch.zeros(2, 32, 32)
         e1[0] = unit(torch.as_tensor(nads[i1]).reshape(32, 32))
         e2[1] = unit(torch.as_tensor(nads[i2]).reshape(32, 32))
-        sec = decision_cross_section(net, e1, e2, extent=s["extent"], resolution=s["resolution"],
-                                     anchor=xt[0], device=device)
-        for k, v in (("acc_both", acc["all"]), ("acc_first", acc["first"]), ("acc_second", acc["second"]),
-                     ("train_acc", r.train_acc), ("angle", boundary_angle(sec["a"], sec["b"], sec["logits"])),
-                     ("sections", sec["logits"].astype(np.float32))):
+        sec = decision_cross_section(
+            net, e1, e2, extent=s["extent"], resolution=s["resolution"], anchor=xt[0], device=device
+        )
+        for k, v in (
+            ("acc_both", acc["all"]),
+            ("acc_first", acc["first"]),
+            ("acc_second", acc["second"]),
+            ("train_acc", r.train_acc),
+            ("angle", boundary_angle(sec["a"], sec["b"], sec["logits"])),
+            ("sections", sec["logits"].astype(np.float32)),
+        ):
             out[k].append(v)
     arrays = {k: np.asarray(v) for k, v in out.items()}
     arrays["a"], arrays["b"] = sec["a"], sec["b"]
     return arrays, _timing(t0, c0, device)
 
 
-def concat_jobs(model, nads, indices1, indices2, *, seeds, n_train: int, n_test: int, train: dict,
-                eps1: float, eps2: float, sigma: float, extent: float, resolution: int, device="auto",
-                chunk: int = 8) -> tuple[list[Job], dict]:
+def concat_jobs(
+    model,
+    nads,
+    indices1,
+    indices2,
+    *,
+    seeds,
+    n_train: int,
+    n_test: int,
+    train: dict,
+    eps1: float,
+    eps2: float,
+    sigma: float,
+    extent: float,
+    resolution: int,
+    device="auto",
+    chunk: int = 8,
+) -> tuple[list[Job], dict]:
     """The jobs of :func:`concat_grid_experiment` (per seed, ``chunk`` NAD pairs of the grid
     ``indices1 x indices2`` at a time, row-major) and the settings they share."""
     nads = np.asarray(nads, dtype=np.float32)
-    settings = dict(n_train=int(n_train), n_test=int(n_test), eps1=float(eps1), eps2=float(eps2),
-                    sigma=float(sigma), extent=float(extent), resolution=int(resolution),
-                    train=_train_kwargs(train))
+    settings = dict(
+        n_train=int(n_train),
+        n_test=int(n_test),
+        eps1=float(eps1),
+        eps2=float(eps2),
+        sigma=float(sigma),
+        extent=float(extent),
+        resolution=int(resolution),
+        train=_train_kwargs(train),
+    )
     pairs = [(int(i1), int(i2)) for i1 in indices1 for i2 in indices2]
-    jobs = [Job({**spec_key(model), "seed": int(s), "settings": settings, "pairs": [list(p) for p in part],
-                 "nads": digest(nads[sorted({i for p in part for i in p})])},
-                {"nads": nads, "device": str(device)})
-            for s in seeds for part in _chunks(pairs, chunk)]
+    jobs = [
+        Job(
+            {
+                **spec_key(model),
+                "seed": int(s),
+                "settings": settings,
+                "pairs": [list(p) for p in part],
+                "nads": digest(nads[sorted({i for p in part for i in p})]),
+            },
+            {"nads": nads, "device": str(device)},
+        )
+        for s in seeds
+        for part in _chunks(pairs, chunk)
+    ]
     return jobs, settings
 
 
-def concat_grid_experiment(model, nads, indices1, indices2=None, *, seeds, n_train: int, n_test: int,
-                           train: dict, eps1: float = 1.0, eps2: float = 0.5, sigma: float = 1.0,
-                           extent: float = 2.0, resolution: int = 41, device="auto", chunk: int = 8,
-                           cache=None, executor=None, progress=False) -> ConcatGridResult:
+def concat_grid_experiment(
+    model,
+    nads,
+    indices1,
+    indices2=None,
+    *,
+    seeds,
+    n_train: int,
+    n_test: int,
+    train: dict,
+    eps1: float = 1.0,
+    eps2: float = 0.5,
+    sigma: float = 1.0,
+    extent: float = 2.0,
+    resolution: int = 41,
+    device="auto",
+    chunk: int = 8,
+    cache=None,
+    executor=None,
+    progress=False,
+) -> ConcatGridResult:
     """The experiment of the paper's Fig. 2 (and appendix Figs. 4-8) for one architecture.
 
     ``model``: registry name or ``"pkg.mod:factory"`` (built with 2 input channels, one output);
@@ -377,16 +488,41 @@ def concat_grid_experiment(model, nads, indices1, indices2=None, *, seeds, n_tra
     """
     indices1 = [int(i) for i in indices1]
     indices2 = [int(i) for i in (indices1 if indices2 is None else indices2)]
-    jobs, settings = concat_jobs(model, nads, indices1, indices2, seeds=seeds, n_train=n_train, n_test=n_test,
-                                 train=train, eps1=eps1, eps2=eps2, sigma=sigma, extent=extent,
-                                 resolution=resolution, device=device, chunk=chunk)
+    jobs, settings = concat_jobs(
+        model,
+        nads,
+        indices1,
+        indices2,
+        seeds=seeds,
+        n_train=n_train,
+        n_test=n_test,
+        train=train,
+        eps1=eps1,
+        eps2=eps2,
+        sigma=sigma,
+        extent=extent,
+        resolution=resolution,
+        device=device,
+        chunk=chunk,
+    )
     res = run_jobs(jobs, concat_job, executor=executor, cache=cache, progress=progress)
     S, n1, n2 = len(seeds), len(indices1), len(indices2)
     cat = lambda k: np.concatenate([a[k] for a, _ in res]).reshape(S, n1, n2, *res[0][0][k].shape[1:])  # noqa: E731
-    return ConcatGridResult(model=spec_key(model)["model"], indices1=indices1, indices2=indices2,
-                            seeds=list(seeds), acc_both=cat("acc_both"), acc_first=cat("acc_first"),
-                            acc_second=cat("acc_second"), train_acc=cat("train_acc"), angle=cat("angle"),
-                            sections=cat("sections"), a=res[0][0]["a"], b=res[0][0]["b"], settings=settings)
+    return ConcatGridResult(
+        model=spec_key(model)["model"],
+        indices1=indices1,
+        indices2=indices2,
+        seeds=list(seeds),
+        acc_both=cat("acc_both"),
+        acc_first=cat("acc_first"),
+        acc_second=cat("acc_second"),
+        train_acc=cat("train_acc"),
+        angle=cat("angle"),
+        sections=cat("sections"),
+        a=res[0][0]["a"],
+        b=res[0][0]["b"],
+        settings=settings,
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -420,21 +556,38 @@ class CifarDVResult:
     def fitted(self, indices=None, threshold: float = 0.95) -> bool:
         """Whether every seed's network fitted its training set (last-epoch training accuracy
         >= ``threshold``) at every NAD index of ``indices`` (default: all)."""
-        return bool(all((self.values("train_acc", i) >= threshold).all()
-                        for i in (indices if indices is not None else self.indices)))
+        return bool(
+            all(
+                (self.values("train_acc", i) >= threshold).all()
+                for i in (indices if indices is not None else self.indices)
+            )
+        )
 
     def frame(self):
         """Tidy table: one row per seed and NAD index (model, seed, nad_index, the three test
         accuracies, train_acc)."""
-        return pd.DataFrame([{"model": self.model, "seed": s, "nad_index": i,
-                              **{k: float(getattr(self, k)[k0, j]) for k in CIFAR_KEYS}}
-                             for k0, s in enumerate(self.seeds) for j, i in enumerate(self.indices)])
+        return pd.DataFrame(
+            [
+                {
+                    "model": self.model,
+                    "seed": s,
+                    "nad_index": i,
+                    **{k: float(getattr(self, k)[k0, j]) for k in CIFAR_KEYS},
+                }
+                for k0, s in enumerate(self.seeds)
+                for j, i in enumerate(self.indices)
+            ]
+        )
 
 
 def _binary_cifar(data_spec: dict):
     d = load_cifar10_spec(data_spec)
-    return (normalise(d.x_train), binarise_labels(d.y_train).astype(np.int64),
-            normalise(d.x_test), binarise_labels(d.y_test).astype(np.int64))
+    return (
+        normalise(d.x_train),
+        binarise_labels(d.y_train).astype(np.int64),
+        normalise(d.x_test),
+        binarise_labels(d.y_test).astype(np.int64),
+    )
 
 
 def cifar_dv_job(config: dict, nads, data_spec: dict, device="auto"):
@@ -455,29 +608,63 @@ def cifar_dv_job(config: dict, nads, data_spec: dict, device="auto"):
     out = {k: [] for k in CIFAR_KEYS}
     for net, r, xt in zip(models, results, tests):
         acc = channel_ablation_accuracy(net, xt, yte, {"cifar": [0, 1, 2], "dv": [3]}, device)
-        for k, v in (("acc_all", acc["all"]), ("acc_cifar", acc["cifar"]), ("acc_dv", acc["dv"]),
-                     ("train_acc", r.train_acc)):
+        for k, v in (
+            ("acc_all", acc["all"]),
+            ("acc_cifar", acc["cifar"]),
+            ("acc_dv", acc["dv"]),
+            ("train_acc", r.train_acc),
+        ):
             out[k].append(v)
     return {k: np.asarray(v) for k, v in out.items()}, _timing(t0, c0, device)
 
 
-def cifar_dv_jobs(model, nads, indices, *, seeds, data_spec: dict, data_key: dict, sigma: float, train: dict,
-                  eps: float, device="auto", chunk: int = 4) -> tuple[list[Job], dict]:
+def cifar_dv_jobs(
+    model,
+    nads,
+    indices,
+    *,
+    seeds,
+    data_spec: dict,
+    data_key: dict,
+    sigma: float,
+    train: dict,
+    eps: float,
+    device="auto",
+    chunk: int = 4,
+) -> tuple[list[Job], dict]:
     """The jobs of :func:`cifar_dv_experiment` (per seed, ``chunk`` NAD indices at a time) and
     the settings they share."""
     nads = np.asarray(nads, dtype=np.float32)
     indices = [int(i) for i in indices]
     settings = dict(sigma=float(sigma), eps=float(eps), data=dict(data_key), train=_train_kwargs(train))
-    jobs = [Job({**spec_key(model), "seed": int(s), "settings": settings, "indices": part,
-                 "nads": digest(nads[part])},
-                {"nads": nads, "data_spec": dict(data_spec), "device": str(device)})
-            for s in seeds for part in _chunks(indices, chunk)]
+    jobs = [
+        Job(
+            {**spec_key(model), "seed": int(s), "settings": settings, "indices": part, "nads": digest(nads[part])},
+            {"nads": nads, "data_spec": dict(data_spec), "device": str(device)},
+        )
+        for s in seeds
+        for part in _chunks(indices, chunk)
+    ]
     return jobs, settings
 
 
-def cifar_dv_experiment(model, nads, indices, *, seeds, data_spec: dict, data_key: dict, sigma: float,
-                        train: dict, eps: float = 1.0, device="auto", chunk: int = 4, cache=None,
-                        executor=None, progress=False) -> CifarDVResult:
+def cifar_dv_experiment(
+    model,
+    nads,
+    indices,
+    *,
+    seeds,
+    data_spec: dict,
+    data_key: dict,
+    sigma: float,
+    train: dict,
+    eps: float = 1.0,
+    device="auto",
+    chunk: int = 4,
+    cache=None,
+    executor=None,
+    progress=False,
+) -> CifarDVResult:
     """The experiment of the paper's Fig. 3 for one architecture (4 input channels, one output).
 
     ``nads``: a full NAD basis (rows); ``data_spec``: how a worker loads CIFAR-10
@@ -486,11 +673,29 @@ def cifar_dv_experiment(model, nads, indices, *, seeds, data_spec: dict, data_ke
     checksum, sizes); ``train``, ``chunk``, ``cache`` as in :func:`concat_grid_experiment`.
     """
     indices = [int(i) for i in indices]
-    jobs, settings = cifar_dv_jobs(model, nads, indices, seeds=seeds, data_spec=data_spec, data_key=data_key,
-                                   sigma=sigma, train=train, eps=eps, device=device, chunk=chunk)
+    jobs, settings = cifar_dv_jobs(
+        model,
+        nads,
+        indices,
+        seeds=seeds,
+        data_spec=data_spec,
+        data_key=data_key,
+        sigma=sigma,
+        train=train,
+        eps=eps,
+        device=device,
+        chunk=chunk,
+    )
     res = run_jobs(jobs, cifar_dv_job, executor=executor, cache=cache, progress=progress)
     S = len(seeds)
     cat = lambda k: np.concatenate([a[k] for a, _ in res]).reshape(S, len(indices))  # noqa: E731
-    return CifarDVResult(model=spec_key(model)["model"], indices=indices, seeds=list(seeds),
-                         acc_all=cat("acc_all"), acc_cifar=cat("acc_cifar"), acc_dv=cat("acc_dv"),
-                         train_acc=cat("train_acc"), settings=settings)
+    return CifarDVResult(
+        model=spec_key(model)["model"],
+        indices=indices,
+        seeds=list(seeds),
+        acc_all=cat("acc_all"),
+        acc_cifar=cat("acc_cifar"),
+        acc_dv=cat("acc_dv"),
+        train_acc=cat("train_acc"),
+        settings=settings,
+    )

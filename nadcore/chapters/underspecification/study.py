@@ -9,6 +9,7 @@ profile and on the paper's, the seeds, the NAD indices the claims call "early" a
 executor, the cache, the device) so that the page shows the science and not the plumbing. The
 runs are those of :mod:`nadcore.chapters.underspecification.runs` (cached jobs).
 """
+
 from __future__ import annotations
 
 import copy
@@ -69,8 +70,12 @@ class Study:
         """The registered claims about the models this run trains (a campaign's view: about its
         networks, on its figure)."""
         models = self.sources or set(self.cfg["concat_models"]) | set(self.cfg["cifar_models"])
-        return [i for i in specs(self.ch.name) if any(f"-{m}-" in i or i.endswith(f"-{m}") for m in models)
-                and (self.figure is None or i.startswith(f"{self.figure}-"))]
+        return [
+            i
+            for i in specs(self.ch.name)
+            if any(f"-{m}-" in i or i.endswith(f"-{m}") for m in models)
+            and (self.figure is None or i.startswith(f"{self.figure}-"))
+        ]
 
     # ------------------------------------------------------------------ a campaign's runs
     def campaign(self, figure: str):
@@ -106,8 +111,9 @@ class Study:
         """The NADs of ``spec`` as ``Chapter.nads`` gives them (from its ``nad_source`` setting) and
         where they come from; records how many networks they rest on."""
         source = self.setting("nad_source", spec)
-        r, where = self.ch.nads(spec, source=source,
-                                networks=self.cfg["gradient_networks"] if source == "gradient" else None)
+        r, where = self.ch.nads(
+            spec, source=source, networks=self.cfg["gradient_networks"] if source == "gradient" else None
+        )
         self.networks[spec] = r.meta["networks"]
         return r, where
 
@@ -129,8 +135,7 @@ class Study:
         lines = []
         for spec, (U, where) in bases.items():
             low = ", ".join(f"u_{i} {low_frequency_fraction(U[i]):.3f}" for i in used)
-            lines.append(f"{spec}: {where}; basis {U.shape[0]} x {U.shape[1]}\n"
-                         f"  low-frequency energy: {low}")
+            lines.append(f"{spec}: {where}; basis {U.shape[0]} x {U.shape[1]}\n  low-frequency energy: {low}")
         return "\n".join(lines)
 
     @staticmethod
@@ -141,23 +146,35 @@ class Study:
     # ------------------------------------------------------------------ Fig. 2: D(v1) (+) D(v2)
     def concat_budget(self, m: str) -> dict:
         """SGD steps of one D(v1) (+) D(v2) run of model ``m``, here and in the paper."""
-        return dict(steps=steps_per_run(self.setting("concat_train", m)),
-                    paper_steps=steps_per_run(self.setting("concat_train", m, paper=True)))
+        return dict(
+            steps=steps_per_run(self.setting("concat_train", m)),
+            paper_steps=steps_per_run(self.setting("concat_train", m, paper=True)),
+        )
 
     def fig2_budget_table(self) -> pd.DataFrame:
         """Samples, epochs and SGD steps of the D(v1) (+) D(v2) networks, here and in the paper."""
         rows = []
         for m in self.cfg["concat_models"]:
             here, there = self.setting("concat_train", m), self.setting("concat_train", m, paper=True)
-            rows.append({"model": m, "NAD indices": str(self.cfg["concat_indices"]), "samples": here["n_train"],
-                         "epochs": here["epochs"], "paper: samples": there["n_train"],
-                         "paper: epochs": there["epochs"], **self.concat_budget(m)})
+            rows.append(
+                {
+                    "model": m,
+                    "NAD indices": str(self.cfg["concat_indices"]),
+                    "samples": here["n_train"],
+                    "epochs": here["epochs"],
+                    "paper: samples": there["n_train"],
+                    "paper: epochs": there["epochs"],
+                    **self.concat_budget(m),
+                }
+            )
         return pd.DataFrame(rows)
 
     def sample_sizes(self) -> str:
         """The seeds and test samples per run, here and in the paper."""
-        return (f"seeds: {len(self.ch.seeds)} (paper: {self.paper['seeds']}); test samples per run: "
-                f"{self.cfg['n_test']:,} (paper: {self.paper['n_test']:,})")
+        return (
+            f"seeds: {len(self.ch.seeds)} (paper: {self.paper['seeds']}); test samples per run: "
+            f"{self.cfg['n_test']:,} (paper: {self.paper['n_test']:,})"
+        )
 
     def fig2(self, bases: dict) -> dict:
         """Fig. 2: ``model -> ConcatGridResult`` of every D(v1) (+) D(v2) network on the grid of
@@ -166,9 +183,18 @@ class Study:
         for m in cfg["concat_models"]:
             t = dict(self.setting("concat_train", m))
             out[m] = ux.concat_grid_experiment(
-                m, bases[m][0], cfg["concat_indices"], seeds=ch.seeds, n_train=t.pop("n_train"), train=t,
+                m,
+                bases[m][0],
+                cfg["concat_indices"],
+                seeds=ch.seeds,
+                n_train=t.pop("n_train"),
+                train=t,
                 **{k: cfg[k] for k in ("n_test", "eps1", "eps2", "sigma", "extent", "resolution")},
-                device=ch.device, chunk=cfg["concat_chunk"], cache=ch.cache, executor=ch.executor())
+                device=ch.device,
+                chunk=cfg["concat_chunk"],
+                cache=ch.cache,
+                executor=ch.executor(),
+            )
         return out
 
     @staticmethod
@@ -185,8 +211,10 @@ class Study:
         """Per network of ``concat``: its seeds, then its :meth:`fig2_table`."""
         frame = self.runs_frame(concat)
         what = "test accuracy (%) with both channels / channel 1 only / channel 2 only, train accuracy (%)"
-        return "\n\n".join(f"{self.label(m)}, seeds {r.seeds}: {what}\n"
-                           + self.fig2_table(frame, m).to_string(index=False) for m, r in concat.items())
+        return "\n\n".join(
+            f"{self.label(m)}, seeds {r.seeds}: {what}\n" + self.fig2_table(frame, m).to_string(index=False)
+            for m, r in concat.items()
+        )
 
     @staticmethod
     def fig2_table(frame: pd.DataFrame, m: str) -> pd.DataFrame:
@@ -213,13 +241,24 @@ class Study:
         out = {}
         if "mlp" in concat:
             r = concat["mlp"]
-            out |= {"us-fig2-mlp-perfect": self.mlp_perfect(r), "us-fig2-mlp-uniform": self.mlp_uniform(r),
-                    "us-fig2-mlp-tilt": self.mlp_tilt(r)}
+            out |= {
+                "us-fig2-mlp-perfect": self.mlp_perfect(r),
+                "us-fig2-mlp-uniform": self.mlp_uniform(r),
+                "us-fig2-mlp-tilt": self.mlp_tilt(r),
+            }
         for m in self.fig2_cnns(concat):
             r = concat[m]
-            out |= {f"us-fig2-{m}-{c}": f(m, r) for c, f in (
-                ("ch1-early", self.ch1_early), ("ch1-late", self.ch1_late), ("switch", self.switch),
-                ("max-margin", self.max_margin), ("tilt-range", self.tilt_range), ("late-poorer", self.late_poorer))}
+            out |= {
+                f"us-fig2-{m}-{c}": f(m, r)
+                for c, f in (
+                    ("ch1-early", self.ch1_early),
+                    ("ch1-late", self.ch1_late),
+                    ("switch", self.switch),
+                    ("max-margin", self.max_margin),
+                    ("tilt-range", self.tilt_range),
+                    ("late-poorer", self.late_poorer),
+                )
+            }
         return out
 
     def _acc_interval(self, values) -> dict:
@@ -235,8 +274,9 @@ class Study:
         return {"preconditions": {name: r.fitted(cells, FIT)}}
 
     def _mlp_common(self, r) -> dict:
-        return dict(preconditions={"the MLPs fitted their training sets": r.fitted(threshold=FIT)},
-                    **self._fig2_common("mlp"))
+        return dict(
+            preconditions={"the MLPs fitted their training sets": r.fitted(threshold=FIT)}, **self._fig2_common("mlp")
+        )
 
     def mlp_perfect(self, r) -> dict:
         """The MLP's smallest test accuracy with both channels over the NAD grid."""
@@ -245,8 +285,9 @@ class Study:
 
     def mlp_uniform(self, r) -> dict:
         """The MLP's largest spread over the NAD grid of its three test accuracies."""
-        return dict(**self._mlp_common(r),
-                    values=np.max([r.spread(k) for k in ("acc_both", "acc_first", "acc_second")], axis=0))
+        return dict(
+            **self._mlp_common(r), values=np.max([r.spread(k) for k in ("acc_both", "acc_first", "acc_second")], axis=0)
+        )
 
     def mlp_tilt(self, r) -> dict:
         """The spread over the NAD grid of the MLP's boundary tilt."""
@@ -255,48 +296,65 @@ class Study:
     def ch1_early(self, m: str, r) -> dict:
         """Channel-1-only accuracy with v1 = u_early, mean over v2."""
         row = [(self.early, i2) for i2 in r.indices2]
-        return dict(**self._fitted_at(m, r, row), **self._fig2_common(m),
-                    **self._acc_interval(np.mean([r.values("acc_first", *c) for c in row], axis=0)))
+        return dict(
+            **self._fitted_at(m, r, row),
+            **self._fig2_common(m),
+            **self._acc_interval(np.mean([r.values("acc_first", *c) for c in row], axis=0)),
+        )
 
     def ch1_late(self, m: str, r) -> dict:
         """Channel-1-only accuracy at (v1, v2) = (u_late, u_early); it says the network neglects
         channel 1 only where it learned the problem with both channels."""
         kw = self._fitted_at(m, r, [(self.late, self.early)])
         both = float(np.mean(r.values("acc_both", self.late, self.early)))
-        kw["preconditions"][f"{m} learned at (u_{self.late}, u_{self.early}): mean test accuracy with both "
-                            f"channels >= {LEARNED}"] = both >= LEARNED
+        kw["preconditions"][
+            f"{m} learned at (u_{self.late}, u_{self.early}): mean test accuracy with both channels >= {LEARNED}"
+        ] = both >= LEARNED
         return dict(**kw, **self._acc_interval(r.values("acc_first", self.late, self.early)), **self._fig2_common(m))
 
     def switch(self, m: str, r) -> dict:
         """Channel-2-only accuracy at (v1, v2) = (u_late, u_early)."""
-        return dict(**self._fitted_at(m, r, [(self.late, self.early)]),
-                    **self._acc_interval(r.values("acc_second", self.late, self.early)), **self._fig2_common(m))
+        return dict(
+            **self._fitted_at(m, r, [(self.late, self.early)]),
+            **self._acc_interval(r.values("acc_second", self.late, self.early)),
+            **self._fig2_common(m),
+        )
 
     def max_margin(self, m: str, r) -> dict:
         """The boundary's tilt at v1 = v2 = u_early."""
-        return dict(**self._fitted_at(m, r, [(self.early, self.early)]), **self._fig2_common(m),
-                    values=r.values("angle", self.early, self.early))
+        return dict(
+            **self._fitted_at(m, r, [(self.early, self.early)]),
+            **self._fig2_common(m),
+            values=r.values("angle", self.early, self.early),
+        )
 
     def tilt_range(self, m: str, r) -> dict:
         """The tilt at (u_late, u_early) minus the tilt at (u_early, u_late)."""
         early, late = self.early, self.late
-        return dict(**self._fitted_at(m, r, [(late, early), (early, late)]), **self._fig2_common(m),
-                    values=r.values("angle", late, early) - r.values("angle", early, late))
+        return dict(
+            **self._fitted_at(m, r, [(late, early), (early, late)]),
+            **self._fig2_common(m),
+            values=r.values("angle", late, early) - r.values("angle", early, late),
+        )
 
     def late_poorer(self, m: str, r) -> dict:
         """Accuracy with both channels at (u_early, u_early) minus at (u_late, u_late)."""
         early, late = self.early, self.late
         diff = r.values("acc_both", early, early) - r.values("acc_both", late, late)
-        return dict(**self._fitted_at(m, r, [(early, early), (late, late)]), **self._fig2_common(m),
-                    interval=accuracy_interval(diff, self.cfg["n_test"], difference=True))
+        return dict(
+            **self._fitted_at(m, r, [(early, early), (late, late)]),
+            **self._fig2_common(m),
+            interval=accuracy_interval(diff, self.cfg["n_test"], difference=True),
+        )
 
     # ------------------------------------------------------------------ Fig. 3: CIFAR-10 (+) D(v)
     def cifar10(self):
         """CIFAR-10 (the full set under ``data_root``, else the project's genuine subset), cut to
         ``max_train`` / ``max_test`` images."""
         p = self.ch.params
-        return cifar.load_cifar10(p.get("data_root"), p.get("subset_root"), max_train=self.cfg["max_train"],
-                                  max_test=self.cfg["max_test"])
+        return cifar.load_cifar10(
+            p.get("data_root"), p.get("subset_root"), max_train=self.cfg["max_train"], max_test=self.cfg["max_test"]
+        )
 
     @staticmethod
     def label_counts(data) -> str:
@@ -307,35 +365,60 @@ class Study:
     def cifar_budget(self, m: str, n_train: int) -> dict:
         """SGD steps of one CIFAR-10 (+) D(v) run of model ``m`` on ``n_train`` images, here and in
         the paper (50,000 images)."""
-        return dict(steps=steps_per_run({**self.setting("cifar_train", m), "n_train": n_train}),
-                    paper_steps=steps_per_run({**self.setting("cifar_train", m, paper=True),
-                                               "n_train": PAPER_IMAGES}))
+        return dict(
+            steps=steps_per_run({**self.setting("cifar_train", m), "n_train": n_train}),
+            paper_steps=steps_per_run({**self.setting("cifar_train", m, paper=True), "n_train": PAPER_IMAGES}),
+        )
 
     def fig3_budget_table(self, data) -> pd.DataFrame:
         """Noise level, images, epochs and SGD steps of the CIFAR-10 (+) D(v) networks, here and
         in the paper."""
         n = data.description["n_train"]
-        return pd.DataFrame([{"model": m, "sigma": self.setting("cifar_sigma", m),
-                              "NAD indices": str(self.cfg["cifar_indices"]), "images": n,
-                              "epochs": self.setting("cifar_train", m)["epochs"], "paper: images": PAPER_IMAGES,
-                              "paper: epochs": self.setting("cifar_train", m, paper=True)["epochs"],
-                              **self.cifar_budget(m, n)} for m in self.cfg["cifar_models"]])
+        return pd.DataFrame(
+            [
+                {
+                    "model": m,
+                    "sigma": self.setting("cifar_sigma", m),
+                    "NAD indices": str(self.cfg["cifar_indices"]),
+                    "images": n,
+                    "epochs": self.setting("cifar_train", m)["epochs"],
+                    "paper: images": PAPER_IMAGES,
+                    "paper: epochs": self.setting("cifar_train", m, paper=True)["epochs"],
+                    **self.cifar_budget(m, n),
+                }
+                for m in self.cfg["cifar_models"]
+            ]
+        )
 
     def fig3(self, bases: dict, data) -> dict:
         """Fig. 3: ``model -> CifarDVResult`` of every binary CIFAR-10 (+) D(v) network at every NAD
         index (:func:`runs.cifar_dv_experiment`); worker processes load the images ``data`` was
         loaded from, and the cache key names them."""
         ch, cfg, p = self.ch, self.cfg, self.ch.params
-        data_spec = dict(root=p.get("data_root"), subset_root=p.get("subset_root"), max_train=cfg["max_train"],
-                         max_test=cfg["max_test"])
+        data_spec = dict(
+            root=p.get("data_root"),
+            subset_root=p.get("subset_root"),
+            max_train=cfg["max_train"],
+            max_test=cfg["max_test"],
+        )
         data_key = cifar.cifar_data_key(data)
         out = {}
         for m, spec in self.cifar_specs.items():
             out[m] = ux.cifar_dv_experiment(
-                spec, bases[spec][0], cfg["cifar_indices"], seeds=ch.seeds, data_spec=data_spec,
-                data_key=data_key, sigma=self.setting("cifar_sigma", m), train=self.setting("cifar_train", m),
-                eps=cfg["cifar_eps"], device=ch.device, chunk=cfg["cifar_chunk"], cache=ch.cache,
-                executor=ch.executor())
+                spec,
+                bases[spec][0],
+                cfg["cifar_indices"],
+                seeds=ch.seeds,
+                data_spec=data_spec,
+                data_key=data_key,
+                sigma=self.setting("cifar_sigma", m),
+                train=self.setting("cifar_train", m),
+                eps=cfg["cifar_eps"],
+                device=ch.device,
+                chunk=cfg["cifar_chunk"],
+                cache=ch.cache,
+                executor=ch.executor(),
+            )
         return out
 
     def fig3_summary(self, runs: dict, transitions: dict) -> str:
@@ -343,8 +426,13 @@ class Study:
         (``transitions``, :meth:`phase_transitions`)."""
         frame = self.runs_frame(runs)
         what = "test accuracy (%) with all channels / CIFAR only / D(v) only, train accuracy (%)"
-        return "\n\n".join(f"{self.label(m)}, seeds {r.seeds}: {what}\n" + self.fig3_table(frame, m).to_string(index=False)
-                           + "\n" + self.transition_text(transitions[m]) for m, r in runs.items())
+        return "\n\n".join(
+            f"{self.label(m)}, seeds {r.seeds}: {what}\n"
+            + self.fig3_table(frame, m).to_string(index=False)
+            + "\n"
+            + self.transition_text(transitions[m])
+            for m, r in runs.items()
+        )
 
     @staticmethod
     def fig3_table(frame: pd.DataFrame, m: str) -> pd.DataFrame:
@@ -363,13 +451,19 @@ class Study:
     def transition_text(transition) -> str:
         """A phase transition ``(index or None, threshold)`` in words."""
         idx, thr = transition
-        return (f"  phase transition (first index where the mean D(v)-only accuracy < {100 * thr:.1f}%, midway "
-                f"between chance and its maximum): {'none within the tested range' if idx is None else idx}")
+        return (
+            f"  phase transition (first index where the mean D(v)-only accuracy < {100 * thr:.1f}%, midway "
+            f"between chance and its maximum): {'none within the tested range' if idx is None else idx}"
+        )
 
     # ------------------------------------------------------------------ Fig. 3 evidence
     def _fig3_common(self, m: str, r) -> dict:
-        return dict(networks=self.networks[self.cifar_specs.get(m, m)],
-                    **self.cifar_budget(m, r.settings["data"]["n_train"]), **self.fill, **self.sources.get(m, {}))
+        return dict(
+            networks=self.networks[self.cifar_specs.get(m, m)],
+            **self.cifar_budget(m, r.settings["data"]["n_train"]),
+            **self.fill,
+            **self.sources.get(m, {}),
+        )
 
     @staticmethod
     def _fig3_interval(r, values, difference: bool = False) -> dict:
@@ -388,47 +482,69 @@ class Study:
             if m == "mlp":
                 out["us-fig3-mlp-simplicity"] = self.mlp_simplicity(r)
             elif self.registered(f"us-fig3-{m}-dv-early"):
-                out |= {f"us-fig3-{m}-{c}": f(m, r) for c, f in (
-                    ("dv-early", self.dv_early), ("cifar-early", self.cifar_early), ("dv-late", self.dv_late),
-                    ("cifar-late", self.cifar_late))}
+                out |= {
+                    f"us-fig3-{m}-{c}": f(m, r)
+                    for c, f in (
+                        ("dv-early", self.dv_early),
+                        ("cifar-early", self.cifar_early),
+                        ("dv-late", self.dv_late),
+                        ("cifar-late", self.cifar_late),
+                    )
+                }
         return out
 
     def mlp_simplicity(self, r) -> dict:
         """The MLP's smallest margin, over the NAD indices, of its D(v)-only accuracy over its
         CIFAR-only accuracy (per seed)."""
         margin = (np.asarray(r.acc_dv) - np.asarray(r.acc_cifar)).min(axis=1)
-        return dict(**self._fig3_interval(r, margin, difference=True), **self._fig3_common("mlp", r),
-                    preconditions={"the MLPs fitted their training sets": r.fitted(threshold=FIT)})
+        return dict(
+            **self._fig3_interval(r, margin, difference=True),
+            **self._fig3_common("mlp", r),
+            preconditions={"the MLPs fitted their training sets": r.fitted(threshold=FIT)},
+        )
 
     def _fig3_learned(self, m: str, r, i: int) -> dict:
         """The preconditions that ``m`` fitted its training sets at u_i and learned the problem:
         its mean test accuracy with all channels at least :data:`LEARNED`."""
         kw = self._fig3_fitted(m, r, i)
         kw["preconditions"][f"{m} learned at u_{i}: mean test accuracy with all channels >= {LEARNED}"] = bool(
-            np.mean(r.values("acc_all", i)) >= LEARNED)
+            np.mean(r.values("acc_all", i)) >= LEARNED
+        )
         return kw
 
     def dv_early(self, m: str, r) -> dict:
         """Accuracy with all channels minus D(v)-only accuracy at v = u_first: what the CIFAR-10
         channels add to the D(v) channel."""
         diff = r.values("acc_all", self.first) - r.values("acc_dv", self.first)
-        return dict(**self._fig3_interval(r, diff, difference=True), **self._fig3_common(m, r),
-                    **self._fig3_learned(m, r, self.first))
+        return dict(
+            **self._fig3_interval(r, diff, difference=True),
+            **self._fig3_common(m, r),
+            **self._fig3_learned(m, r, self.first),
+        )
 
     def cifar_early(self, m: str, r) -> dict:
         """CIFAR-only accuracy at v = u_first."""
-        return dict(**self._fig3_interval(r, r.values("acc_cifar", self.first)), **self._fig3_common(m, r),
-                    **self._fig3_fitted(m, r, self.first))
+        return dict(
+            **self._fig3_interval(r, r.values("acc_cifar", self.first)),
+            **self._fig3_common(m, r),
+            **self._fig3_fitted(m, r, self.first),
+        )
 
     def dv_late(self, m: str, r) -> dict:
         """D(v)-only accuracy at v = u_last (ignoring the D(v) channel means something only for a
         network that learned the problem)."""
-        return dict(**self._fig3_interval(r, r.values("acc_dv", self.last)), **self._fig3_common(m, r),
-                    **self._fig3_learned(m, r, self.last))
+        return dict(
+            **self._fig3_interval(r, r.values("acc_dv", self.last)),
+            **self._fig3_common(m, r),
+            **self._fig3_learned(m, r, self.last),
+        )
 
     def cifar_late(self, m: str, r) -> dict:
         """Accuracy with all channels minus CIFAR-only accuracy at v = u_last (for a network that
         learned the problem: one at chance with and without D(v) passes the difference trivially)."""
         diff = r.values("acc_all", self.last) - r.values("acc_cifar", self.last)
-        return dict(**self._fig3_interval(r, diff, difference=True), **self._fig3_common(m, r),
-                    **self._fig3_learned(m, r, self.last))
+        return dict(
+            **self._fig3_interval(r, diff, difference=True),
+            **self._fig3_common(m, r),
+            **self._fig3_learned(m, r, self.last),
+        )

@@ -27,6 +27,7 @@ one without OpenMP, such as Apple's clang), or with ``NADCORE_NATIVE=0``, :func:
 False and every caller takes its torch path: nadcore works and its tests pass without this
 library.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -43,8 +44,14 @@ from pathlib import Path
 import numpy as np
 import torch
 
-__all__ = ["available", "conv_pool_relu", "conv_relu", "lenet_input_gradients", "takes_lenet_input_gradients",
-           "pcg64_uniform"]
+__all__ = [
+    "available",
+    "conv_pool_relu",
+    "conv_relu",
+    "lenet_input_gradients",
+    "takes_lenet_input_gradients",
+    "pcg64_uniform",
+]
 
 _SOURCES = ("convpool.c", "draw.c")  # compiled together into one library
 _FLAGS = ["-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-std=gnu11"]
@@ -73,8 +80,9 @@ def _build(flags: tuple[str, ...] = ()) -> ctypes.CDLL:
     src = b"\0".join(f.read_bytes() for f in srcs)
     version = subprocess.run([cc, "--version"], capture_output=True, text=True).stdout
     flags = [*_FLAGS, *flags]
-    key = hashlib.sha256(b"\0".join([src, " ".join(flags).encode(), version.encode(),
-                                     _cpu_id().encode()])).hexdigest()[:16]
+    key = hashlib.sha256(b"\0".join([src, " ".join(flags).encode(), version.encode(), _cpu_id().encode()])).hexdigest()[
+        :16
+    ]
     root = Path(os.environ.get("NADCORE_NATIVE_DIR") or Path.home() / ".cache" / "nadcore" / "native")
     try:
         root.mkdir(parents=True, exist_ok=True)
@@ -116,8 +124,9 @@ def available() -> bool:
                 try:
                     lib = _build()
                 except (OSError, RuntimeError, subprocess.SubprocessError) as e:
-                    warnings.warn(f"nadcore.kernels.native: C kernels unavailable, using torch instead "
-                                  f"({str(e).strip()[:500]})")
+                    warnings.warn(
+                        f"nadcore.kernels.native: C kernels unavailable, using torch instead ({str(e).strip()[:500]})"
+                    )
             _lib = lib
     return bool(_lib)
 
@@ -159,9 +168,25 @@ class _ConvPoolReLU(torch.autograd.Function):
         shape = (M, B, Cout, hp, wp) if channels_first else (M, B, hp, wp, Cout)
         out = torch.empty(shape)
         arg = torch.empty(shape if pool > 1 else 0, dtype=torch.uint8)  # the winners: a pool's only
-        _lib.convpool_forward(M, B, H, W_, Cin, Cout, K, pool, x.data_ptr(), H * W_ * Cin, wt.data_ptr(),
-                              bp.data_ptr(), w.data_ptr(), out.data_ptr(), _ptr(arg),
-                              *_strides(out, channels_first), torch.get_num_threads())
+        _lib.convpool_forward(
+            M,
+            B,
+            H,
+            W_,
+            Cin,
+            Cout,
+            K,
+            pool,
+            x.data_ptr(),
+            H * W_ * Cin,
+            wt.data_ptr(),
+            bp.data_ptr(),
+            w.data_ptr(),
+            out.data_ptr(),
+            _ptr(arg),
+            *_strides(out, channels_first),
+            torch.get_num_threads(),
+        )
         ctx.save_for_backward(x, w, out, arg)
         ctx.channels_first, ctx.pool = channels_first, pool
         return out
@@ -177,11 +202,28 @@ class _ConvPoolReLU(torch.autograd.Function):
         db = torch.empty(M, Cout)
         dx = torch.empty_like(x) if ctx.needs_input_grad[0] else None
         part = torch.empty(M * -(-B // _CHUNK) * Cout * (K * K * Cin + 1))
-        _lib.convpool_backward(M, B, H, W_, Cin, Cout, K, ctx.pool, x.data_ptr(), H * W_ * Cin, wb.data_ptr(),
-                               g.data_ptr(), out.data_ptr(), _ptr(arg),
-                               *_strides(out, ctx.channels_first), dw.data_ptr(), db.data_ptr(),
-                               _ptr(dx), part.data_ptr(),
-                               torch.get_num_threads())
+        _lib.convpool_backward(
+            M,
+            B,
+            H,
+            W_,
+            Cin,
+            Cout,
+            K,
+            ctx.pool,
+            x.data_ptr(),
+            H * W_ * Cin,
+            wb.data_ptr(),
+            g.data_ptr(),
+            out.data_ptr(),
+            _ptr(arg),
+            *_strides(out, ctx.channels_first),
+            dw.data_ptr(),
+            db.data_ptr(),
+            _ptr(dx),
+            part.data_ptr(),
+            torch.get_num_threads(),
+        )
         return dx, dw.permute(0, 1, 4, 2, 3), db, None, None
 
 
@@ -203,19 +245,38 @@ def conv_relu(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, channels_first:
 def _conv_stage(x, w, b, channels_first: bool, pool: int):
     _need_lib("torch's path")
     if x.dim() != 5 or not _float32_cpu(x, w, b):
-        raise ValueError(f"x must be a (M, B, H, W, C) float32 CPU tensor and w, b float32 CPU tensors; "
-                         f"got x {x.dtype} {tuple(x.shape)} on {x.device}, w {w.dtype}, b {b.dtype}")
+        raise ValueError(
+            f"x must be a (M, B, H, W, C) float32 CPU tensor and w, b float32 CPU tensors; "
+            f"got x {x.dtype} {tuple(x.shape)} on {x.device}, w {w.dtype}, b {b.dtype}"
+        )
     M, _, H, W, cin = x.shape
-    if w.dim() != 5 or w.shape[0] != M or w.shape[2] != cin or w.shape[3] != w.shape[4] \
-            or tuple(b.shape) != (M, w.shape[1]) or min(H, W) < w.shape[-1] + 1:
-        raise ValueError(f"shapes do not fit: x {tuple(x.shape)} (M, B, H, W, Cin) needs w (M, Cout, Cin, "
-                         f"K, K) with K < min(H, W) and b (M, Cout); got w {tuple(w.shape)}, b {tuple(b.shape)}")
+    if (
+        w.dim() != 5
+        or w.shape[0] != M
+        or w.shape[2] != cin
+        or w.shape[3] != w.shape[4]
+        or tuple(b.shape) != (M, w.shape[1])
+        or min(H, W) < w.shape[-1] + 1
+    ):
+        raise ValueError(
+            f"shapes do not fit: x {tuple(x.shape)} (M, B, H, W, Cin) needs w (M, Cout, Cin, "
+            f"K, K) with K < min(H, W) and b (M, Cout); got w {tuple(w.shape)}, b {tuple(b.shape)}"
+        )
     return _ConvPoolReLU.apply(x.contiguous(), w.contiguous(), b.contiguous(), channels_first, pool)
 
 
 MAX_LENET_SIDE = 64  # lenet_input_gradients: inputs up to 4 x 64 x 64 (stack scratch under 300 KB)
-_LENET = ("conv1.weight", "conv1.bias", "conv2.weight", "conv2.bias", "fc1.weight", "fc1.bias",
-          "fc2.weight", "fc2.bias", "fc3.weight")
+_LENET = (
+    "conv1.weight",
+    "conv1.bias",
+    "conv2.weight",
+    "conv2.bias",
+    "fc1.weight",
+    "fc1.bias",
+    "fc2.weight",
+    "fc2.bias",
+    "fc3.weight",
+)
 
 
 def _lenet_input_fits(x: torch.Tensor) -> bool:
@@ -239,30 +300,45 @@ def lenet_input_gradients(params: dict, x: torch.Tensor) -> torch.Tensor:
         raise ValueError(f"LeNet parameters missing: {missing}")
     ts = [params[k] for k in _LENET]
     if x.dim() != 3 or x.shape[1] != x.shape[2] or not _float32_cpu(x, *ts):
-        raise ValueError(f"x must be a (C, S, S) float32 CPU tensor and the parameters float32 CPU "
-                         f"tensors; got x {x.dtype} {tuple(x.shape)} on {x.device}")
+        raise ValueError(
+            f"x must be a (C, S, S) float32 CPU tensor and the parameters float32 CPU "
+            f"tensors; got x {x.dtype} {tuple(x.shape)} on {x.device}"
+        )
     C, S = x.shape[0], x.shape[-1]
     if not _lenet_input_fits(x):
-        raise ValueError(f"inputs up to {MAX_LENET_SIDE // 16}x{MAX_LENET_SIDE}x{MAX_LENET_SIDE} (each "
-                         f"network's scratch lives on its thread's stack); got {tuple(x.shape)}: use "
-                         f"nadcore.kernels.lenet.lenet_gradients, which takes torch's path then")
+        raise ValueError(
+            f"inputs up to {MAX_LENET_SIDE // 16}x{MAX_LENET_SIDE}x{MAX_LENET_SIDE} (each "
+            f"network's scratch lives on its thread's stack); got {tuple(x.shape)}: use "
+            f"nadcore.kernels.lenet.lenet_gradients, which takes torch's path then"
+        )
     M = ts[0].shape[0]
     h = (S - 4) // 2
     s = (h - 4) // 2
     F1, F2 = ts[4].shape[1], ts[6].shape[1]
-    want = [(M, 6, C, 5, 5), (M, 6), (M, 16, 6, 5, 5), (M, 16), (M, F1, 16 * s * s), (M, F1),
-            (M, F2, F1), (M, F2), (M, ts[8].shape[1], F2)]
+    want = [
+        (M, 6, C, 5, 5),
+        (M, 6),
+        (M, 16, 6, 5, 5),
+        (M, 16),
+        (M, F1, 16 * s * s),
+        (M, F1),
+        (M, F2, F1),
+        (M, F2),
+        (M, ts[8].shape[1], F2),
+    ]
     if s < 1 or [tuple(t.shape) for t in ts] != want:
-        raise ValueError(f"not a LeNet for a {C}x{S}x{S} input: parameter shapes "
-                         f"{[tuple(t.shape) for t in ts]}, expected {want}")
+        raise ValueError(
+            f"not a LeNet for a {C}x{S}x{S} input: parameter shapes {[tuple(t.shape) for t in ts]}, expected {want}"
+        )
     ts = [t if t[0].is_contiguous() else t.contiguous() for t in ts]
     xc = x.permute(1, 2, 0).contiguous()
     out = torch.empty(M, C * S * S, dtype=torch.float64)
     if M:
         ptrs = (ctypes.c_void_p * len(ts))(*[t.data_ptr() for t in ts])
         strides = (ctypes.c_long * len(ts))(*[t.stride(0) for t in ts])
-        _lib.lenet_input_gradients(M, C, S, F1, F2, xc.data_ptr(), ptrs, strides, out.data_ptr(),
-                                   torch.get_num_threads())
+        _lib.lenet_input_gradients(
+            M, C, S, F1, F2, xc.data_ptr(), ptrs, strides, out.data_ptr(), torch.get_num_threads()
+        )
     return out
 
 
@@ -276,10 +352,26 @@ def pcg64_uniform(words, mul, sub, out, threads: int = 1) -> None:
     :func:`available`."""
     _need_lib("numpy's path")
     B, n = out.shape
-    if (words.dtype != np.uint64 or words.shape != (B, 4) or not words.flags.c_contiguous
-            or out.dtype != np.float32 or out.strides[1] != 4 or not out.flags.writeable
-            or any(a.dtype != np.float32 or a.shape != (n,) or not a.flags.c_contiguous for a in (mul, sub))):
-        raise ValueError(f"need words (B, 4) uint64, out (B, n) float32 with contiguous rows, mul and sub "
-                         f"(n,) float32; got words {words.dtype} {words.shape}, out {out.dtype} {out.shape}")
-    _lib.pcg64_uniform(B, n, words.ctypes.data, mul.ctypes.data, sub.ctypes.data, out.ctypes.data,
-                       out.strides[0] // 4, max(1, int(threads)))
+    if (
+        words.dtype != np.uint64
+        or words.shape != (B, 4)
+        or not words.flags.c_contiguous
+        or out.dtype != np.float32
+        or out.strides[1] != 4
+        or not out.flags.writeable
+        or any(a.dtype != np.float32 or a.shape != (n,) or not a.flags.c_contiguous for a in (mul, sub))
+    ):
+        raise ValueError(
+            f"need words (B, 4) uint64, out (B, n) float32 with contiguous rows, mul and sub "
+            f"(n,) float32; got words {words.dtype} {words.shape}, out {out.dtype} {out.shape}"
+        )
+    _lib.pcg64_uniform(
+        B,
+        n,
+        words.ctypes.data,
+        mul.ctypes.data,
+        sub.ctypes.data,
+        out.ctypes.data,
+        out.strides[0] // 4,
+        max(1, int(threads)),
+    )
