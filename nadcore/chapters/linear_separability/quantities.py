@@ -23,6 +23,10 @@ from nadcore.nads.published import FIG6_COLUMNS, load_published_fig6, published_
 from nadcore.theory.pooling import bayes_accuracy_map, stacked_pooling_operator_2d
 
 __all__ = [
+    "BLIND",
+    "RECIPES_COMPARED",
+    "blind_and_seen",
+    "seed_mean",
     "iterations_to_loss",
     "censored_iterations",
     "frequency_radius",
@@ -272,3 +276,27 @@ def transpose_asymmetry(acc_map) -> float:
     axes): 0 for a map symmetric under (k1, k2) -> (k2, k1)."""
     a = np.asarray(acc_map, dtype=np.float64)
     return float(np.nanmean(np.abs(a - a.T)))
+
+
+#: a Fig. 3 cell is one where the pooled network is blind when its published Fig. 1 accuracy is
+#: below this (halfway from chance to LeNet's typical 0.6-0.8), else one where it sees
+BLIND = 0.55
+#: the recipe check's two recipes (names in the chapter's ``recipes``): the campaign's and the
+#: alternative it is measured against
+RECIPES_COMPARED = ("authors", "follow-up")
+
+
+def blind_and_seen(cells, published) -> tuple[np.ndarray, dict]:
+    """Which ``cells`` ((k1, k2, ...) tuples) a pooled network is blind on in its published map
+    (accuracy below :data:`BLIND`), and the two lists as text (``cells_blind``, ``cells_seen``)."""
+    blind = np.asarray(published) < BLIND
+    text = {
+        f"cells_{side}": ", ".join(str((int(c[0]), int(c[1]))) for c, b in zip(cells, blind) if b == (side == "blind"))
+        for side in ("blind", "seen")
+    }
+    return blind, text
+
+
+def seed_mean(a) -> np.ndarray:
+    """The mean over the first (seeds) axis."""
+    return np.asarray(a, dtype=float).mean(0)

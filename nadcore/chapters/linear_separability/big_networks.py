@@ -1,0 +1,539 @@
+"""The paper's big networks, read from the committed campaign bundles: their Figs. 1, 2, 3
+and 6, the width study, the recipe and precision checks, the spot checks re-run live, and
+their claims.
+
+A part of :class:`nadcore.chapters.linear_separability.study.Study` (the big networks); its methods use the
+study's settings (``self.ch``, ``self.cfg``, ``self.grid``, ``self.run``) and each other's."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from nadcore import runtime
+from nadcore.book import bundles
+from nadcore.book.evidence import MUCH, difference_interval, exact_value
+from nadcore.book.evidence import runs_interval as evidence_runs
+from nadcore.chapters import campaigns
+from nadcore.chapters.linear_separability import bundled
+from nadcore.chapters.linear_separability import quantities as q
+from nadcore.chapters.linear_separability import runs as sep
+from nadcore.chapters.linear_separability.claims import BIG, width_suffix
+from nadcore.chapters.linear_separability.quantities import RECIPES_COMPARED, blind_and_seen, seed_mean
+from nadcore.nets import spec_width
+
+
+class BigNetworks:
+    """The big networks of chapter 3 (a mixin of ``Study``)."""
+
+    # ------------------------------------------------------------------ the paper's big networks
+    # (trained by a campaign, committed as a bundle: nadcore.chapters.campaigns)
+    def campaign(self, name: str | None = None):
+        """The committed bundle of campaign ``name`` (default: the chapter's ``campaign``; None
+        where there is none), and the width it trains each network at (full width where the
+        campaign names none)."""
+        name = name or self.cfg["campaign"]
+        widths = campaigns.CAMPAIGNS[name]["widths"]
+        return bundles.load(name), {
+            a: spec_width(campaigns.spec_of(a, widths.get(a))) for a in (*bundled.BIG, "resnet18_nopool")
+        }
+
+    def network(self, arch: str, width) -> str:
+        """``"ResNet-18 at width 16"``: a network and its width, as panels and claims name it."""
+        return bundled.width_label(campaigns.NAMES.get(arch, arch), arch, width)
+
+    def big_rows(self, bundle, widths, figure: str = "fig1") -> dict:
+        """Per big network, its ``figure`` rows at the campaign's width (the authors' recipe);
+        networks without rows are left out."""
+        frame = bundle.frame(campaigns.CHAPTER, figure) if bundle else None
+        out = {}
+        for arch in bundled.BIG if figure != "fig3" else ("resnet18_nopool",):
+            rows = bundled.select(frame, arch, widths.get(arch))
+            if len(rows):
+                out[arch] = rows
+        return out
+
+    def fig1_columns(self, fig1: dict, big: dict, widths) -> dict:
+        """Fig. 1 for every network of the paper, ours beside the published map: the build's
+        networks on its grid, the campaign's on the 16x16 grid (NaN where not trained)."""
+        cols = {}
+        for a, r in fig1.items():
+            pub = self.published_fig1([a]).get(a)
+            cols[f"{campaigns.NAMES.get(a, a)} ({self.ch.profile} build)"] = (seed_mean(r["test_acc"]), pub, self.grid1)
+        for a, rows in big.items():
+            pub = q.published_fig1_map(a, self.grid).reshape(self.grid.shape)
+            cols[self.network(a, widths.get(a))] = (bundled.fig1_map(rows, self.grid), pub, self.grid)
+        return cols
+
+    def big_fig1_table(self, big: dict, widths) -> pd.DataFrame:
+        """Per campaign network: its width, trained cells and seeds, distance to and correlation
+        with the published map, its low-high gap and the published one on the same cells, and
+        its training accuracy."""
+        rows = {}
+        for a, r in big.items():
+            rows[self.network(a, widths.get(a))] = {
+                "cells": r[["k1", "k2"]].drop_duplicates().shape[0],
+                "seeds": bundled.seeds_per_cell(r),
+                "mean |ours - published|": bundled.map_distance(r, a).value,
+                "Pearson": bundled.map_pearson(r, a).value,
+                "gap": bundled.frequency_gap(r, a, self.low, self.high).value,
+                "published gap": bundled.published_gap(r, a, self.low, self.high),
+                "train acc": bundled.train_fit(r).value,
+            }
+        return pd.DataFrame.from_dict(rows, orient="index")
+
+    def _bundle_fill(self, bundle, arch: str, width, rows) -> dict:
+        return dict(
+            network=self.network(arch, width),
+            cells=rows[["k1", "k2"]].drop_duplicates().shape[0],
+            profile=f"campaign {bundle.name}",
+            steps=1,
+            paper_steps=1,
+            settings=self._bundle_settings(bundle, width, rows),
+        )
+
+    @staticmethod
+    def _bundle_settings(bundle, width, rows) -> dict:
+        """A campaign claim's settings: the width, seeds and bundle, and how many of its runs
+        trained in bf16 autocast."""
+        settings = {"width": int(width), "seeds": bundled.seeds_per_cell(rows), "bundle": bundle.title()}
+        if "precision" in rows and (rows["precision"] == "bf16").any():
+            settings["runs in bf16 autocast"] = int((rows["precision"] == "bf16").sum())
+        return settings
+
+    def big_fig1_evidence(self, bundle, arch: str, width, rows) -> dict:
+        """The keywords of one campaign network's Fig. 1 claims, by claim id (ending in
+        ``-full-width`` at the network's full width). A comparison with the published map counts
+        only where the trained cells include some that the published map has below 0.9: on cells
+        that every network learns, any network that generalises would match it."""
+        suffix = width_suffix(arch, width)
+        fill = self._bundle_fill(bundle, arch, width, rows)
+        hard = {
+            "the trained cells include some the published map has below 0.9": bool(
+                q.published_fig1_map(arch, rows[["k1", "k2"]].to_numpy()).min() < 0.9
+            )
+        }
+        out = {
+            f"fig1-train-fit-{arch}{suffix}": dict(interval=bundled.train_fit(rows), **fill),
+            f"fig1-matches-published-{arch}{suffix}": dict(
+                interval=bundled.map_distance(rows, arch), preconditions=hard, **fill
+            ),
+        }
+        r = q.cell_radius(rows[["k1", "k2"]].to_numpy())
+        if (r <= self.low).any() and (r >= self.high).any():  # a gap needs cells in both bands
+            out[f"fig1-frequency-gap-{arch}{suffix}"] = dict(
+                interval=bundled.frequency_gap(rows, arch, self.low, self.high),
+                preconditions=hard,
+                published_gap=bundled.published_gap(rows, arch, self.low, self.high),
+                **fill,
+            )
+        return out
+
+    def width_agreement(self, big: dict, widths, full: dict, full_widths) -> pd.DataFrame:
+        """Per network trained both at the campaign's width and at full width: the cells both
+        have (a cell or its transpose), their accuracy at each width and in the published map."""
+        out = []
+        for a in [a for a in big if a in full]:
+            cells = big[a][["k1", "k2"]].drop_duplicates().to_numpy()
+            narrow, wide = bundled.cell_accuracy(big[a], cells), bundled.cell_accuracy(full[a], cells)
+            both = ~np.isnan(wide)
+            out.append(
+                pd.DataFrame(
+                    {
+                        "network": campaigns.NAMES.get(a, a),
+                        "arch": a,
+                        "k1": cells[both, 0],
+                        "k2": cells[both, 1],
+                        "narrow width": widths[a],
+                        "narrow": narrow[both],
+                        "full width": full_widths[a],
+                        "full": wide[both],
+                        "published": q.published_fig1_map(a, cells[both]),
+                    }
+                )
+            )
+        return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
+
+    def width_stand_in(self, agree: pd.DataFrame, bundle, widths, big: dict) -> dict:
+        """Per network in :meth:`width_agreement`, the keywords of its ``width-stand-in`` claim:
+        the mean |narrow - full| over the cells both widths have (a t-interval over the cells). It
+        counts only where the full network generalises on some of those cells and not on others:
+        on cells that every width learns, any network would stand in."""
+        out = {}
+        for arch, g in agree.groupby("arch", sort=False):
+            rows, full = bundled.on_cells(big[arch], zip(g.k1, g.k2)), g["full"].to_numpy()
+            out[f"width-stand-in-{arch}"] = dict(
+                interval=evidence_runs(np.abs(g["narrow"].to_numpy() - full), (0, 1), "cells"),
+                preconditions={
+                    "the full network is above 0.9 on some of the cells and below 0.6 on others": bool(
+                        full.max() > 0.9 and full.min() < 0.6
+                    )
+                },
+                **self._bundle_fill(bundle, arch, widths[arch], rows),
+            )
+        return out
+
+    @staticmethod
+    def width_agreement_summary(agree: pd.DataFrame) -> pd.DataFrame:
+        """Per network, the means over the cells both widths have: how far the narrow network is
+        from the full one and each from the published map (pub.), and how often both land on the
+        same side of 0.6."""
+        rows = {}
+        for name, g in agree.groupby("network", sort=False):
+            n, f, p = g["narrow"], g["full"], g["published"]
+            label = f"{name}: width {int(g['narrow width'].iloc[0])} vs {int(g['full width'].iloc[0])}"
+            rows[label] = {
+                "cells": len(g),
+                "|narrow - full|": (n - f).abs().mean(),
+                "narrow - full": (n - f).mean(),
+                "|narrow - pub.|": (n - p).abs().mean(),
+                "|full - pub.|": (f - p).abs().mean(),
+                "same side of 0.6": ((n > 0.6) == (f > 0.6)).mean(),
+            }
+        return pd.DataFrame.from_dict(rows, orient="index")
+
+    def densenet_few(self, bundle, width, rows) -> dict:
+        """Share of DenseNet-121's trained cells that it learns (test accuracy at least
+        :data:`bundled.LEARNED`), and that share on the whole published map; meaningful only once
+        the trained cells sample the whole grid."""
+        c = rows.groupby(["k1", "k2"])["test_acc"].mean()
+        share = (c >= bundled.LEARNED).to_numpy()
+        pub = q.published_fig1_map("densenet121", self.grid)
+        on_rows = set(rows["k1"].unique()) <= {0, 2}
+        return dict(
+            interval=bundled.share_interval(share),
+            published_share=float((pub >= bundled.LEARNED).mean()),
+            preconditions={
+                "the trained cells sample the whole grid (not only the rows k1 = 0, 2, which "
+                "hold DenseNet's cross)": not on_rows and len(c) >= 64
+            },
+            **self._bundle_fill(bundle, "densenet121", width, rows),
+        )
+
+    def recipe_checks(self, bundle, widths, recipes=RECIPES_COMPARED, cells=campaigns.RECIPE_CELLS) -> pd.DataFrame:
+        """The campaign networks trained with each of ``recipes`` (names in the chapter's
+        ``recipes``; by default the authors' and the follow-up's) on their ``cells`` (by
+        default the recipe cells): the rows of :func:`bundled.recipe_check`, indexed by network
+        and cell, with an ``arch`` column."""
+        frame = bundle.frame(campaigns.CHAPTER, "fig1") if bundle else None
+        tables = {
+            self.network(a, widths[a]): bundled.recipe_check(frame, a, widths[a], c, recipes).assign(arch=a)
+            for a, c in cells.items()
+        }
+        tables = {n: t for n, t in tables.items() if len(t)}
+        return pd.concat(tables, names=["network", "k1", "k2"]) if tables else pd.DataFrame()
+
+    def recipe_ablation(self, bundle, widths) -> pd.DataFrame:
+        """The recipe ablation: :meth:`recipe_checks` with every recipe of the chapter's
+        ``recipes`` (the authors', the follow-up's, each of the follow-up's changes alone on top
+        of the authors', the follow-up's without each of them, and momentum with max_lr on top
+        of the authors') on the ablation cells (``campaigns.ABLATION_CELLS``)."""
+        return self.recipe_checks(bundle, widths, tuple(self.cfg["recipes"]), campaigns.ABLATION_CELLS)
+
+    @staticmethod
+    def recipes_that_learn(table) -> list[str]:
+        """The recipes of :meth:`recipe_ablation`'s ``table`` whose runs learn every one of its
+        cells (:func:`bundled.recipes_that_learn`)."""
+        return bundled.recipes_that_learn(table.drop(columns=["published", "arch"]))
+
+    def recipe_evidence(self, bundle, arch: str, width, table) -> dict:
+        """The keywords of ``recipe-authors-<arch>``: how much closer to the published map the
+        authors' recipe lands than the follow-up's, over the cells of ``table`` (the network's
+        rows of :meth:`recipe_checks`)."""
+        names = RECIPES_COMPARED
+        cells = [c[-2:] for c in table.index]
+        rows = bundled.on_cells(bundled.select(bundle.frame(campaigns.CHAPTER, "fig1"), arch, width), cells)
+        return dict(
+            interval=bundled.recipe_preference(table, names),
+            recipe_cells=", ".join(map(str, cells)),
+            **{f"{r.replace('-', '_')}_recipe": bundled.recipe_text(self.cfg["recipes"][r]) for r in names},
+            **self._bundle_fill(bundle, arch, width, rows),
+        )
+
+    def precision_checks(self, bundle, widths) -> dict:
+        """Per campaign network: its runs trained both in float32 and in bf16 autocast
+        (:func:`bundled.precision_check`), where it has any."""
+        frame = bundle.frame(campaigns.CHAPTER, "fig1") if bundle else None
+        tables = {a: bundled.precision_check(frame, a, widths[a]) for a in bundled.BIG}
+        return {a: t for a, t in tables.items() if len(t)}
+
+    def precision_evidence(self, bundle, arch: str, width, table) -> dict:
+        """The keywords of ``precision-bf16-<arch>``: mean |bf16 - float32| over the runs of
+        ``table``."""
+        fill = self._bundle_fill(bundle, arch, width, table.reset_index())
+        return dict(interval=bundled.precision_gap(table), **fill)
+
+    def width_study(self, bundle) -> dict:
+        """The width study's diagnostic cells: per network, test accuracy at each width beside
+        the published full-width accuracy."""
+        frame = bundle.frame(campaigns.CHAPTER, "fig1") if bundle else None
+        return {
+            a: bundled.diagnostic_table(frame, a, campaigns.DIAGNOSTIC[a])
+            for a in ("resnet18", "vgg11")
+            if frame is not None and len(bundled.select(frame, a))
+        }
+
+    def widths_studied(self, bundle) -> list[tuple[str, int]]:
+        """(network, width) pairs of the width study that the bundle has runs of."""
+        return [
+            (a, int(c.split()[-1]))
+            for a, t in self.width_study(bundle).items()
+            for c in t.columns
+            if c.startswith("width ")
+        ]
+
+    def width_evidence(self, bundle, arch: str, width: int) -> dict:
+        frame = bundle.frame(campaigns.CHAPTER, "fig1")
+        cells = sorted(tuple(c) for c in campaigns.DIAGNOSTIC[arch])
+        rows = bundled.on_cells(bundled.select(frame, arch, width), cells)
+        return dict(
+            interval=bundled.map_distance(rows, arch),
+            diagnostic_cells=", ".join(map(str, cells)),
+            **self._bundle_fill(bundle, arch, width, rows),
+        )
+
+    def spot_checks(self, bundle, widths) -> pd.DataFrame:
+        """The spot cells of each campaign network re-run live at ``spot_train`` (cached), beside
+        the bundle's runs of the same cells (seed 0)."""
+        out = []
+        figures = {a: campaigns.cells_figure(bundle.name, a) for a in self.cfg["spot_cells"]}
+        frames = {f: bundle.frame(campaigns.CHAPTER, f) for f in set(figures.values())}
+        for arch, cells in self.cfg["spot_cells"].items():
+            rows = bundled.select(frames[figures[arch]], arch, widths.get(arch), seed=0)
+            if rows.empty:
+                continue
+            have = {(int(a), int(b)): float(t) for a, b, t in zip(rows["k1"], rows["k2"], rows["test_acc"])}
+            cells = [tuple(c) for c in cells if tuple(c) in have]
+            if not cells:
+                continue
+            spec = campaigns.spec_of(arch, widths.get(arch))
+            s = self.spot_settings(arch)
+            live = sep.fourier_sweep(spec, cells, s, **(self.run | {"seeds": [self.ch.seed]}))
+            for c, acc in zip(cells, live["test_acc"][0]):
+                out.append(
+                    {
+                        "network": self.network(arch, widths.get(arch)),
+                        "arch": arch,
+                        "k1": c[0],
+                        "k2": c[1],
+                        "bundle": have[c],
+                        "live": float(acc),
+                        "live budget": self.spot_budget(s),
+                    }
+                )
+        return pd.DataFrame(out)
+
+    def spot_settings(self, arch: str) -> dict:
+        """The campaign's settings (the authors' recipe, one network at a time) at the spot
+        check's budget ``spot_train`` and ``spot_n_test`` test samples; in ``spot_autocast``'s
+        precision where this device runs it natively."""
+        c = self.cfg
+        autocast = c["spot_autocast"].get(arch)
+        native = str(self.ch.device).startswith("cuda") or bool(runtime.native_bf16())
+        return (
+            {k: c[k] for k in ("sigma", "epsilon", "signal")}
+            | {"n_test": c["spot_n_test"]}
+            | c["recipes"]["authors"]
+            | c["spot_train"].get(arch, c["spot_train"]["default"])
+            | {"trainer": "many", "channels_last": True}
+            | ({"autocast": autocast} if autocast and native else {})
+        )
+
+    @staticmethod
+    def spot_budget(settings: dict) -> str:
+        """A spot check's budget in words: samples, epochs and, where not float32, precision."""
+        precision = f", {settings['autocast']} autocast" if settings.get("autocast") else ""
+        return f"{settings['n_train']:,} samples x {settings['epochs']} epochs{precision}"
+
+    def spot_networks(self, spots: pd.DataFrame) -> list[str]:
+        """The networks with spot checks in ``spots``."""
+        return list(spots["arch"].unique()) if len(spots) else []
+
+    def spot_evidence(self, bundle, spots: pd.DataFrame, arch: str) -> dict:
+        t = self.cfg["spot_threshold"]
+        mine = spots[spots["arch"] == arch]
+        same = ((mine["bundle"] >= t) == (mine["live"] >= t)).to_numpy()
+        return dict(
+            interval=exact_value(float(same.mean()), f"{same.sum()} of {same.size} spot cells"),
+            network=mine["network"].iloc[0],
+            spot_cells=", ".join(f"({a}, {b})" for a, b in zip(mine["k1"], mine["k2"])),
+            spot_budget=mine["live budget"].iloc[0],
+            spot_threshold=t,
+            profile=f"campaign {bundle.name}",
+            steps=sep.steps_per_run(self.spot_settings(arch)),
+            paper_steps=sep.steps_per_run(self.ch.paper_cfg["recipes"]["authors"]),
+            settings={"bundle": bundle.title()},
+        )
+
+    def big_fig3(self, bundle, widths) -> pd.DataFrame:
+        """ResNet-18 without its average pool on the campaign's Fig. 3 cells, beside its pooled
+        runs of the same cells (Fig. 1), seed by seed."""
+        if bundle is None:
+            return pd.DataFrame()
+        nopool = bundled.select(
+            bundle.frame(campaigns.CHAPTER, "fig3"), "resnet18_nopool", widths.get("resnet18_nopool")
+        )
+        pooled = bundled.select(bundle.frame(campaigns.CHAPTER, "fig1"), "resnet18", widths.get("resnet18"))
+        if nopool.empty or pooled.empty:
+            return pd.DataFrame()
+        keys = ["k1", "k2", "seed"]
+        both = nopool[keys + ["test_acc", "width"]].merge(
+            pooled[keys + ["test_acc"]], on=keys, suffixes=(" without pool", " with pool")
+        )
+        both["published (with pool)"] = q.published_fig1_map("resnet18", both[["k1", "k2"]].to_numpy())
+        return both.set_index(keys)
+
+    def big_fig3_evidence(self, bundle, table: pd.DataFrame, blind: bool) -> dict:
+        """ResNet-18 without minus with its pool, paired per cell, over the campaign's Fig. 3 cells
+        where the pooled network is at chance (``blind``) or above it in the published map (the
+        threshold of LeNet's claims)."""
+        where, text = blind_and_seen(table.index, table["published (with pool)"])
+        sel = where == blind
+        diff = (table["test_acc without pool"] - table["test_acc with pool"]).to_numpy()[sel]
+        width = int(table["width"].iloc[0])
+        key = "cells_blind" if blind else "cells_seen"
+        measured = {"interval": evidence_runs(diff, (-1, 1), "cells")} if len(diff) else {"values": diff}
+        return dict(
+            **measured,
+            network=self.network("resnet18", width),
+            **{key: text[key]},
+            profile=f"campaign {bundle.name}",
+            steps=1,
+            paper_steps=1,
+            settings={"width": width, "bundle": bundle.title()},
+            preconditions={f"some Fig. 3 cell is {'blind' if blind else 'seen'}": bool(sel.any())},
+        )
+
+    def big_fig2(self, bundle, widths) -> pd.DataFrame:
+        """ResNet-18's Fig. 2 from the campaign: SGD iterations to a small training loss per cell
+        (a run that never got there counts as its whole budget), beside the published Fig. 1
+        accuracy of the full network on the same cell."""
+        rows = (
+            None
+            if bundle is None
+            else bundled.select(bundle.frame(campaigns.CHAPTER, "fig2"), "resnet18", widths.get("resnet18"))
+        )
+        if rows is None or rows.empty:
+            return pd.DataFrame()
+        table = rows[["k1", "k2", "seed", "width", "budget", "train_acc"]].copy()
+        table.insert(4, "iterations", q.censored_iterations(rows["iters_to_loss"], rows["budget"]))
+        table["published Fig. 1"] = q.published_fig1_map("resnet18", table[["k1", "k2"]].to_numpy())
+        return table.set_index(["k1", "k2", "seed"])
+
+    def big_fig2_evidence(self, bundle, table: pd.DataFrame) -> dict:
+        """log10 of the ratio of the geometric-mean iterations on the cells where the pooled
+        ResNet-18 is blind in the published map to those where it generalises (Welch over cells)."""
+        blind, cells = blind_and_seen(table.index, table["published Fig. 1"])
+        logs = np.log10(table["iterations"].to_numpy())
+        width = int(table["width"].iloc[0])
+        seen = 10 ** logs[~blind].mean() if (~blind).any() else float("nan")
+        paper = self.ch.paper_cfg
+        return dict(
+            interval=difference_interval(logs[blind], logs[~blind], what="cells"),
+            network=self.network("resnet18", width),
+            **cells,
+            fig2_sigma=paper["fig2_sigma"],
+            fig2_threshold=paper["fig2_threshold"],
+            profile=f"campaign {bundle.name}",
+            steps=1,
+            paper_steps=1,
+            settings={"width": width, "bundle": bundle.title()},
+            preconditions={
+                "some Fig. 2 cell is blind and some sees": bool(blind.any() and (~blind).any()),
+                "the budget can show the criterion's ratio (budget >= ratio x iterations where it sees)": bool(
+                    table["budget"].min() >= MUCH * seen
+                ),
+            },
+        )
+
+    def fig2_summary(self, fig2: dict) -> pd.DataFrame:
+        """Per network and seed: iterations to the threshold on the low and high frequencies,
+        their ratio, and how many runs got there at all (censored runs count as the budget)."""
+        cells = self.fig2_cells()
+        lows = q.cell_radius(cells) <= self.low
+        out = {}
+        for arch, f in fig2.items():
+            b = q.band_means(f["iterations"], cells, self.low, self.high)
+            reached = f["result"]["iters_to_loss"] >= 0
+            out[arch] = pd.DataFrame(
+                {
+                    "low": b["low"],
+                    "high": b["high"],
+                    "high / low": b["high"] / b["low"],
+                    "low reached": reached[:, lows].sum(1),
+                    "others reached": reached[:, ~lows].sum(1),
+                    "budget": f["budget"],
+                },
+                index=pd.Index(self.ch.seeds, name="seed"),
+            )
+        return pd.concat(out, names=["model", "seed"])
+
+    def big_fig6(self, published: dict, *sources) -> dict | None:
+        """The campaigns' Fig. 6 (the big networks on the authors' NADs, both noise levels;
+        ``sources``: pairs of a bundle and its widths, as :meth:`campaign` returns them): the
+        panels, a summary table, and the keywords of their claims (sigma = 3 for the paper's
+        claims, both for the validation of the fitted sigma; ids ending in ``-full-width`` for a
+        network at full width)."""
+        table = q.published_fig6_table()
+        panels, rows, claims = {}, {}, {}
+        for bundle, widths in sources:
+            frame = bundle.frame(campaigns.CHAPTER, "fig6") if bundle else None
+            for arch in BIG if frame is not None else ():
+                if not bundled.select(frame, arch, widths.get(arch)).empty:
+                    got = self._big_fig6_network(bundle, frame, arch, widths[arch], published[arch], table)
+                    if got is None:
+                        continue
+                    panel, more, evid = got
+                    panels[self.network(arch, widths[arch])] = panel
+                    rows.update(more)
+                    claims.update(evid)
+        if not panels:
+            return None
+        return {"panels": panels, "table": pd.DataFrame.from_dict(rows, orient="index"), "evidence": claims}
+
+    def _big_fig6_network(self, bundle, frame, arch: str, w, pub, table) -> tuple[dict, dict, dict] | None:
+        """One network's Fig. 6 in :meth:`big_fig6`: its panel, its summary rows by (network,
+        sigma), and the keywords of its claims, from the noise levels whose curves span the NAD
+        sequence (None if none does yet)."""
+        sigma, fitted = float(self.cfg["sigma"]), float(self.cfg["fig6_sigma"])
+        curves = {
+            s: bundled.fig6_curves(frame, arch, w, s) for s in sorted(bundled.select(frame, arch, w)["sigma"].unique())
+        }
+        have = [s for s, (indices, _) in curves.items() if bundled.fig6_spans(indices)]
+        if not have:
+            return None
+        name, suffix = self.network(arch, w), width_suffix(arch, w)
+        panel = {f"{name}, sigma={s:g}": curves[s] for s in have}
+        panel[f"{campaigns.NAMES[arch]}, published"] = (pub.index, pub["test_acc"])
+        fill = dict(
+            network=name,
+            profile=f"campaign {bundle.name}",
+            steps=1,
+            paper_steps=1,
+            settings=self._bundle_settings(bundle, w, bundled.select(frame, arch, w)),
+        )
+        rows, claims = {}, {}
+        for s in have:
+            sm = bundled.fig6_summary(frame, arch, w, s, table)
+            rows[(name, s)] = {
+                "acc NADs 0-9 minus > 700": sm["gap"].value,
+                "published": sm["published_gap"],
+                "spearman": sm["spearman"].value,
+                "published spearman": sm["published_spearman"],
+                "mean |ours - published|": sm["distance"].value,
+            }
+            if s == sigma:
+                claims[f"fig6-first-vs-beyond-{arch}{suffix}"] = dict(
+                    interval=sm["gap"], published_gap=sm["published_gap"], **fill
+                )
+                claims[f"fig6-monotone-{arch}{suffix}"] = dict(
+                    interval=sm["spearman"],
+                    n_indices=len(sm["indices"]),
+                    published_spearman=sm["published_spearman"],
+                    **fill,
+                )
+        if {sigma, fitted} <= set(have):
+            claims[f"fig6-sigma-validation-{arch}{suffix}"] = dict(
+                interval=bundled.sigma_preference(frame, arch, w, table, (sigma, fitted)), **fill
+            )
+        return panel, rows, claims
