@@ -75,7 +75,7 @@ def test_only_the_setup_layer_reads_profiles():
     claims and figures take plain arguments."""
     root = Path(nadcore.__file__).parent
     for f in root.rglob("*.py"):
-        if "book" in f.relative_to(root).parts or f.name == "campaigns.py":
+        if "book" in f.relative_to(root).parts or f.name in ("campaigns.py", "campaign.py"):
             continue
         tree = ast.parse(f.read_text())
         for node in ast.walk(tree):

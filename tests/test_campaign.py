@@ -16,7 +16,9 @@ from nadcore.book import bundles
 from nadcore.book import campaign as cp
 from nadcore.book.cache import Cache
 from nadcore.chapters import campaigns
+from nadcore.chapters.cifar10 import campaign as cifar_plan
 from nadcore.chapters.linear_separability import bundled
+from nadcore.chapters.linear_separability import campaign as plan3
 from nadcore.data import fourier_grid
 
 REPO = Path(__file__).resolve().parents[1]
@@ -28,20 +30,20 @@ CHAPTER = campaigns.CHAPTER
 
 def test_distinct_cells_cover_the_grid_once_under_the_transposition():
     grid = fourier_grid(32, 16)
-    cells = campaigns.distinct_cells(grid)
+    cells = plan3.distinct_cells(grid)
     assert len(cells) == len(set(cells)) == 136  # 16 * 17 / 2: the diagonal and one triangle
-    assert set(cells) | {campaigns.mirror(*c) for c in cells} == set(grid.frequencies)
+    assert set(cells) | {plan3.mirror(*c) for c in cells} == set(grid.frequencies)
     assert set(cells[: len(grid.subgrid(8).frequencies)]) <= set(grid.subgrid(4).frequencies)  # coarse first
 
 
 def test_row_cells_are_the_full_rows_coarse_to_fine():
     grid = fourier_grid(32, 16)
-    cells = campaigns.row_cells(grid, {0, 2})
+    cells = plan3.row_cells(grid, {0, 2})
     assert len(cells) == len(set(cells)) == 32 and {k1 for k1, _ in cells} == {0, 2}
     assert cells[:8] == [(0, -16), (2, -16), (0, 0), (2, 0), (0, -8), (2, -8), (0, 8), (2, 8)]  # coarse first
-    assert campaigns.stage_cells("rows:0,2", grid) == cells
+    assert plan3.stage_cells("rows:0,2", grid) == cells
     with pytest.raises(ValueError, match="not on the 16x16"):
-        campaigns.stage_cells([[1, 2]], grid)
+        plan3.stage_cells([[1, 2]], grid)
 
 
 def test_cpu_campaign_plans_the_issue_order():
@@ -128,14 +130,10 @@ def test_tiny_follow_up_runs_train_chapter_5s_experiments_on_the_published_nads(
     }
     # the stage's network must take the published NADs in chapter 5's settings
     with pytest.raises(ValueError, match="nad_source"):
-        campaigns._underspec_task(
-            dict(campaigns.TINY["stages"][-1], overrides={"nad_source": {"default": "gradient"}}),
-            0,
-            {"model": "resnet18", "width": 4, "recipe": "follow-up", "precision": "fp32"},
-            "resnet18?width=4",
-            [0],
-            "cpu",
-        )
+        with pytest.MonkeyPatch.context() as mp:
+            last = dict(campaigns.TINY["stages"][-1], overrides={"nad_source": {"default": "gradient"}})
+            mp.setitem(campaigns.CAMPAIGNS["tiny"], "stages", [last])
+            campaigns.plan("tiny")
 
 
 def test_tiny_fig7_poisons_cifar10_along_the_published_nads(bundle):
@@ -172,7 +170,10 @@ def test_tiny_fig8_trains_on_the_original_and_the_flipped_representation(bundle)
         ("cpu", "many")
     }
     fig8_stage = next(s for s in campaigns.TINY["stages"] if s["figure"] == "fig8")
-    assert campaigns.profile_settings("tiny", "fig8", "vgg11") == (campaigns._profile_cfg(fig8_stage), 4)
+    assert campaigns.profile_settings("tiny", "fig8", "vgg11") == (
+        campaigns.stage_settings(campaigns.TINY, fig8_stage),
+        4,
+    )
 
 
 @pytest.mark.parametrize("figure", ["fig7", "fig8"])
@@ -209,7 +210,7 @@ def test_a_stage_in_bf16_is_its_own_task_and_checks_the_float32_runs(bundle):
     assert len(bundled.select(frame, "vgg11", 4)) == 1  # the maps take one run per cell: the float32 one
     assert bundled.select(frame, "vgg11", 4)["precision"].item() == "fp32"
     with pytest.raises(ValueError, match="autocast must be one of"):
-        campaigns._train({"recipes": {"authors": {}}}, {"train": {}}, "fig1", "authors", "vgg11", "fp16")
+        plan3.train_settings({"recipes": {"authors": {}}}, {"train": {}}, "authors", "fp16")
 
 
 def test_resumes_from_the_cache_and_from_the_ledger_alone(bundle, tmp_path):
@@ -581,8 +582,8 @@ def test_a_poisoning_job_has_the_same_identity_on_every_machine(monkeypatch):
     their jobs are named by the published NADs, not by the basis: the same ids, the same ledger."""
     tasks, _ = campaigns.plan("cpu", stages=[21])
     ids = [cp.bundle_id(t, j) for t in tasks for j in t.jobs]
-    real = campaigns.complete_basis
-    monkeypatch.setattr(campaigns, "complete_basis", lambda nads: real(nads) * (1 + 1e-12))
+    real = cifar_plan.complete_basis
+    monkeypatch.setattr(cifar_plan, "complete_basis", lambda nads: real(nads) * (1 + 1e-12))
     again, _ = campaigns.plan("cpu", stages=[21])
     assert [cp.bundle_id(t, j) for t in again for j in t.jobs] == ids
     assert not np.array_equal(again[0].jobs[1].data["nads"], tasks[0].jobs[1].data["nads"])

@@ -10,6 +10,7 @@ import pytest
 from nadcore.book.claim_rows import headline, limits
 from nadcore.chapters import campaigns
 from nadcore.chapters.linear_separability import bundled
+from nadcore.chapters.linear_separability import campaign as plan3
 from nadcore.chapters.linear_separability.quantities import first_and_beyond
 from nadcore.chapters.nads import quantities as nq
 from nadcore.data import fourier_basis_vector, fourier_grid
@@ -331,7 +332,7 @@ def test_densenet121_fig6_enters_with_the_first_cpu_stage_at_the_papers_sigma():
     published = study.published_fig6()
     stage = next(st for st in campaigns.CPU["stages"] if st["figure"] == "fig6" and st["arch"] == "densenet121")
     assert stage["sigmas"] == [3.0] and stage["autocast"] == "bf16"
-    assert sorted(stage["indices"]) == campaigns.FIG6_INDICES[::2]  # every other index
+    assert sorted(stage["indices"]) == plan3.FIG6_INDICES[::2]  # every other index
     # the ends first: the stage's first two jobs (one round of two workers) already span it
     assert bundled.fig6_spans(stage["indices"][:2]) and not bundled.fig6_spans(stage["indices"][2:])
     rows = [
@@ -365,12 +366,10 @@ def test_densenet121_fig6_ends_alternate_so_every_round_of_two_jobs_spans_the_se
     stage = next(
         st
         for st in campaigns.CPU["stages"]
-        if st["figure"] == "fig6"
-        and st["arch"] == "densenet121"
-        and sorted(st["indices"]) == sorted(campaigns.FIG6_ENDS)
+        if st["figure"] == "fig6" and st["arch"] == "densenet121" and sorted(st["indices"]) == sorted(plan3.FIG6_ENDS)
     )
     order = stage["indices"]
-    assert order == campaigns.FIG6_ENDS_ALTERNATING and len(set(order)) == len(order)
+    assert order == plan3.FIG6_ENDS_ALTERNATING and len(set(order)) == len(order)
     n_beyond = int(first_and_beyond(order)[1].sum())
     assert all(bundled.fig6_spans(order[k : k + 2]) for k in range(2 * n_beyond))
     assert order[:2] == [0, 720]
@@ -386,11 +385,11 @@ def test_the_recipe_check_sets_both_recipes_beside_the_published_map():
     from nadcore.chapters.linear_separability.claims import CLAIMS
 
     study = _study()
-    assert campaigns.RECIPE_CELLS["resnet18"][:2] == campaigns.DIAGNOSTIC["resnet18"]
+    assert plan3.RECIPE_CELLS["resnet18"][:2] == plan3.DIAGNOSTIC["resnet18"]
     pub = dict(
         zip(
-            map(tuple, campaigns.RECIPE_CELLS["resnet18"]),
-            published_fig1_map("resnet18", campaigns.RECIPE_CELLS["resnet18"]),
+            map(tuple, plan3.RECIPE_CELLS["resnet18"]),
+            published_fig1_map("resnet18", plan3.RECIPE_CELLS["resnet18"]),
         )
     )
     acc = {
@@ -443,8 +442,8 @@ def test_the_recipe_ablation_adds_one_change_of_the_follow_up_recipe_at_a_time()
         assert all(r[k] == (follow if base is authors else authors)[k] for n, r in named.items() for k in changed[n])
     assert len(ABLATION) == 2 * len(changes) + 1 and "authors+momentum+max_lr" in ABLATION
     assert all(ABLATION[n] == PAPER["recipes"][n] for n in ABLATION)
-    cells = campaigns.ABLATION_CELLS["resnet18"]
-    assert all(c in campaigns.RECIPE_CELLS["resnet18"] for c in cells)
+    cells = plan3.ABLATION_CELLS["resnet18"]
+    assert all(c in plan3.RECIPE_CELLS["resnet18"] for c in cells)
     assert all(published_fig1_map("resnet18", cells) < 0.55)  # chance cells of the published map
     tasks, _ = campaigns.plan("cpu", archs=["resnet18"], figures=["fig1"])
     trained = {t.recipe for t in tasks}

@@ -387,7 +387,9 @@ def test_chapter_settings():
         for m in cfg["cifar_models"]:
             assert "epochs" in cfg["cifar_train"].get(m, cfg["cifar_train"]["default"])
         src = cfg["nad_source"]
-        assert src["lenet"] == "secant" and src["default"] == "gradient"
+        # LeNet: the book's secant NADs from the paper's 10,000 networks on the paper profile; the
+        # authors' published ones (the same 10,000) where a CPU cannot afford them
+        assert src["lenet"] == ("secant" if p == "paper" else "published") and src["default"] == "gradient"
         assert cfg["seeds"] >= (2 if p == "smoke" else 3), p
     with pytest.raises(ValueError, match="unknown knob"):
         profiles.resolve("05_underspecification", "cpu", {"repeats": 3})

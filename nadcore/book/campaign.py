@@ -42,6 +42,8 @@ from nadcore.runtime import canonical, commit_info, digest, machine_info, resolv
 
 __all__ = [
     "Task",
+    "Stage",
+    "Figure",
     "PROVENANCE",
     "BundleBusy",
     "run",
@@ -99,6 +101,51 @@ class Task:
         extra = f" sigma={self.meta['sigma']:g}" if "sigma" in self.meta else ""
         precision = self.meta.get("precision", "fp32")  # float32 tasks keep the labels they always had
         return f"{self.figure} {self.spec} ({self.recipe}{'' if precision == 'fp32' else ', ' + precision}){extra}"
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One stage of a campaign at one width, as a figure's task builder sees it: the stage's
+    number ``n`` and its dict ``stage``, the campaign (``campaign``), the settings of the chapter
+    the figure follows (``cfg``), the network (``arch``, its model ``spec`` and ``width``), the
+    ``seeds``, the ``device``, and the autocast precision the stage asks for (None: float32)."""
+
+    n: int
+    stage: dict
+    campaign: dict
+    cfg: dict
+    arch: str
+    spec: str
+    width: int | None
+    seeds: list
+    device: str
+    autocast: str | None = None
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure a campaign can train, defined by the chapter it belongs to.
+
+    ``chapter``: the bundle folder its CSV goes to; ``settings_chapter``: the chapter whose
+    settings its runs take, on the campaign's ``paper`` profile with the campaign's overrides,
+    or (``own_profile``) on the ``profile`` each stage names with the stage's ``overrides``;
+    ``columns`` and ``keys``: its CSV columns and those that identify a run; ``tasks(stage)``: the
+    tasks of one :class:`Stage`. A figure whose stages take their own profile says which runs one
+    seed has (``seed_runs(cfg)``, labels) and which run each bundle row is (``row_runs(rows)``),
+    so that a chapter can take the seeds that have them all. ``train_settings(cfg, campaign,
+    recipe, autocast)``: the D(v) and SGD settings of its runs, where a chapter compares them with
+    its own."""
+
+    name: str
+    chapter: str
+    settings_chapter: str
+    columns: tuple
+    keys: tuple
+    tasks: Callable
+    own_profile: bool = False
+    seed_runs: Callable | None = None
+    row_runs: Callable | None = None
+    train_settings: Callable | None = None
 
 
 # --------------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from nadcore.chapters import campaigns
 from nadcore.chapters.linear_separability import bundled
 from nadcore.chapters.linear_separability import quantities as q
 from nadcore.chapters.linear_separability import runs as sep
+from nadcore.chapters.linear_separability.campaign import ABLATION_CELLS, DIAGNOSTIC, RECIPE_CELLS
 from nadcore.chapters.linear_separability.claims import BIG, width_suffix
 from nadcore.chapters.linear_separability.quantities import RECIPES_COMPARED, blind_and_seen, seed_mean
 from nadcore.nets import spec_width
@@ -210,7 +211,7 @@ class BigNetworks:
             **self._bundle_fill(bundle, "densenet121", width, rows),
         )
 
-    def recipe_checks(self, bundle, widths, recipes=RECIPES_COMPARED, cells=campaigns.RECIPE_CELLS) -> pd.DataFrame:
+    def recipe_checks(self, bundle, widths, recipes=RECIPES_COMPARED, cells=RECIPE_CELLS) -> pd.DataFrame:
         """The campaign networks trained with each of ``recipes`` (names in the chapter's
         ``recipes``; by default the authors' and the follow-up's) on their ``cells`` (by
         default the recipe cells): the rows of :func:`bundled.recipe_check`, indexed by network
@@ -227,8 +228,8 @@ class BigNetworks:
         """The recipe ablation: :meth:`recipe_checks` with every recipe of the chapter's
         ``recipes`` (the authors', the follow-up's, each of the follow-up's changes alone on top
         of the authors', the follow-up's without each of them, and momentum with max_lr on top
-        of the authors') on the ablation cells (``campaigns.ABLATION_CELLS``)."""
-        return self.recipe_checks(bundle, widths, tuple(self.cfg["recipes"]), campaigns.ABLATION_CELLS)
+        of the authors') on the ablation cells (``ABLATION_CELLS``)."""
+        return self.recipe_checks(bundle, widths, tuple(self.cfg["recipes"]), ABLATION_CELLS)
 
     @staticmethod
     def recipes_that_learn(table) -> list[str]:
@@ -268,7 +269,7 @@ class BigNetworks:
         the published full-width accuracy."""
         frame = bundle.frame(campaigns.CHAPTER, "fig1") if bundle else None
         return {
-            a: bundled.diagnostic_table(frame, a, campaigns.DIAGNOSTIC[a])
+            a: bundled.diagnostic_table(frame, a, DIAGNOSTIC[a])
             for a in ("resnet18", "vgg11")
             if frame is not None and len(bundled.select(frame, a))
         }
@@ -284,7 +285,7 @@ class BigNetworks:
 
     def width_evidence(self, bundle, arch: str, width: int) -> dict:
         frame = bundle.frame(campaigns.CHAPTER, "fig1")
-        cells = sorted(tuple(c) for c in campaigns.DIAGNOSTIC[arch])
+        cells = sorted(tuple(c) for c in DIAGNOSTIC[arch])
         rows = bundled.on_cells(bundled.select(frame, arch, width), cells)
         return dict(
             interval=bundled.map_distance(rows, arch),

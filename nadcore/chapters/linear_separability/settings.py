@@ -40,9 +40,9 @@ precision, as their bundle runs did, where the device runs it natively (a GPU, o
 
 _LENET = dict(n_train=10000, epochs=20, max_lr=0.5, momentum=0.0, weight_decay=0.0, batch_size=128)
 # the follow-up paper's ResNet-18 recipe (its appendix): the campaign's recipe check trains it beside
-# the authors' on ResNet-18's recipe cells (nadcore.chapters.campaigns.RECIPE_CELLS)
+# the authors' on ResNet-18's recipe cells (nadcore.chapters.linear_separability.campaign.RECIPE_CELLS)
 _FOLLOWUP = dict(n_train=10000, epochs=30, max_lr=0.1, momentum=0.9, weight_decay=1e-5, batch_size=128)
-# the recipe ablation (on nadcore.chapters.campaigns.ABLATION_CELLS): which of the follow-up recipe's
+# the recipe ablation (on nadcore.chapters.linear_separability.campaign.ABLATION_CELLS): which of the follow-up recipe's
 # four changes to the authors' erases ResNet-18's checkerboard. "authors+<setting>": the authors'
 # recipe with that one setting of the follow-up's; "follow-up-<setting>": the follow-up's recipe
 # with that one setting back at the authors' value; then the authors' with the two settings without

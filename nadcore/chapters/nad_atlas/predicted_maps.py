@@ -16,6 +16,7 @@ from nadcore.chapters import campaigns
 from nadcore.chapters.linear_separability import bundled
 from nadcore.chapters.linear_separability.runs import steps_per_run
 from nadcore.chapters.nad_atlas import figures as plots
+from nadcore.chapters.nad_atlas.campaign import ATLAS_FIG1
 from nadcore.chapters.nad_atlas.claims import USEFUL_AUC, USEFUL_RANK
 from nadcore.chapters.nad_atlas.prediction import CHANCE, LEARNABLE, prediction_agreement
 from nadcore.data.directions import fourier_grid
@@ -287,7 +288,7 @@ class PredictedMaps:
         ``predict_models`` on (seed means), with the predicted learnability of each; only the
         architectures of the atlas that the bundle has."""
         bundle = bundles.load(self.cfg["campaign"])
-        frame = bundle.frame(campaigns.ATLAS_CHAPTER, "atlas-fig1") if bundle is not None else None
+        frame = bundle.frame(ATLAS_FIG1.chapter, "atlas-fig1") if bundle is not None else None
         index = {f: n for n, f in enumerate(GRID.frequencies)}
         out = {}
         for label, slug in self.cfg["predict_models"].items():

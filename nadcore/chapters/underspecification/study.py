@@ -39,6 +39,19 @@ FIG2_COLUMNS = {"acc_both": "both", "acc_first": "ch1 only", "acc_second": "ch2 
 FIG3_COLUMNS = {"acc_all": "all", "acc_cifar": "CIFAR only", "acc_dv": "D(v) only", "train_acc": "train"}
 
 
+def _concat_from_bundle(rows, network: str, cfg: dict):
+    return ux.ConcatGridResult.from_frame(rows, network, {"n_test": cfg["n_test"]})
+
+
+def _cifar_from_bundle(rows, network: str, cfg: dict):
+    data = cifar.load_cifar10(max_train=cfg["max_train"], max_test=cfg["max_test"])
+    return ux.CifarDVResult.from_frame(rows, network, {"data": cifar.cifar_data_key(data)})
+
+
+#: each of the chapter's campaign figures, read back from its bundle rows as the chapter's own runs
+_FROM_BUNDLE = {"us-fig2": _concat_from_bundle, "us-fig3": _cifar_from_bundle}
+
+
 class Study:
     """Chapter 5 on the settings of ``ch`` (a :class:`nadcore.book.Chapter` whose parameters
     name ``data_root`` and ``subset_root``)."""
@@ -94,11 +107,7 @@ class Study:
         for arch, (rows, source) in found.items():
             view.nad_estimate(arch)  # the networks behind its NADs
             view.sources[arch] = source
-            if figure == "us-fig2":
-                runs[arch] = ux.ConcatGridResult.from_frame(rows, source["network"], {"n_test": cfg["n_test"]})
-            else:
-                data = cifar.load_cifar10(max_train=cfg["max_train"], max_test=cfg["max_test"])
-                runs[arch] = ux.CifarDVResult.from_frame(rows, source["network"], {"data": cifar.cifar_data_key(data)})
+            runs[arch] = _FROM_BUNDLE[figure](rows, source["network"], cfg)
         self.ch.figure_data(f"{figure}-campaign", self.runs_frame(runs))
         return view, runs
 
