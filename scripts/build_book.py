@@ -15,6 +15,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from nadcore.book.build import main  # noqa: E402
+from nadcore.chapters.campaigns import coverage_lines  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(coverage=coverage_lines))

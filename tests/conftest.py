@@ -48,6 +48,8 @@ from pathlib import Path
 import pytest
 from reference_outputs import is_checked, is_near_chance, load_reference, outputs_agree
 
+import nadcore.chapters  # noqa: F401  (registers every chapter's settings and claims with the book)
+
 TESTS_DIR = Path(__file__).resolve().parent
 REPO = TESTS_DIR.parent
 ANCHOR = TESTS_DIR / "test_notebooks.py"

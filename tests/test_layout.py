@@ -198,3 +198,47 @@ def test_a_chapter_shows_the_science(path):
         f"{path.name}: {r['science']} of {r['code lines']} code lines are "
         f"science ({r['science share']:.0%}), fewer than 70%"
     )
+
+
+def _dynamic_imports(path: Path):
+    """``(line, target)`` of every call that imports a module by name (``importlib.import_module``,
+    ``__import__``): ``target`` is the name where it is a literal (an f-string's literal head),
+    else None."""
+    tree = ast.parse(path.read_text())
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        f = node.func
+        name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+        if name not in ("import_module", "__import__") or not node.args:
+            continue
+        arg = node.args[0]
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+            yield node.lineno, arg.value
+        elif isinstance(arg, ast.JoinedStr) and arg.values and isinstance(arg.values[0], ast.Constant):
+            yield node.lineno, str(arg.values[0].value)
+        else:
+            yield node.lineno, None
+
+
+def test_dynamic_imports_point_down_too():
+    """An import by name obeys the layers as an import statement does: the book layer looks up no
+    chapter by name (the chapters register their settings and claims with it), and no module
+    imports a nadcore module above its own layer by a computed name. (The model registry imports
+    a reader's ``module:factory``, which is not nadcore.)"""
+    rank = {layer: i for i, layer in enumerate(LAYERS)}
+    bad = []
+    for name, path in _modules().items():
+        mine = _layer(name)
+        for line, target in _dynamic_imports(path):
+            where = f"{path.relative_to(ROOT)}:{line}"
+            if target is None:
+                if mine != "nets":  # the registry's reader-supplied factories
+                    bad.append(f"{where}: imports a module by a computed name")
+                continue
+            if not target.startswith("nadcore"):
+                continue
+            theirs = _layer(target.rstrip(".")) or target.split(".")[1] if "." in target else None
+            if mine and theirs in rank and rank[theirs] < rank[mine]:
+                bad.append(f"{where}: {name} ({mine}) imports {target} ({theirs}) by name")
+    assert not bad, "\n".join(bad)

@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import ast
-import importlib
 import json
 import os
 import re
@@ -284,8 +283,9 @@ def write_scorecard(executed: Path, stems: list[str], coverage=None) -> dict:
     """Merge the executed chapters' claims into ``scorecard.json`` and write the Scorecard page
     ``scorecard.md`` with its forest plots (:mod:`nadcore.book.scorecard`): verdict badges and
     counts first, one line per claim linking to the section that states its verdict.
-    ``coverage``: (have, missing) lines on the papers' networks (default: from the build's
-    profile and the committed campaign bundles, :func:`nadcore.chapters.campaigns.coverage_lines`)."""
+    ``coverage``: (have, missing) lines on the papers' networks, or a function of the build's
+    profile that gives them (``scripts/build_book.py`` passes
+    :func:`nadcore.chapters.campaigns.coverage_lines`); None: no such section."""
 
     files = [executed / "claims" / f"{s}.json" for s in stems if (executed / "claims" / f"{s}.json").exists()]
     card = read_claims(files)
@@ -295,9 +295,8 @@ def write_scorecard(executed: Path, stems: list[str], coverage=None) -> dict:
         raise ChapterError(f"claim ids must be unique across chapters; repeated: {dup}")
     (executed / "scorecard.json").write_text(json.dumps(card, indent=1))
     profile = executed_profile(executed / (stems[0] + ".ipynb")) if stems else None
-    if coverage is None:  # the chapters' campaigns, found by name (the book imports no chapter)
-        campaigns = importlib.import_module("nadcore.chapters.campaigns")
-        coverage = campaigns.coverage_lines(profile if profile in PROFILES else "cpu")
+    if callable(coverage):  # the campaigns' coverage of the papers' networks, for this profile
+        coverage = coverage(profile if profile in PROFILES else "cpu")
     write_page(card, executed, SCORECARD, profile=profile, coverage=coverage)
     return card
 
@@ -398,7 +397,8 @@ def _plan(selected, user_params, profile):
     return plans
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, coverage=None) -> int:
+    """The command line of ``scripts/build_book.py``; ``coverage``: as :func:`write_scorecard`'s."""
     args = _parser().parse_args(argv)
     root = args.root.resolve()
     executed = root / "book" / "executed"
@@ -455,7 +455,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
     available = [c.stem for c in chapters if (executed / f"{c.stem}.ipynb").exists()]
     executed.mkdir(parents=True, exist_ok=True)
-    card = write_scorecard(executed, available)
+    card = write_scorecard(executed, available, coverage)
     print(f"Scorecard: {len(card['claims'])} claims -> {_rel(executed / 'scorecard.json')}")
     if args.no_html:
         return 1 if failures else 0

@@ -18,18 +18,41 @@ from __future__ import annotations
 
 import copy
 import difflib
-import importlib
 
 PROFILES = ("smoke", "cpu", "paper")
 
+#: each chapter's modules by part (``settings``, ``claims``), registered by the chapters themselves
+#: (``nadcore/chapters/__init__.py``): the book machinery never imports a chapter
+_CHAPTERS: dict[str, dict] = {}
+
+
+def _package(chapter: str) -> str:
+    return chapter.split("_", 1)[1] if chapter[:2].isdigit() else chapter
+
+
+def register_chapter(chapter: str, **parts) -> None:
+    """Record ``chapter``'s modules (``settings=...``, ``claims=...``) under the name of its
+    package (``"linear_separability"`` for ``03_linear_separability``)."""
+    _CHAPTERS.setdefault(_package(chapter), {}).update(parts)
+
 
 def chapter_module(chapter: str, part: str):
-    """The module ``part`` (``settings``, ``claims``, ``runs``, ``figures``) of ``chapter``'s
-    package, e.g. ``nadcore.chapters.linear_separability.claims`` for
-    ``("03_linear_separability", "claims")``; ModuleNotFoundError where there is none. (The book
-    machinery finds a chapter's modules by name: it never imports the chapters statically.)"""
-    name = chapter.split("_", 1)[1] if chapter[:2].isdigit() else chapter
-    return importlib.import_module(f"nadcore.chapters.{name}.{part}")
+    """The module ``part`` (``settings``, ``claims``) that ``chapter`` registered, e.g.
+    ``nadcore.chapters.linear_separability.claims`` for ``("03_linear_separability", "claims")``;
+    ModuleNotFoundError where there is none."""
+    name = _package(chapter)
+    if not _CHAPTERS:
+        raise ModuleNotFoundError(
+            "no chapter is registered with the book: import nadcore.chapters (its package registers "
+            "every chapter's settings and claims)",
+            name=f"nadcore.chapters.{name}",
+        )
+    if part not in _CHAPTERS.get(name, {}):
+        raise ModuleNotFoundError(
+            f"chapter {chapter!r} registered no {part} module (registered: {', '.join(sorted(_CHAPTERS))})",
+            name=f"nadcore.chapters.{name}.{part}",
+        )
+    return _CHAPTERS[name][part]
 
 
 def _module(chapter: str):
