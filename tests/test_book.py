@@ -38,6 +38,29 @@ def test_unknown_knobs_are_refused_with_suggestions(tmp_path, monkeypatch):
     assert ch.cfg["fig1_every"] == 2 and ch.seeds == [0, 1]
 
 
+def test_knobs_of_the_wrong_kind_or_with_misspelled_keys_fail_in_setup(tmp_path, monkeypatch):
+    """A knob is checked against the kind its setting has on the profiles, into nested recipes,
+    when the chapter starts: never later, inside a worker."""
+    monkeypatch.setenv("NADBOOK_OUTPUT", str(tmp_path))
+    with pytest.raises(ValueError, match=r"knob 'seeds'.*must be int, got '3'"):
+        setup("05_underspecification", profile="smoke", knobs={"seeds": "3"})
+    with pytest.raises(
+        ValueError, match=r"\['default'\]: unknown key\(s\) \['n_trian'\].*'n_train'.*Valid keys: .*epochs"
+    ):
+        setup("05_underspecification", profile="smoke", knobs={"concat_train": {"default": {"n_trian": 500}}})
+    with pytest.raises(ValueError, match=r"knob 'networks'.*\['default'\] must be int"):
+        setup("07_nad_atlas", profile="smoke", knobs={"networks": {"default": "many"}})
+    with pytest.raises(ValueError, match=r"knob 'sigma'.*must be float"):
+        setup("03_linear_separability", profile="smoke", knobs={"sigma": "3"})
+    # a new model's recipe, an int for a float, None for an optional setting: accepted
+    ch = setup(
+        "05_underspecification",
+        profile="smoke",
+        knobs={"concat_train": {"cnn": {"n_train": 64, "epochs": 1}}, "sigma": 1, "max_train": None},
+    )
+    assert ch.cfg["concat_train"] == {"cnn": {"n_train": 64, "epochs": 1}} and ch.cfg["sigma"] == 1
+
+
 def test_claims_figure_data_and_provenance(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("NADBOOK_OUTPUT", str(tmp_path))
     ch = setup("01_pooling", profile="smoke", seed=5, device="cpu")

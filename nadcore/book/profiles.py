@@ -63,8 +63,94 @@ def _module(chapter: str):
         raise KeyError(f"no settings for chapter {chapter!r} (expected nadcore/chapters/{name}/settings.py)") from e
 
 
+#: the keys of a training recipe or data record (a dict of these only is a record: an unknown key
+#: in it is a misspelling, not a new model)
+RECORD_KEYS = frozenset(
+    {
+        "n_train",
+        "n_test",
+        "epochs",
+        "max_lr",
+        "momentum",
+        "weight_decay",
+        "batch_size",
+        "clip_grad_norm",
+        "schedule",
+        "trainer",
+        "autocast",
+        "channels_last",
+        "loss_threshold",
+        "sigma",
+        "epsilon",
+    }
+)
+
+
+def _kind(value) -> str:
+    if value is None:
+        return "None"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, (list, tuple)):
+        return "list"
+    if isinstance(value, dict):
+        return "dict"
+    return type(value).__name__
+
+
+def _allowed(references) -> set[str]:
+    """The kinds a setting may take: those of its values on every profile (an int where a float
+    is, a None where the setting is optional)."""
+    kinds = {_kind(r) for r in references}
+    if "float" in kinds:
+        kinds.add("int")
+    return kinds
+
+
+def _check(value, references: list, where: str) -> None:
+    """Raise ValueError unless ``value`` has the kind of the setting's values on the profiles
+    (``references``), recursively: a record (a dict of :data:`RECORD_KEYS`) takes only the keys
+    its profiles use; a mapping of records (per model: ``{"lenet": {...}, "default": {...}}``)
+    takes any key, and each value as a record of the keys any of them uses; a mapping of
+    values (per model: ``{"default": 1.0}``) takes any key, its values of the kinds of theirs."""
+    references = [r for r in references]
+    kinds = _allowed(references)
+    if "None" in kinds or not references:
+        return
+    kind = _kind(value)
+    if kind not in kinds:
+        raise ValueError(
+            f"{where} must be {' or '.join(sorted(kinds - {'int'} if 'float' in kinds else kinds))}, "
+            f"got {value!r} ({kind})"
+        )
+    if kind != "dict":
+        return
+    dicts = [r for r in references if isinstance(r, dict)]
+    keys = set().union(*dicts)
+    if keys and keys <= RECORD_KEYS:  # a record: its keys are fixed
+        unknown = sorted(set(value) - keys)
+        if unknown:
+            close = {k: difflib.get_close_matches(k, sorted(keys), n=1) for k in unknown}
+            hint = "".join(f" Did you mean {c[0]!r} for {k!r}?" for k, c in close.items() if c)
+            raise ValueError(f"{where}: unknown key(s) {unknown}.{hint} Valid keys: {', '.join(sorted(keys))}.")
+        for k, v in value.items():
+            _check(v, [d[k] for d in dicts if k in d], f"{where}[{k!r}]")
+        return
+    for k, v in value.items():  # a mapping (per model, per label): any key, values alike
+        same = [d[k] for d in dicts if k in d]
+        _check(v, same or [x for d in dicts for x in d.values()], f"{where}[{k!r}]")
+
+
 def resolve(chapter: str, profile: str, knobs: dict | None = None) -> dict:
-    """The settings of ``chapter`` on ``profile`` with ``knobs`` applied (unknown knobs raise)."""
+    """The settings of ``chapter`` on ``profile`` with ``knobs`` applied. An unknown knob, or one
+    of another kind than the setting has on the profiles (a string for a number, a misspelled key
+    of a training recipe), raises ValueError here, naming the valid ones, before anything runs."""
     if profile not in PROFILES:
         raise ValueError(f"unknown profile {profile!r}; choose one of {', '.join(PROFILES)}")
     mod = _module(chapter)
@@ -80,6 +166,8 @@ def resolve(chapter: str, profile: str, knobs: dict | None = None) -> dict:
             close = difflib.get_close_matches(k, list(cfg), n=3)
             hint = f" Did you mean {', '.join(repr(c) for c in close)}?" if close else ""
             raise ValueError(f"unknown knob {k!r} for chapter {chapter}.{hint} Valid knobs: {', '.join(sorted(cfg))}.")
+        refs = [m[k] for m in (mod.PAPER, mod.CPU, mod.SMOKE) if k in m]
+        _check(v, refs, f"knob {k!r} of chapter {chapter}")
         cfg[k] = copy.deepcopy(v)
     return cfg
 
