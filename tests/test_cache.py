@@ -15,10 +15,10 @@ import pytest
 import nadcore
 from nadcore import kernels
 from nadcore.book import cache as cache_mod
-from nadcore.book.cache import Cache, code_fingerprint
+from nadcore.book.cache import Cache, code_closure, code_fingerprint, job_code_fingerprint
 from nadcore.book.nad_jobs import cached_nads
 from nadcore.kernels import native
-from nadcore.runtime import digest
+from nadcore.runtime import digest, source_digest
 from nadcore.train import lr_at
 
 
@@ -129,6 +129,55 @@ def test_editing_nadcore_code_changes_the_fingerprint_but_figures_do_not(tmp_pat
     kernel = pkg / (Path(native.__file__).parent / "convpool.c").relative_to(src_root)  # C computes results too
     kernel.write_text(kernel.read_text() + "\n/* an edit */\n")
     assert code_fingerprint(pkg) != edited
+
+
+def _closure_digests(pkg: Path) -> dict:
+    """The code fingerprint of each chapter's job modules, in a copy of nadcore at ``pkg``."""
+    mods = {
+        "train": "nadcore.chapters.linear_separability.runs",  # directional_job: chapter 3's D(v) runs
+        "concat": "nadcore.chapters.underspecification.runs",  # chapter 5's runs
+        "nads": "nadcore.book.nad_jobs",  # the NAD estimates: no training
+    }
+    return {k: source_digest(code_closure(m, pkg)) for k, m in mods.items()}
+
+
+def test_a_jobs_key_holds_the_code_it_runs_and_nothing_else(tmp_path):
+    """Editing a drawing, a table, a claim, a study or the evidence keeps every cached result;
+    editing the training loop recomputes the jobs that train and keeps the NAD estimates; editing
+    the D(v) generator recomputes chapter 3's runs; the C kernels count where a job reaches them."""
+    pkg = tmp_path / "nadcore"
+    src_root = Path(nadcore.__file__).parent
+    shutil.copytree(src_root, pkg, ignore=shutil.ignore_patterns("__pycache__"))
+    before = _closure_digests(pkg)
+    assert before == _closure_digests(src_root)
+    from nadcore.chapters.linear_separability.runs import directional_job
+
+    assert job_code_fingerprint(directional_job) == before["train"]
+    for f in (
+        "chapters/linear_separability/drawing.py",
+        "chapters/linear_separability/figures.py",
+        "chapters/linear_separability/study.py",
+        "chapters/linear_separability/sweeps.py",
+        "chapters/linear_separability/claims.py",
+        "chapters/underspecification/study.py",
+        "book/evidence.py",
+        "book/scorecard.py",
+        "chapters/campaigns.py",
+        "chapters/__init__.py",
+    ):
+        (pkg / f).write_text((pkg / f).read_text() + "\n# an edit of what draws, tabulates or judges\n")
+    assert _closure_digests(pkg) == before
+    loops = pkg / "train" / "loops.py"
+    loops.write_text(loops.read_text() + "\n# an edit of the training loop\n")
+    trained = _closure_digests(pkg)
+    assert trained["train"] != before["train"] and trained["concat"] != before["concat"]
+    assert trained["nads"] == before["nads"]  # no NAD estimate trains a network
+    data = pkg / "data" / "directions.py"
+    data.write_text(data.read_text() + "\n# an edit of D(v)\n")
+    assert _closure_digests(pkg)["train"] != trained["train"]
+    kernel = pkg / "kernels" / "native" / "convpool.c"
+    kernel.write_text(kernel.read_text() + "\n/* an edit */\n")
+    assert _closure_digests(pkg)["nads"] != before["nads"]
 
 
 def test_editing_a_user_model_recomputes_its_cached_nads(tmp_path, monkeypatch):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from nadcore.book.cache import Cache
+from nadcore.book.cache import Cache, job_code_fingerprint
 from nadcore.book.runner import Job, JobsInterrupted, run_jobs
 from nadcore.chapters.linear_separability.runs import direction_jobs, directional_job, directions_sweep
 from nadcore.data import fourier_basis_vector
@@ -63,13 +63,13 @@ def test_local_dask_cluster_equals_in_process(tmp_path, restore_environ):
     ):
         par = run_jobs(_jobs(), directional_job, executor=client, cache=Cache(tmp_path / "dask"))
     _same(ref, par)
-    # and the Dask results went to the cache: a second run on their one thread computes nothing
-    calls = []
+    # and the Dask results went to the cache, under the code of the job function and their one
+    # thread: a second run computes nothing
+    code = job_code_fingerprint(directional_job)
+    assert all(("directional_job", job.config, 1, code) in Cache(tmp_path / "dask") for job in _jobs())
     with threads(1):
-        again = run_jobs(
-            _jobs(), lambda c, **d: calls.append(c), cache=Cache(tmp_path / "dask"), name="directional_job"
-        )
-    assert calls == [] and len(again) == 2
+        again = run_jobs(_jobs(), directional_job, cache=Cache(tmp_path / "dask"))
+    _same(ref, again)
 
 
 _CALLS = []

@@ -1,8 +1,11 @@
 """Content-addressed cache of expensive results.
 
 An entry is keyed on ``(name, config, code, kernel path, threads)``: ``config`` is the JSON-like
-description of the computation (model, settings, seed, ...), ``code`` the :func:`code_fingerprint`
-of the nadcore modules that compute results, plus the source of any user module the config names
+description of the computation (model, settings, seed, ...), ``code`` the fingerprint of the code
+the job runs (:func:`job_code_fingerprint`: the module of its function and every nadcore module
+it imports, transitively, with the C kernels where it reaches them; editing a drawing, a table,
+a claim or a study keeps every result, editing the training loop recomputes the jobs that train),
+plus the source of any user module the config names
 (a model factory given as ``"package.module:factory"``; see :func:`nadcore.nets.spec_key`), the
 kernel path (:func:`nadcore.kernels.path`: whether nadcore's C kernels ran, which moves results
 by float rounding), and, where the caller gives it, the number of torch threads the computation
@@ -24,6 +27,7 @@ The root is, in order: the ``root`` argument, ``$NADCORE_CACHE``, or ``~/.cache/
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -38,7 +42,7 @@ import numpy as np
 from nadcore.kernels import path as kernel_path
 from nadcore.runtime import canonical, digest, file_sha256, source_digest
 
-__all__ = ["Cache", "CacheCorruptError", "code_fingerprint"]
+__all__ = ["Cache", "CacheCorruptError", "code_fingerprint", "job_code_fingerprint", "code_closure"]
 
 
 class CacheCorruptError(RuntimeError):
@@ -67,6 +71,83 @@ def code_fingerprint(root: Path | None = None) -> str:
         if not any(part in _PRESENTATION for part in p.relative_to(root).parts)
     ]
     return source_digest(files)
+
+
+#: per source file (path, size, mtime): the nadcore modules its import statements name
+_IMPORTS: dict[tuple, list[str]] = {}
+
+
+def _modules(root: Path) -> dict[str, Path]:
+    """Every nadcore module by dotted name (a package by its ``__init__.py``)."""
+    out = {}
+    for f in root.rglob("*.py"):
+        parts = f.relative_to(root.parent).with_suffix("").parts
+        out[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = f
+    return out
+
+
+def _imported(path: Path, name: str, known: dict) -> list[str]:
+    """The nadcore modules that the import statements of module ``name`` (file ``path``) load:
+    ``from nadcore.x import y`` is module ``nadcore.x.y`` where that is one, else ``nadcore.x``;
+    function-level imports count as well (memoised on the file's size and mtime)."""
+    st = path.stat()
+    memo = (str(path), st.st_size, st.st_mtime_ns)
+    if memo in _IMPORTS:
+        return _IMPORTS[memo]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            out += [a.name for a in node.names if a.name.startswith("nadcore")]
+        elif isinstance(node, ast.ImportFrom):
+            mod = node.module or ""
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                mod = ".".join(base + ([mod] if mod else []))
+            if mod.startswith("nadcore"):
+                subs = [f"{mod}.{a.name}" for a in node.names if f"{mod}.{a.name}" in known]
+                out += subs + ([mod] if len(subs) < len(node.names) else [])
+    _IMPORTS[memo] = [m for m in dict.fromkeys(out) if m in known]
+    return _IMPORTS[memo]
+
+
+def code_closure(module: str, root: Path | None = None) -> list[Path]:
+    """The source files of nadcore module ``module`` and of every nadcore module it imports,
+    transitively, with the C sources of any package among them that holds some (the native
+    kernels)."""
+    root = Path(root) if root is not None else _package_root()
+    known = _modules(root)
+    if module not in known:
+        raise KeyError(f"{module!r} is not a nadcore module")
+    seen, todo = set(), [module]
+    while todo:
+        m = todo.pop()
+        if m in seen:
+            continue
+        seen.add(m)
+        todo += _imported(known[m], m, known)
+    files = {known[m] for m in seen}
+    for m in seen:
+        if known[m].name == "__init__.py":
+            files |= set(known[m].parent.glob("*.c"))
+    return sorted(files)
+
+
+def job_code_fingerprint(fn) -> str:
+    """The fingerprint of the code a job function ``fn`` runs: :func:`code_closure` of its module
+    where that is a nadcore module, else :func:`code_fingerprint` (all of nadcore's computing code),
+    beside the source of the module that defines it."""
+    module = getattr(fn, "__module__", "") or ""
+    root = _package_root()
+    if module.startswith("nadcore.") and module in _modules(root):
+        return source_digest(code_closure(module, root))
+    try:
+        import inspect
+
+        own = [Path(inspect.getsourcefile(fn))]
+    except (TypeError, OSError):
+        own = []
+    return digest({"nadcore": code_fingerprint(root), "module": source_digest(own) if own else module}, 16)
 
 
 # --------------------------------------------------------------------------------------------
@@ -117,33 +198,36 @@ class Cache:
         return len(self.requested), digest(sorted(self.requested), 16)
 
     # key material ---------------------------------------------------------------------------
-    def key(self, name: str, config: dict, threads: int | None = None) -> tuple[str, dict]:
-        """The entry's key and its material; ``threads``: the torch threads it ran on, if given."""
+    def key(self, name: str, config: dict, threads: int | None = None, code: str | None = None) -> tuple[str, dict]:
+        """The entry's key and its material; ``threads``: the torch threads it ran on, if given;
+        ``code``: the fingerprint of the code it runs (:func:`job_code_fingerprint`; default: all
+        of nadcore's computing code, :func:`code_fingerprint`)."""
         material = {
             "function": name,
             "config": canonical(config),
-            "code": code_fingerprint(),
+            "code": code or code_fingerprint(),
             "kernel_path": kernel_path(),
         }
         if threads is not None:
             material["torch_threads"] = int(threads)
         return digest(material, 32), material
 
-    def path(self, name: str, config: dict, threads: int | None = None) -> Path:
-        return self.root / name / self.key(name, config, threads)[0]
+    def path(self, name: str, config: dict, threads: int | None = None, code: str | None = None) -> Path:
+        return self.root / name / self.key(name, config, threads, code)[0]
 
     def __contains__(self, item) -> bool:
-        """``(name, config) in cache``, or ``(name, config, threads)``."""
+        """``(name, config) in cache``, or ``(name, config, threads)``, or ``(name, config,
+        threads, code)``."""
         d = self.path(*item)
         return (d / "meta.json").is_file() and (d / "arrays.npz").is_file()
 
     # reading and writing --------------------------------------------------------------------
-    def load(self, name: str, config: dict, threads: int | None = None):
+    def load(self, name: str, config: dict, threads: int | None = None, code: str | None = None):
         """Return ``(arrays, meta)`` or ``None`` if absent. Damaged entries warn and return None."""
         self._note(name, config)
         if not self.enabled:
             return None
-        key, material = self.key(name, config, threads)
+        key, material = self.key(name, config, threads, code)
         d = self.root / name / key
         if not (d / "meta.json").is_file() or not (d / "arrays.npz").is_file():
             return None
@@ -167,8 +251,9 @@ class Cache:
         arrays: dict[str, np.ndarray],
         meta: dict | None = None,
         threads: int | None = None,
+        code: str | None = None,
     ) -> Path:
-        key, material = self.key(name, config, threads)
+        key, material = self.key(name, config, threads, code)
         final = self.root / name / key
         final.parent.mkdir(parents=True, exist_ok=True)
         self._remove_orphans(final.parent)

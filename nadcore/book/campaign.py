@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from nadcore import kernels
-from nadcore.book.cache import Cache
+from nadcore.book.cache import Cache, job_code_fingerprint
 from nadcore.book.runner import Job, as_completed, call_on_threads, job_threads, run_jobs
 from nadcore.runtime import canonical, commit_info, digest, machine_info, resolve_device, utc_now, write_json_atomic
 
@@ -225,7 +225,7 @@ def export(tasks: list[Task], cache: Cache, out, prov: dict, settings: dict, thr
         for t in mine:
             n_jobs = n_runs = 0
             for job in t.jobs:
-                hit = cache.load(t.name, job.config, threads)
+                hit = cache.load(t.name, job.config, threads, job_code_fingerprint(t.fn))
                 got = (
                     t.rows(job, hit[0])
                     if hit is not None
@@ -415,7 +415,7 @@ def _run(tasks, settings, *, cache, out: Path, device, budget, executor, window,
             "recipe": t.recipe,
             "stage": t.stage,
             "function": t.name,
-            "cache_key": cache.key(t.name, job.config, threads)[0],
+            "cache_key": cache.key(t.name, job.config, threads, job_code_fingerprint(t.fn))[0],
             "runs": len(job.config["runs"]),
             "labels": [r[0] for r in job.config["runs"]],
             "seeds": sorted({int(r[1]) for r in job.config["runs"]}),
@@ -458,7 +458,14 @@ def _run(tasks, settings, *, cache, out: Path, device, budget, executor, window,
                 fut = _first_done(list(running))
                 t, job, t0 = running.pop(fut)
                 arrays, meta = fut.result()
-                cache.save(t.name, job.config, {k: np.asarray(v) for k, v in arrays.items()}, meta, threads=threads)
+                cache.save(
+                    t.name,
+                    job.config,
+                    {k: np.asarray(v) for k, v in arrays.items()},
+                    meta,
+                    threads=threads,
+                    code=job_code_fingerprint(t.fn),
+                )
                 finish(t, job, float(meta.get("seconds", time.perf_counter() - t0)), meta)
     except BaseException as e:  # the ledger says why the session ended: an error, a kill, ^C
         stopped = (

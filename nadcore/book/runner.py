@@ -39,7 +39,7 @@ from typing import Callable, Sequence
 import numpy as np
 import torch
 
-from nadcore.book.cache import Cache
+from nadcore.book.cache import Cache, job_code_fingerprint
 
 __all__ = [
     "Job",
@@ -115,9 +115,10 @@ def run_jobs(
     caller_threads = torch.get_num_threads()
     threads = job_threads(executor)
     key_threads = None if thread_invariant else threads
+    code = job_code_fingerprint(fn)  # the code the jobs run: their function's module and its imports
     todo = []
     for i, job in enumerate(jobs):
-        hit = cache.load(name, job.config, key_threads)
+        hit = cache.load(name, job.config, key_threads, code)
         if hit is None or (accept is not None and not accept(job, *hit)):
             todo.append(i)
         else:
@@ -138,7 +139,7 @@ def run_jobs(
         nonlocal done
         arrays, meta = out
         arrays = {k: np.asarray(v) for k, v in arrays.items()}
-        cache.save(name, jobs[i].config, arrays, meta, threads=key_threads)
+        cache.save(name, jobs[i].config, arrays, meta, threads=key_threads, code=code)
         results[i] = (arrays, meta)
         done += 1
         if bar:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from nadcore.book.evidence import spearman
+from nadcore.book.intervals import spearman
 from nadcore.data.directions import fourier_basis_vector
 from nadcore.nads.covariance import OVERLAP_KS
 from nadcore.nads.published import FIG6_COLUMNS, load_published_fig6, published_fig1_map

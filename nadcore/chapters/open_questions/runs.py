@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from nadcore.book.evidence import spearman
+from nadcore.book.intervals import spearman
 from nadcore.book.runner import Job, run_jobs
 from nadcore.chapters.linear_separability.quantities import frequency_radius
 from nadcore.data import cifar
