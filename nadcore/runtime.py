@@ -43,6 +43,9 @@ __all__ = [
     "native_bf16",
     "utc_now",
     "write_json_atomic",
+    "write_text_atomic",
+    "download_verified",
+    "ChecksumError",
 ]
 
 
@@ -277,8 +280,51 @@ def utc_now() -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` through a temporary file and a rename (never half-written)."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
 def write_json_atomic(path: Path, obj) -> None:
     """Write ``obj`` as JSON to ``path`` through a temporary file and a rename (never half-written)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}")
-    tmp.write_text(json.dumps(obj, indent=1, sort_keys=False, default=str))
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(obj, indent=1, sort_keys=False, default=str))
+
+
+# --------------------------------------------------------------------------------------------
+# Downloads
+# --------------------------------------------------------------------------------------------
+class ChecksumError(ValueError):
+    """A downloaded file is not the published one (its checksum differs)."""
+
+
+def download_verified(url: str, dest, *, sha256: str | None = None, md5: str | None = None, timeout: float = 60):
+    """Download ``url`` to ``dest``, checking its SHA-256 (or, for a file whose publisher gives only
+    that, its MD5) before it takes its name: the bytes go to ``dest.part`` and are renamed into
+    place only when they match, so an interrupted or damaged download leaves nothing under
+    ``dest``. Raises :class:`ChecksumError` (the partial file removed) or ``OSError``."""
+    import urllib.request
+
+    if not (sha256 or md5):
+        raise ValueError("download_verified needs the sha256 (or md5) the file must have")
+    dest = Path(dest)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    part = dest.with_name(dest.name + ".part")
+    h = hashlib.sha256() if sha256 else hashlib.md5()
+    try:
+        with urllib.request.urlopen(url, timeout=timeout) as r, part.open("wb") as f:
+            for block in iter(lambda: r.read(1 << 20), b""):
+                h.update(block)
+                f.write(block)
+        got, want = h.hexdigest(), (sha256 or md5).lower()
+        if got != want:
+            raise ChecksumError(
+                f"{url}: {'SHA-256' if sha256 else 'MD5'} {got} is not the published {want}; the download "
+                "is damaged or not the published file, and was not kept"
+            )
+        os.replace(part, dest)
+    finally:
+        part.unlink(missing_ok=True)
+    return dest

@@ -10,7 +10,10 @@
 #    MathJax 3 and the ipywidgets HTML manager + RequireJS, fetched with `npm pack` at pinned
 #    versions, so the built HTML makes no CDN request,
 # 4. nadcore's optional C kernels (nadcore/kernels/native), compiled for this CPU; where they
-#    cannot be built (no C compiler with OpenMP, e.g. Apple's clang) nadcore takes its torch paths.
+#    cannot be built (no C compiler with OpenMP, e.g. Apple's clang) nadcore takes its torch paths,
+# 5. the data (the authors' published NADs, CIFAR-10): found locally or fetched from their public
+#    sources at a pinned version, checksums checked (scripts/fetch_data.py; the build says what is
+#    missing before it runs a chapter).
 #
 # Idempotent: a second run only checks (a few seconds). Environment knobs:
 #   PYTHON=python3.11   interpreter to install into (default: python3)
@@ -133,5 +136,12 @@ if [ "${NADCORE_NATIVE:-1}" = "0" ]; then
 else
     "$PYTHON" -W ignore -c "from nadcore import kernels; print('[install] kernel path:', kernels.path())"
 fi
+
+# --------------------------------------------------------------------------------------------
+# 5. The data: the authors' published NADs and the project's CIFAR-10 subset, found where the
+#    chapters look (../shared, NADCORE_* variables, ~/.cache/nadcore) or fetched there from their
+#    public sources at a pinned version, checksums checked (scripts/fetch_data.py says which).
+# --------------------------------------------------------------------------------------------
+"$PYTHON" scripts/fetch_data.py
 
 log "done in $((SECONDS - t_start)) s"

@@ -43,7 +43,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nadcore.book.evidence import read_claims
+from nadcore.book.profiles import chapter_module
 from nadcore.book.scorecard import write_page
+from nadcore.data.cifar import missing_cifar10
+from nadcore.nads.published import missing_published_nads
 
 ROOT = Path(__file__).resolve().parents[2]  # the repository: chapters/, book/, _config.yml
 PROFILES = ("smoke", "cpu", "paper")
@@ -397,6 +400,34 @@ def _plan(selected, user_params, profile):
     return plans
 
 
+#: what each kind of data a chapter declares (its settings' ``DATA``) is, and how it is checked
+_DATA_CHECKS = {
+    "published NADs": lambda: _nads_problem(*missing_published_nads()),
+    "CIFAR-10": lambda: missing_cifar10()[1],
+}
+
+
+def _nads_problem(root, lacking) -> str | None:
+    if not lacking:
+        return None
+    where = (
+        f"in {root}" if root else "anywhere (NADCORE_PUBLISHED_NADS, ../shared/reference/lts4-nads, ~/.cache/nadcore)"
+    )
+    return f"the authors' published NADs {', '.join(lacking)} are missing or damaged {where}"
+
+
+def missing_data(stems) -> list[str]:
+    """What the chapters ``stems`` need (their settings' ``DATA``) and is not found intact, one
+    sentence each; a chapter that declares nothing needs nothing."""
+    needs = []
+    for stem in stems:
+        try:
+            needs += list(getattr(chapter_module(stem, "settings"), "DATA", ()))
+        except ModuleNotFoundError:
+            continue
+    return [p for kind in dict.fromkeys(needs) if (p := _DATA_CHECKS[kind]()) is not None]
+
+
 def main(argv: list[str] | None = None, coverage=None) -> int:
     """The command line of ``scripts/build_book.py``; ``coverage``: as :func:`write_scorecard`'s."""
     args = _parser().parse_args(argv)
@@ -409,6 +440,13 @@ def main(argv: list[str] | None = None, coverage=None) -> int:
             raise ChapterError("give the profile with --profile, not -p profile")
         selected = select_chapters(chapters, args.chapters)
         plans = _plan(selected, user_params, args.profile) if not args.no_execute else []
+        lacking = missing_data([p.stem for p, _ in plans])
+        if lacking:  # before the first chapter, not after some minutes of it
+            raise ChapterError(
+                "data the chapters need is missing:\n  " + "\n  ".join(lacking) + "\nrun `python "
+                "scripts/fetch_data.py` where there is internet (scripts/install.sh does), or point "
+                "NADCORE_PUBLISHED_NADS / NADCORE_CIFAR_SUBSET at a copy"
+            )
         missing = [] if args.no_html else missing_web_assets(root)
         if missing:  # found now, not after the chapters' half hour
             raise ChapterError(

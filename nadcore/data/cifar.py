@@ -17,13 +17,17 @@ from __future__ import annotations
 
 import functools
 import os
+import pickle
+import shutil
+import tarfile
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 import torch
 
-from nadcore.runtime import file_sha256
+from nadcore.runtime import ChecksumError, download_verified, file_sha256, write_text_atomic
 
 __all__ = [
     "CIFAR10_CLASSES",
@@ -39,6 +43,10 @@ __all__ = [
     "cifar_data_key",
     "find_subset",
     "default_subset_dirs",
+    "fetch_cifar10_subset",
+    "missing_cifar10",
+    "CIFAR10_URL",
+    "CIFAR10_TARBALL_MD5",
     "normalise",
     "binarise_labels",
     "as_numpy",
@@ -54,6 +62,20 @@ SUBSET_FILE = "cifar10_subset.npz"
 #: SHA-256 of the project's genuine subset, used when no ``SHA256SUMS`` file sits beside it.
 SUBSET_SHA256 = "aacb1749f02fb7ddf74076d681e8e29114fe50c1ad1cf7ae3bba677444071726"
 FULL_DIR = "cifar-10-batches-py"  # what torchvision.datasets.CIFAR10 looks for under its root
+#: where torchvision downloads CIFAR-10 from (``cifar-10-python.tar.gz`` under it), and the MD5 it
+#: checks the archive against (the publisher's, ``torchvision.datasets.CIFAR10.tgz_md5``)
+CIFAR10_URL = "https://www.cs.toronto.edu/~kriz/"
+CIFAR10_TARBALL = "cifar-10-python.tar.gz"
+CIFAR10_TARBALL_MD5 = "c58f30108f718f92721af3b95e74349a"
+#: the project's subset: the first images of each official batch file, in their order
+SUBSET_PREFIX = {
+    "data_batch_1": 1102,
+    "data_batch_2": 1017,
+    "data_batch_3": 1017,
+    "data_batch_4": 1017,
+    "data_batch_5": 1017,
+    "test_batch": 1017,
+}
 
 _HOW_TO_GET = (
     "How to get CIFAR-10:\n"
@@ -113,9 +135,14 @@ def _repo_root() -> Path:
     return Path(__file__).resolve().parents[2]
 
 
+#: where :func:`fetch_cifar10_subset` puts the subset by default
+_CACHE_DIR = Path.home() / ".cache" / "nadcore" / "cifar10-subset"
+
+
 def default_subset_dirs(root=None) -> list[Path]:
     """Where the subset is looked for, in order: ``$NADCORE_CIFAR_SUBSET``,
-    ``<root or $NADCORE_DATA_ROOT>/cifar10-subset``, ``<repo>/../shared/data/cifar10-subset``."""
+    ``<root or $NADCORE_DATA_ROOT>/cifar10-subset``, ``<repo>/../shared/data/cifar10-subset``,
+    ``~/.cache/nadcore/cifar10-subset`` (where :func:`fetch_cifar10_subset` puts it)."""
     out: list[Path] = []
     env = os.environ.get("NADCORE_CIFAR_SUBSET")
     if env:
@@ -124,6 +151,7 @@ def default_subset_dirs(root=None) -> list[Path]:
         if r:
             out += [Path(r).expanduser() / "cifar10-subset", Path(r).expanduser()]
     out.append(_repo_root().parent / "shared" / "data" / "cifar10-subset")
+    out.append(_CACHE_DIR)
     return out
 
 
@@ -352,3 +380,69 @@ def load_cifar10_spec(spec: dict) -> CIFAR10Data:
         spec.get("max_train"),
         spec.get("max_test"),
     )
+
+
+def missing_cifar10(root=None) -> tuple[Path | None, str | None]:
+    """Where the CIFAR-10 the chapters use is found, and what is wrong with it (None: nothing):
+    the full set under ``root`` (or ``$NADCORE_DATA_ROOT``), else the subset
+    (:func:`default_subset_dirs`), checked against its SHA-256."""
+    root = root if root is not None else os.environ.get("NADCORE_DATA_ROOT")
+    if root is not None and (Path(root).expanduser() / FULL_DIR).is_dir():
+        return Path(root).expanduser() / FULL_DIR, None
+    npz = find_subset(None, root)
+    if npz is None:
+        return None, f"{SUBSET_FILE} (the project's CIFAR-10 subset) was not found"
+    want, _ = _expectedfile_sha256(npz)
+    if file_sha256(npz) != want:
+        return npz, f"{npz} does not have its SHA-256 {want}: the file is damaged"
+    return npz, None
+
+
+def fetch_cifar10_subset(dest=None, base_url: str | None = None) -> Path:
+    """Make the project's CIFAR-10 subset in ``dest`` (default ``~/.cache/nadcore/cifar10-subset``,
+    where it is looked for) from the official archive: download ``cifar-10-python.tar.gz`` from
+    ``base_url`` (default :data:`CIFAR10_URL`, torchvision's source) and check its MD5 (the one
+    torchvision checks), take the first images of each batch file (:data:`SUBSET_PREFIX`), and keep
+    the result only if it has the subset's SHA-256 (:data:`SUBSET_SHA256`). The archive is
+    removed; nothing is left half-written. Returns the subset file's path."""
+    dest = Path(dest) if dest is not None else _CACHE_DIR
+    final = dest / SUBSET_FILE
+    if final.is_file() and file_sha256(final) == SUBSET_SHA256:
+        return final
+    dest.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=".cifar10-", dir=dest))
+    try:
+        archive = download_verified(
+            (base_url or CIFAR10_URL).rstrip("/") + "/" + CIFAR10_TARBALL,
+            tmp / CIFAR10_TARBALL,
+            md5=CIFAR10_TARBALL_MD5,
+        )
+        parts = {}
+        with tarfile.open(archive, "r:gz") as tar:
+            for name, n in SUBSET_PREFIX.items():
+                member = tar.getmember(f"{FULL_DIR}/{name}")
+                batch = pickle.load(tar.extractfile(member), encoding="bytes")  # the official format
+                data = np.asarray(batch[b"data"], dtype=np.uint8)[:n]
+                parts[name] = (
+                    data.reshape(-1, 3, 32, 32).transpose(0, 2, 3, 1),
+                    np.asarray(batch[b"labels"], dtype=np.uint8)[:n],
+                )
+        train = [parts[f"data_batch_{k}"] for k in range(1, 6)]
+        arrays = {
+            "x_train": np.concatenate([x for x, _ in train]),
+            "y_train": np.concatenate([y for _, y in train]),
+            "x_test": parts["test_batch"][0],
+            "y_test": parts["test_batch"][1],
+        }
+        built = tmp / SUBSET_FILE
+        np.savez_compressed(built, **arrays)
+        if file_sha256(built) != SUBSET_SHA256:
+            raise ChecksumError(
+                f"the subset made from {CIFAR10_TARBALL} does not have the project's SHA-256 "
+                f"{SUBSET_SHA256}; it was not kept"
+            )
+        os.replace(built, final)
+        write_text_atomic(dest / "SHA256SUMS", f"{SUBSET_SHA256}  {SUBSET_FILE}\n")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return final

@@ -4,7 +4,9 @@ and the data of their Fig. 6 (``docs/data/nads.csv``), both Apache-2.0.
 Where they are looked for: an explicit ``root`` (then only there), ``$NADCORE_PUBLISHED_NADS``
 (NADs) or ``$NADCORE_PUBLISHED_FIGURES`` (figure data), ``$NADCORE_DATA_ROOT/lts4-nads`` (or
 ``.../reference/lts4-nads``, and ``lts4-figures`` likewise), the project's ``../shared/reference/``,
-or ``~/.cache/nadcore/``. Files are checked against a ``SHA256SUMS`` beside them when there is one.
+or ``~/.cache/nadcore/``. Every file is checked against its SHA-256 (:data:`PUBLISHED_SHA256`).
+:func:`fetch_published_nads` downloads them from the authors' repository at the commit
+:data:`PUBLISHED_COMMIT` (``scripts/install.sh`` does, where they are not found).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import pandas as pd
 
 from nadcore.nads.covariance import NADResult
 from nadcore.nets import PUBLISHED_NAMES
-from nadcore.runtime import file_sha256
+from nadcore.runtime import download_verified, file_sha256, write_text_atomic
 
 __all__ = [
     "PUBLISHED_NETWORKS",
@@ -30,11 +32,33 @@ __all__ = [
     "FIG1_SHA256",
     "FIG1_COLUMNS",
     "published_fig1_map",
+    "PUBLISHED_COMMIT",
+    "PUBLISHED_SHA256",
+    "PUBLISHED_BASE_URL",
+    "fetch_published_nads",
+    "missing_published_nads",
 ]
 
 #: Number of networks behind the authors' published NADs (their scripts: num_networks=10000).
 PUBLISHED_NETWORKS = 10_000
-_PUBLISHED_URL = "https://raw.githubusercontent.com/LTS4/neural-anisotropy-directions/master/NADs/{}"
+#: the commit of LTS4/neural-anisotropy-directions whose ``NADs/`` folder the book uses
+PUBLISHED_COMMIT = "d27627d071fbf1b0f3d237f26919a5642355ebf1"
+#: where :func:`fetch_published_nads` downloads them from (``NADs/<file>`` and ``LICENSE`` under it)
+PUBLISHED_BASE_URL = f"https://raw.githubusercontent.com/LTS4/neural-anisotropy-directions/{PUBLISHED_COMMIT}/"
+#: the SHA-256 of every file of the authors' ``NADs/`` folder, and of their licence
+PUBLISHED_SHA256 = {
+    "DenseNet121_NADs.npy": "2434b5bd8670b93ac07d4489b50350314567aa377f47552043f56dfa12ac4bb1",
+    "DenseNet121_eigenvals.npy": "5a5d65bfc88a71a5ec888f9301e35533ff0116403ce3f41e754f4c1f880f90c4",
+    "LeNet_NADs.npy": "58bb4ca8d28dd73ea380f7c864557b0f48bf9d25d9632076e813ffea058de2bc",
+    "LeNet_eigenvals.npy": "6a72a747ca141a2305d5d5074b44f70e1c56f712efe03ac35735dcbebbd6a822",
+    "LogReg_NADs.npy": "41fa67a1be6728a5b0d1220f851492e573aedb5dcda989b69f18c24a076cf1ea",
+    "LogReg_eigenvals.npy": "094d4709f6fa13c7aaff9bb2dd6e6cc13229a7ee54851990a5e815baef4e8ed1",
+    "ResNet18_NADs.npy": "3d432df94b4f1a67d502d9fcabab222a55aa902bde5fef0d45aad16bc8c5d459",
+    "ResNet18_eigenvals.npy": "484eb56630665acd6db2003d6fc78610adeedf62087df783c2bcbc7d15e8f2b7",
+    "VGG11_NADs.npy": "53b9a78554972ff73bf2828795a60d667b17ccd8687f5b81a5dbf77d6ecb6a4d",
+    "VGG11_eigenvals.npy": "02fa74c9201341ef714b06974030c37b0531480be40f30416c195ebf4db395fb",
+}
+_LICENSE_SHA256 = "c71d239df91726fc519c6eb72d318ec65820627232b2f796219e87dcf35d0ab4"
 #: SHA-256 of the authors' docs/data/nads.csv (the data of Fig. 6 on their blog page).
 FIG6_SHA256 = "2c568563e206a56a1d301395f575de7f4a6fef7c63563856972cf25f6054d295"
 #: registry name -> the column suffix of that network in nads.csv
@@ -66,20 +90,40 @@ def published_nads_root(root=None) -> Path | None:
 
 
 def _check_sums(root: Path, names) -> None:
-    sums = root / "SHA256SUMS"
-    if not sums.is_file():
-        return
-    table = {}
-    for line in sums.read_text().splitlines():
-        parts = line.split()
-        if len(parts) == 2:
-            table[parts[1].lstrip("*")] = parts[0]
     for n in names:
-        if n in table and file_sha256(root / n) != table[n]:
+        if file_sha256(root / n) != PUBLISHED_SHA256.get(n, file_sha256(root / n)):
             raise ValueError(
-                f"checksum mismatch for {root / n}: the file is damaged or not the "
-                "authors' file; delete it and fetch it again"
+                f"checksum mismatch for {root / n}: the file is damaged or not the authors' file; delete "
+                "it and fetch it again (python scripts/fetch_data.py)"
             )
+
+
+def missing_published_nads(root=None) -> tuple[Path | None, list[str]]:
+    """Where the authors' published NADs are found (:func:`published_nads_root`) and which of
+    their files are missing there or fail their SHA-256 (all of them where none is found)."""
+    base = published_nads_root(root)
+    if base is None:
+        return None, sorted(PUBLISHED_SHA256)
+    return base, [
+        n for n in sorted(PUBLISHED_SHA256) if not (base / n).is_file() or file_sha256(base / n) != PUBLISHED_SHA256[n]
+    ]
+
+
+def fetch_published_nads(dest=None, base_url: str | None = None) -> Path:
+    """Download the authors' published NADs into ``dest`` (default ``~/.cache/nadcore/lts4-nads``,
+    where they are looked for) from ``base_url`` (default :data:`PUBLISHED_BASE_URL`, the
+    authors' repository at :data:`PUBLISHED_COMMIT`; any server holding ``NADs/<file>`` and
+    ``LICENSE``), each checked against its SHA-256 before it takes its name; files already there
+    and intact are kept. Writes ``SHA256SUMS`` beside them. Returns ``dest``."""
+    dest = Path(dest) if dest is not None else Path.home() / ".cache" / "nadcore" / "lts4-nads"
+    base = (base_url or PUBLISHED_BASE_URL).rstrip("/") + "/"
+    wanted = {**{n: ("NADs/" + n, h) for n, h in PUBLISHED_SHA256.items()}, "LICENSE": ("LICENSE", _LICENSE_SHA256)}
+    for name, (path, sha) in wanted.items():
+        if (dest / name).is_file() and file_sha256(dest / name) == sha:
+            continue
+        download_verified(base + path, dest / name, sha256=sha)
+    write_text_atomic(dest / "SHA256SUMS", "".join(f"{h}  {n}\n" for n, h in sorted(PUBLISHED_SHA256.items())))
+    return dest
 
 
 def load_published_nads(arch: str, root=None, download: bool = False):
@@ -95,18 +139,12 @@ def load_published_nads(arch: str, root=None, download: bool = False):
     if base is None or not all((base / n).is_file() for n in names):
         if not download:
             raise FileNotFoundError(
-                f"the authors' published NADs for {prefix} were not found. Put {names[0]} and "
-                f"{names[1]} (from github.com/LTS4/neural-anisotropy-directions, folder NADs/) in a "
-                "folder and pass root=... or set NADCORE_PUBLISHED_NADS, or call with download=True."
+                f"the authors' published NADs for {prefix} were not found. Fetch them with `python "
+                "scripts/fetch_data.py` (or bash scripts/install.sh), or put the files of "
+                "github.com/LTS4/neural-anisotropy-directions, folder NADs/, in a folder and pass root=... "
+                "or set NADCORE_PUBLISHED_NADS, or call with download=True."
             )
-        import urllib.request
-
-        base = Path(root) if root else Path.home() / ".cache" / "nadcore" / "lts4-nads"
-        base.mkdir(parents=True, exist_ok=True)
-        for n in names:
-            tmp = base / (n + ".part")
-            urllib.request.urlretrieve(_PUBLISHED_URL.format(n), tmp)
-            os.replace(tmp, base / n)
+        base = fetch_published_nads(root)
     _check_sums(base, names)
     U = np.load(base / names[0], allow_pickle=False).astype(np.float64)
     s = np.load(base / names[1], allow_pickle=False).astype(np.float64)

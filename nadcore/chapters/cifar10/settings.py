@@ -16,6 +16,9 @@ connected controls, whose paired differences are noisier; ``workers``: processes
 campaign's width, on the settings of its stage) the chapter draws and scores beside its own.
 """
 
+#: the data the chapter reads (checked by the build before the first chapter runs)
+DATA = ("published NADs", "CIFAR-10")
+
 PAPER = dict(
     eps=0.05,
     indices=[0, 1, 2, 4, 8, 16, 32, 64, 128, 256, 384, 512, 768, 1000, 1010, 1022],

@@ -57,6 +57,9 @@ ABLATION = {
 # Fig. 6: every NAD index up to 160 in steps of 4 or so, then sparser; 0-9 and past 700 for the
 # first-vs-beyond claim; 130-140 around where the published LeNet curve crosses 0.75 (index 133)
 _FIG6 = sorted(set(range(0, 10)) | set(range(10, 160, 6)) | {133} | set(range(160, 1023, 40)) | {1022})
+#: the data the chapter reads (checked by the build before the first chapter runs)
+DATA = ("published NADs",)
+
 PAPER = dict(
     grid=16,
     sigma=3.0,

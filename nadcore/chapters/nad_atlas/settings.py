@@ -71,6 +71,9 @@ FAMILIES = {
     "MobileViT-XXS": "hybrid",
     "PVT-v2": "hierarchical transformer",
 }
+#: the data the chapter reads (checked by the build before the first chapter runs)
+DATA = ("published NADs",)
+
 PAPER = dict(
     architectures={**_PAPER_FIVE, **_MODERN},
     families=FAMILIES,

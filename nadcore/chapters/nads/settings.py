@@ -16,6 +16,9 @@ float32's), TF32 for VGG-11 and DenseNet-121 (bf16 moves DenseNet-121's to 0.66)
 ``python benchmarks/bench_gpu.py`` on an H100 (benchmarks/README.md, "On a GPU").
 """
 
+#: the data the chapter reads (checked by the build before the first chapter runs)
+DATA = ("published NADs",)
+
 PAPER = dict(
     architectures=["logreg", "lenet", "vgg11", "resnet18", "densenet121"],
     secant_networks={"logreg": 10000, "lenet": 10000, "vgg11": 10000, "resnet18": 10000, "densenet121": 10000},

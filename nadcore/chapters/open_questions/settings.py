@@ -29,6 +29,9 @@ _VARIANTS = {
     "strided conv": "nadcore.nets.variants:lenet_strided",
     "blur-pool": "nadcore.nets.variants:lenet_blurpool",
 }
+#: the data the chapter reads (checked by the build before the first chapter runs)
+DATA = ("published NADs", "CIFAR-10")
+
 PAPER = dict(
     variants=_VARIANTS,
     grid_ticks=list(range(0, 17, 2)),

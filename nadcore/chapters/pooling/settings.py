@@ -7,6 +7,9 @@ x = lemma_eps*y*e_l + N(0, lemma_sigma^2 I) for every l in ``lemma_ells``, one i
 per seed (``seeds``); ``hessian_samples`` draws check Lemma 1's expected Hessian.
 """
 
+#: the data the chapter reads (checked by the build before the first chapter runs)
+DATA = ()
+
 PAPER = dict(
     D=128,
     S=4,

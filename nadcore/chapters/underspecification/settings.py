@@ -20,6 +20,9 @@ _CONCAT = dict(
     n_train=10000, epochs=50, max_lr=0.2, momentum=0.9, weight_decay=0.0, clip_grad_norm=0.5, schedule="triangular"
 )
 _CIFAR = dict(epochs=40, max_lr=0.15, momentum=0.9, weight_decay=1e-5, clip_grad_norm=0.5, schedule="triangular")
+#: the data the chapter reads (checked by the build before the first chapter runs)
+DATA = ("published NADs", "CIFAR-10")
+
 PAPER = dict(
     concat_models=["mlp", "lenet", "resnet18"],
     concat_indices=[0, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000],
