@@ -15,8 +15,9 @@ How it works (no flags needed; plain `pytest` runs it):
    reused by tests/test_book_build.py and tests/test_browser.py (rendered, not run again) and by
    tests/test_chapter_facts.py (robust facts read from the claims and figure data).
 3. nbval. nbval then re-executes the parameterised notebook cell by cell in a new kernel (working
-   directory: the repository root, NADCORE_CACHE: a second fresh directory, so cached results
-   are recomputed, not read back) in *lax* mode: every cell must run without error, and cells
+   directory: the repository root, NADCORE_CACHE: the papermill run's cache, so its jobs are read
+   back, not trained a second time; the papermill run's own outputs, computed from scratch, are
+   compared with the same references by tests/test_chapter_facts.py) in *lax* mode: every cell must run without error, and cells
    tagged ``nbval-check-output`` must print what the COMMITTED reference says (exactly, but for
    trained numbers, which may differ a little between CPUs, and for the decimals of cells also
    tagged ``near-chance``: tests/reference_outputs.py)
@@ -30,8 +31,9 @@ file and traceback; the chapter's other cells are skipped (not run twice).
 Knobs (environment variables):
   NADBOOK_TEST_ARTIFACTS=DIR   keep executed notebooks, caches and the test-built HTML in DIR
                                (default: pytest's temporary directory, last 3 runs kept)
-  NADBOOK_NBVAL_CACHE=shared   let the nbval re-run reuse the reference run's cache (faster; then
-                               tagged outputs check cache round-trips rather than recomputation)
+  NADBOOK_NBVAL_CACHE=fresh    let the nbval re-run compute everything again in a cache of its own
+                               (by default it reads the reference run's: the tagged outputs then
+                               check cache round-trips, and the papermill run's the computation)
   NADBOOK_ROOT=DIR             test another book root's chapters/ (used to test the pipeline itself)
 """
 
@@ -100,8 +102,8 @@ class SmokeRuns:
         self.base = base
         self.executed = base / "executed"
         self.ref_cache = base / "cache-reference"
-        shared = os.environ.get("NADBOOK_NBVAL_CACHE", "").lower() == "shared"
-        self.nbval_cache = self.ref_cache if shared else base / "cache-nbval"
+        fresh = os.environ.get("NADBOOK_NBVAL_CACHE", "").lower() == "fresh"
+        self.nbval_cache = base / "cache-nbval" if fresh else self.ref_cache
         self.nbval_output = base / "nbval-output"
         self.results: dict[Path, Reference] = {}
 

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 import pytest
+from reference_outputs import differences
 
 from nadcore.book.evidence import CLAIM_KEYS, VERDICTS
 
@@ -69,6 +70,17 @@ def test_claims_are_complete_and_shown_on_the_page(smoke, stem):
         if c["value"] is not None and c["ci_low"] is not None and c["ci_high"] is not None:
             assert c["ci_low"] <= c["value"] <= c["ci_high"], c["id"]
         assert f"(claim-{c['id']})=" in shown, f"{c['id']} has no label on the page"
+
+
+@pytest.mark.parametrize("stem", CHAPTERS)
+def test_the_reference_run_prints_the_committed_references(smoke, stem):
+    """The papermill run computed every result from scratch (a fresh cache): its checked cells
+    print what the committed references say (within the tolerance of tests/reference_outputs.py).
+    The nbval items then re-run the chapter cell by cell from the same cache."""
+    import nbformat
+
+    nb = nbformat.read(str(_run(smoke, stem)), as_version=4)
+    assert differences(stem, nb) == []
 
 
 @pytest.mark.parametrize("stem", sorted(EXACT))
