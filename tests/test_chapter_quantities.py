@@ -133,17 +133,36 @@ def test_headline_counts_the_papers_claims_only_and_says_what_it_leaves_out():
             "budget_fraction": 1.0,
             "settings": {"width": 16},
             "profile": "campaign cpu",
+            "at_paper_settings": False,
+            "reduced": ["width 16 (paper 64)"],
         },
-        {"kind": "paper", "verdict": "inconclusive", "budget_fraction": 0.2, "settings": {}},
+        {
+            "kind": "paper",
+            "verdict": "inconclusive",
+            "budget_fraction": 0.2,
+            "settings": {},
+            "at_paper_settings": False,
+            "reduced": ["0.2 of the paper's SGD steps"],
+        },
+        # a full-width campaign row names its width but is no narrower than the paper's network
+        {
+            "kind": "paper",
+            "verdict": "reproduced",
+            "budget_fraction": 1.0,
+            "settings": {"width": 64},
+            "profile": "campaign paper",
+            "at_paper_settings": True,
+            "reduced": [],
+        },
         {"kind": "check", "verdict": "reproduced"},
         {"kind": "calibration", "verdict": "reproduced"},
         {"kind": "follow-up", "verdict": "not reproduced"},
     ]
-    assert headline(claims) == "Paper claims reproduced: 1 of 2"
+    assert headline(claims) == "Paper claims reproduced: 2 of 3"
     text = limits(claims)
-    assert "2 of them" in text and "1 check" in text and "1 calibration" in text
+    assert "3 of them" in text and "1 check" in text and "1 calibration" in text
     assert "1 ran with fewer SGD steps" in text and "1 rest on networks narrower" in text
-    assert "1 come from a committed campaign bundle" in text and "1 are inconclusive" in text
+    assert "2 come from a committed campaign bundle" in text and "1 are inconclusive" in text
 
 
 def _study(profile="smoke"):

@@ -175,7 +175,8 @@ def settled_counts(claims, kind: str = "paper") -> dict:
     each at the paper's settings (``at_paper_settings``) and at reduced ones (keys
     ``reproduced_paper``, ``reproduced_reduced``, ``not_reproduced_paper``,
     ``not_reproduced_reduced``), and ``undecided``
-    (inconclusive); with the CPU hours their ``to_settle`` rows give, how many of the undecided
+    (inconclusive); with the hours their ``to_settle`` rows give (on the machines that made the
+    rows), how many of the undecided
     have such a cost, and how many more runs of the same kind cannot decide."""
     mine = [c for c in claims if kind_of(c) == kind]
     at = [bool(c.get("at_paper_settings")) for c in mine]
@@ -227,11 +228,6 @@ def revisions(claims) -> list[dict]:
     return [c for c in claims if c.get("revised")]
 
 
-def _reduced(c: dict) -> bool:
-    b, m = num_or_none(c.get("budget_fraction")), num_or_none(c.get("mc_fraction"))
-    return (b is not None and b < 0.999) or (m is not None and m < 0.999)
-
-
 _NOUNS = {
     "check": ("check", "checks"),
     "calibration": ("calibration", "calibrations"),
@@ -267,8 +263,11 @@ def limits(claims) -> str:
         )
     ]
     if paper:
-        reduced = sum(_reduced(c) for c in paper)
-        narrow = sum((c.get("settings") or {}).get("width") is not None for c in paper)
+        below = [reduced_of(c) for c in paper]  # the rows' own phrases (Claim.evaluate's)
+        reduced = sum(
+            any(r.endswith(("of the paper's SGD steps", "of the paper's random networks")) for r in b) for b in below
+        )
+        narrow = sum(any(r.startswith("width ") for r in b) for b in below)
         bundled = sum(profile_of(c).startswith("campaign") for c in paper)
         unsure = sum(c.get("verdict") == "inconclusive" for c in paper)
         out.append(

@@ -103,17 +103,14 @@ def paper_settings_reduced(cfg: dict, paper_cfg: dict, keys, network: str, setti
     return out
 
 
-def bundle_hours_per_unit(
-    campaign: str, claim_id: str, network: str, settings: dict, unit: str, cells=None
-) -> float | None:
+def bundle_hours_per_unit(bundle, claim_id: str, network: str, settings: dict, unit: str) -> float | None:
     """Hours of one more seed (``unit`` "seeds": as many runs as the bundle's seeds of the claim's
     figure and network have on average) or one more cell, index or group (the claim's seeds per
     cell) of a campaign claim, from the median seconds per run in the bundle's ledger for the
-    claim's figure, network and width, on the machines that ran them; None where the ledger has
-    no such run."""
+    claim's figure, network and width in ``bundle`` (:class:`nadcore.book.bundles.Bundle`), on
+    the machines that ran them; None where the ledger has no such run."""
     m = re.match(r"(us-)?fig\d+", claim_id)
-    bundle = bundles.load(campaign) if m and network else None
-    if bundle is None:
+    if bundle is None or not m or not network:
         return None
     width = settings.get("width")
     jobs = [
@@ -274,8 +271,8 @@ class Chapter:
         where = "this build's CPU"
         if hours_per_unit is None and (settings or {}).get("bundle") and profile.startswith("campaign "):
             campaign = profile.split(" ", 1)[1]
-            hours_per_unit = bundle_hours_per_unit(campaign, id, network, settings or {}, iv.unit, fill.get("cells"))
             bundle = bundles.load(campaign)
+            hours_per_unit = bundle_hours_per_unit(bundle, id, network, settings or {}, iv.unit)
             where = f"the machines of campaign {campaign!r} ({', '.join(bundle.machines())})" if bundle else where
         c = evidence.Claim.evaluate(
             id,
