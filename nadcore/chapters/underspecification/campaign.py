@@ -54,6 +54,26 @@ def _rows(fields: dict, label_columns, keys):
     return rows
 
 
+def _task(st, figure: Figure, fn, jobs, rows) -> Task:
+    """The task of ``jobs`` of ``figure`` (one run each, labelled by its NAD pair or index)."""
+    return Task(
+        figure=figure.name,
+        chapter=CHAPTER,
+        arch=st.arch,
+        spec=st.spec,
+        width=st.width,
+        recipe="follow-up",
+        fn=fn,
+        jobs=_labelled(jobs),
+        rows=rows,
+        columns=list(figure.columns),
+        keys=list(figure.keys),
+        runs=len(jobs),
+        stage=st.n,
+        meta={"precision": "fp32"},
+    )
+
+
 def _fig2_tasks(st) -> list[Task]:
     U, cfg = _basis(st), st.cfg
     train = dict(ux.per_model(cfg, "concat_train", st.arch))
@@ -73,24 +93,7 @@ def _fig2_tasks(st) -> list[Task]:
     )
     fields = {"model": st.arch, "width": st.width, **_FIELDS}
     rows = _rows(fields, lambda p: dict(v1_index=int(p[0]), v2_index=int(p[1])), ux.CONCAT_KEYS)
-    return [
-        Task(
-            figure=US_FIG2.name,
-            chapter=CHAPTER,
-            arch=st.arch,
-            spec=st.spec,
-            width=st.width,
-            recipe="follow-up",
-            fn=ux.concat_job,
-            jobs=_labelled(jobs),
-            rows=rows,
-            columns=list(US_FIG2.columns),
-            keys=list(US_FIG2.keys),
-            runs=len(jobs),
-            stage=st.n,
-            meta={"precision": "fp32"},
-        )
-    ]
+    return [_task(st, US_FIG2, ux.concat_job, jobs, rows)]
 
 
 def _fig3_tasks(st) -> list[Task]:
@@ -112,24 +115,7 @@ def _fig3_tasks(st) -> list[Task]:
     )
     fields = {"model": st.arch, "width": st.width, **_FIELDS, "sigma": sigma}
     rows = _rows(fields, lambda p: dict(nad_index=int(p)), ux.CIFAR_KEYS)
-    return [
-        Task(
-            figure=US_FIG3.name,
-            chapter=CHAPTER,
-            arch=st.arch,
-            spec=st.spec,
-            width=st.width,
-            recipe="follow-up",
-            fn=ux.cifar_dv_job,
-            jobs=_labelled(jobs),
-            rows=rows,
-            columns=list(US_FIG3.columns),
-            keys=list(US_FIG3.keys),
-            runs=len(jobs),
-            stage=st.n,
-            meta={"precision": "fp32"},
-        )
-    ]
+    return [_task(st, US_FIG3, ux.cifar_dv_job, jobs, rows)]
 
 
 US_FIG2 = Figure(
