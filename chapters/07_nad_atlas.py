@@ -223,6 +223,13 @@ fig = study.draw_predictions(sets)
 scores = study.prediction_table(sets)  # the table behind the sentences (data link)
 display(Markdown(study.describe_predictions(scores)))
 
+# %% [markdown]
+# Where the estimators part: the secant NADs (the authors', and this book's for LogReg and LeNet)
+# measure a network's response across a step of 100 on inputs of unit scale, the exact gradient
+# its slope at one evaluation point (chapter 2 compares the two). The rows above put the
+# predictions of both beside the same published maps; the authors' own NADs, on which their
+# figures rest, are secant NADs.
+
 # %%
 fig = study.draw_narrow_predictions(sets)
 

@@ -239,7 +239,7 @@ for _net in ("resnet18", "vgg11", "densenet121"):
 
 #: the atlas architectures trained on their cells (settings' ``predict_models``: label -> id part)
 _ATLAS_WHAT = (
-    "its exact-gradient NADs ({networks} networks)",
+    "its exact-gradient NADs ({nad_networks} networks)",
     "{cells} cells chosen before training to span the predicted range, trained with the authors' "
     "recipe (campaign {campaign})",
 )

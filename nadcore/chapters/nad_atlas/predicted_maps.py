@@ -326,6 +326,7 @@ class PredictedMaps:
         for label, rows in cells.items():
             acc, pred = rows["test_acc"].to_numpy(float), rows["predicted"].to_numpy(float)
             learned, chance = acc >= LEARNABLE, acc <= CHANCE
+            middle = ~learned & ~chance
             text = (
                 f"* **{label}** learned {int(learned.sum())} of its {len(rows)} cells and left "
                 f"{int(chance.sum())} at chance"
@@ -335,12 +336,17 @@ class PredictedMaps:
                     f"; predicted scores {pred[learned].min():.2g} to {pred[learned].max():.2g} on the cells it "
                     f"learned, {pred[chance].min():.2g} to {pred[chance].max():.2g} on those it did not"
                 )
-            elif learned.all():
+            elif learned.any():
                 text += (
-                    f": every cell, also those predicted as low as {pred.min():.2g} times an average "
-                    "direction. The NADs order the directions; whether the network learns the "
-                    "disfavoured ones anyway, they do not say"
+                    f", also cells predicted as low as {pred[learned].min():.2g} times an average direction: "
+                    "the NADs order the directions; whether the network learns the disfavoured ones anyway, "
+                    "they do not say"
                 )
+            if middle.any():
+                where = ", ".join(
+                    f"({a}, {b}) at {x:.2g}" for a, b, x in zip(rows["k1"][middle], rows["k2"][middle], pred[middle])
+                )
+                text += f"; {int(middle.sum())} cell(s) between 0.6 and 0.9, predicted {where}"
             lines.append(text + ".")
         return "\n".join(lines)
 
@@ -354,8 +360,10 @@ class PredictedMaps:
             slug = self.cfg["predict_models"][label]
             s = prediction_agreement(rows["predicted"], rows["test_acc"])
             steps = steps_per_run(campaigns.run_settings(name, "fig1", slug))
+            n = int(results[label].meta["networks"])
             common = dict(
-                networks=int(results[label].meta["networks"]),
+                networks=n,
+                nad_networks=f"{n:,}",
                 cells=s["cells"],
                 campaign=name,
                 steps=steps,
