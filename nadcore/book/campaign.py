@@ -224,8 +224,9 @@ def export(tasks: list[Task], cache: Cache, out, prov: dict, settings: dict, thr
         rows, fstat = [], status.setdefault(fig, {"chapter": first.chapter, "tasks": {}})
         for t in mine:
             n_jobs = n_runs = 0
+            code = job_code_fingerprint(t.fn)  # once per task: it reads the sources of its imports
             for job in t.jobs:
-                hit = cache.load(t.name, job.config, threads, job_code_fingerprint(t.fn))
+                hit = cache.load(t.name, job.config, threads, code)
                 got = (
                     t.rows(job, hit[0])
                     if hit is not None

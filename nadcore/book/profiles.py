@@ -119,7 +119,6 @@ def _check(value, references: list, where: str) -> None:
     its profiles use; a mapping of records (per model: ``{"lenet": {...}, "default": {...}}``)
     takes any key, and each value as a record of the keys any of them uses; a mapping of
     values (per model: ``{"default": 1.0}``) takes any key, its values of the kinds of theirs."""
-    references = [r for r in references]
     kinds = _allowed(references)
     if "None" in kinds or not references:
         return

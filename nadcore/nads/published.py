@@ -91,7 +91,7 @@ def published_nads_root(root=None) -> Path | None:
 
 def _check_sums(root: Path, names) -> None:
     for n in names:
-        if file_sha256(root / n) != PUBLISHED_SHA256.get(n, file_sha256(root / n)):
+        if n in PUBLISHED_SHA256 and file_sha256(root / n) != PUBLISHED_SHA256[n]:
             raise ValueError(
                 f"checksum mismatch for {root / n}: the file is damaged or not the authors' file; delete "
                 "it and fetch it again (python scripts/fetch_data.py)"
