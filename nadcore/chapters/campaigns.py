@@ -192,6 +192,11 @@ CPU = dict(
             dict(figure="atlas-fig1", arch=slug, spec=ATLAS_PAPER["architectures"][label], cells=ATLAS_CELLS[label])
             for label, slug in ATLAS_PAPER["predict_models"].items()
         ],
+        # 16. more seeds where the scorecard's power calculation said a few would decide a claim
+        #     (its "to settle"): the follow-up's ResNet-18 at seeds 3 and 4, as chapter 5's LeNet
+        #     and MLP (us-fig2-resnet18-ch1-early needed 4 seeds, us-fig3-resnet18-dv-early 5)
+        dict(figure="us-fig2", arch="resnet18", profile="cpu", overrides=US_CAMPAIGN_CPU, seeds=[3, 4]),
+        dict(figure="us-fig3", arch="resnet18", profile="cpu", overrides=US_CAMPAIGN_CPU, seeds=[3, 4]),
     ],
 )
 
