@@ -267,6 +267,31 @@ ch.claim("fig5-resnet-comb-gradient", interval=exact_value(comb, "our gradient N
          networks=gallery_gradient["resnet18"].meta["networks"], trained=False)
 
 # %% [markdown]
+# ### Sparse NADs, and their order
+#
+# Two more sentences of the paper read Fig. 5: not all NADs are sparse in the spectral domain
+# (ResNet-18's are combs of spikes), and the NADs do not go from low to high frequencies in a
+# uniform order (DenseNet-121). We call a NAD's *sparsity* the share of its Fourier energy in its
+# strongest real Fourier component, a frequency $k$ together with its mirror $-k$: 1 for a
+# single component, about $2/1024$ for white noise. The *ordering* of a set of NADs is the rank
+# correlation of a NAD's index with the frequency $|k|$ of its strongest component over the
+# first 64 NADs: near 1 for NADs that go from low to high frequencies in order. Noise has no
+# order, so a ranking of estimated NADs counts only once the estimate has converged (the
+# split-half overlap of its top 64 NADs, last column). The table reads both on the authors'
+# NADs and on this book's best NADs of each network (the secant where this profile computes it,
+# else the exact gradient at one point):
+
+# %% tags=["nbval-check-output"]
+sparsity = study.sparsity_table(gallery_secant, gallery_gradient)
+print(sparsity.round(3).to_string())
+
+# %%
+ch.claim("fig5-not-all-sparse", **study.not_all_sparse(gallery_secant))
+ch.claim("fig5-ordering-densenet121",
+         **study.densenet_ordering(gallery_secant, gallery_gradient))
+ch.claim("fig5-ordering-published", **study.published_ordering())
+
+# %% [markdown]
 # ### The big networks at a reduced width
 #
 # The paper's big networks are expensive to train on a CPU, so the book's campaign trains

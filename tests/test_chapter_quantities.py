@@ -583,3 +583,49 @@ def test_fig3_takes_lenet_without_pooling_from_the_bundle_only_at_the_chapters_s
     assert study([0, 1, 2], sigma=2.0).bundled_runs(bundle, "fig3", "lenet_nopool", cells) is None
     assert study([0, 1, 2], outputs=1).bundled_runs(bundle, "fig3", "lenet_nopool", cells) is None
     assert study([0, 1, 2]).bundled_runs(None, "fig3", "lenet_nopool", cells) is None
+
+
+def test_a_single_fourier_component_is_sparse_and_noise_is_not():
+    assert nq.peak_share(_direction(4, 6)) == pytest.approx(1.0)
+    assert nq.peak_share(_direction(0, 0)) == pytest.approx(1.0)  # the constant image: its own mirror
+    noise = np.random.default_rng(0).standard_normal(1024)
+    assert nq.peak_share(noise) < 0.05
+    assert nq.peak_frequency(_direction(3, 4)) == pytest.approx(5.0)
+    mix = (_direction(0, 2) + _direction(6, 0)) / np.sqrt(2)  # two components, equal energy
+    assert nq.spectral_sparsity([mix, _direction(2, 2)], first=2) == pytest.approx(0.75)
+
+
+def test_nads_in_frequency_order_are_ordered_and_reversed_ones_are_not():
+    ks = [(0, k) for k in range(0, 16)] + [(k, 15) for k in range(1, 16)]
+    order = sorted(ks, key=lambda k: np.hypot(*k))[:16]
+    nads = np.stack([_direction(*k) for k in order])
+    assert nq.frequency_ordering(nads, k=16) == pytest.approx(1.0)
+    assert nq.frequency_ordering(nads[::-1], k=16) == pytest.approx(-1.0)
+
+
+def test_sparsity_and_ordering_evidence_take_the_least_sparse_network_and_need_a_converged_estimate():
+    sparse = np.stack([_direction(0, i) for i in range(16)] + [_direction(1, 0)] * 1008)  # (0, 0) to (0, 15)
+    rng = np.random.default_rng(1)
+    noisy = rng.standard_normal((1024, 1024))
+    jk = np.stack([sparse[:64]] * 8)
+    meta = {"networks": 100}
+    a = NADResult(np.ones(1024), sparse, meta, {"jackknife_nads": jk, "split_half": np.array([1, 1, 1, 0.9])})
+    b = NADResult(np.ones(1024), noisy, meta, {"jackknife_nads": np.stack([noisy[:64]] * 8)})
+    ev = nq.sparsity_evidence({"a": a, "b": b})
+    assert ev["network"] == "b" and ev["interval"].value < 0.1
+    assert ev["interval"].low == pytest.approx(ev["interval"].value)  # identical jackknife replicates: no spread
+    ordered = nq.ordering_evidence(a, "a", "secant", k=16)
+    assert ordered["interval"].value == pytest.approx(1.0) and all(ordered["preconditions"].values())
+    loose = NADResult(np.ones(1024), sparse, meta, {"split_half": np.array([1, 1, 0.5, 0.3])})
+    assert not any(nq.ordering_evidence(loose, "a", "gradient")["preconditions"].values())
+
+
+def test_the_stronger_bias_compares_two_networks_over_the_indices_both_have_below_700():
+    rows = [
+        dict(model=m, width=w, recipe="authors", sigma=3.0, nad_index=i, seed=s, test_acc=acc)
+        for m, w, idx, base in (("resnet18", 16, [0, 3, 9, 64, 720], 0.8), ("vgg11", 8, [0, 3, 64, 300, 720], 0.7))
+        for i in idx
+        for s, acc in ((0, base + 0.01 * i / 64), (1, base - 0.01 * i / 64))
+    ]
+    iv = bundled.bias_difference(pd.DataFrame(rows), "resnet18", 16, "vgg11", 8, 3.0)
+    assert iv.n == 3 and iv.value == pytest.approx(0.1)  # indices 0, 3, 64: ResNet-18 above by 0.1

@@ -6,16 +6,25 @@ reading), ResNet-18's combs of spikes, and the width study of the paper's big ne
   measured as the share of a NAD's Fourier energy that falls where the Fig. 1 map is high;
 * :func:`comb_share`: "the NADs of a ResNet-18 look like combs of spikes in the Fourier
   domain", measured as the share of a NAD's energy in a comb of isolated spikes;
+* :func:`peak_share` / :func:`spectral_sparsity`: "not all NADs are sparse in the spectral
+  domain", measured as the share of a NAD's energy in its strongest Fourier component;
+* :func:`frequency_ordering`: "the NADs do not follow a uniform ordering from low to high
+  frequencies (cf. DenseNet-121)", measured as the rank correlation of a NAD's index with the
+  frequency of its strongest component;
 * :func:`width_overlaps`: the top-k subspace overlap of NADs estimated at a reduced width with
   those of the full network, beside two full-width estimates' overlap (the noise floor).
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
+from scipy.stats import spearmanr
+from scipy.stats import t as student_t
 
-from nadcore.book.evidence import exact_value, jackknife_interval
+from nadcore.book.evidence import correlation_interval, exact_value, jackknife_interval
 from nadcore.book.nad_jobs import cached_nads
 from nadcore.chapters.campaigns import CPU as CPU_CAMPAIGN
 from nadcore.chapters.campaigns import NAMES
@@ -34,6 +43,13 @@ __all__ = [
     "support_table",
     "support_evidence",
     "comb_evidence",
+    "peak_share",
+    "peak_frequency",
+    "spectral_sparsity",
+    "frequency_ordering",
+    "sparsity_table",
+    "sparsity_evidence",
+    "ordering_evidence",
     "width_study",
     "width_evidence",
     "published_fig1_map",
@@ -94,6 +110,117 @@ def comb_share(nad, level: float = 0.01, teeth: int = 8) -> float:
             nb |= np.roll(big, step, axis=axis)
     spikes = big & ~nb
     return float(e[spikes].sum() / e.sum()) if spikes.sum() >= teeth else 0.0
+
+
+# --------------------------------------------------------------------------------------------
+# Sparse NADs and their ordering in frequency
+# --------------------------------------------------------------------------------------------
+#: NADs ranked by the ordering statistic (one of the overlap sizes that an estimate's split
+#: halves are compared at), and the split-half overlap of those NADs that an estimate must reach
+#: for their ranking to mean anything: an unconverged estimate's NADs are partly noise, whose
+#: strongest frequency is random, so they show no ordering whatever the network
+ORDERED_NADS = 64
+CONVERGED = 0.7
+
+
+def _peak(nad) -> tuple[np.ndarray, int, int]:
+    e = fourier_energy(np.asarray(nad).reshape(32, 32))
+    i, j = np.unravel_index(int(np.argmax(e)), e.shape)
+    return e, int(i), int(j)
+
+
+def peak_share(nad) -> float:
+    """The share of a NAD's Fourier energy in its strongest real Fourier component: the
+    strongest frequency k and its mirror -k (in :func:`fourier_energy`'s layout, index i is
+    frequency i - 16, so -k sits at (32 - i) mod 32). 1 for a single component; about 2/1024 for
+    white noise."""
+    e, i, j = _peak(nad)
+    mi, mj = (32 - i) % 32, (32 - j) % 32
+    pair = e[i, j] + (e[mi, mj] if (mi, mj) != (i, j) else 0.0)
+    return float(pair / e.sum())
+
+
+def peak_frequency(nad) -> float:
+    """|k| of a NAD's strongest Fourier frequency k = (k1, k2) (0 for the constant image, 16 *
+    sqrt(2) for the highest)."""
+    _, i, j = _peak(nad)
+    return float(math.hypot(i - 16, j - 16))
+
+
+def spectral_sparsity(nads, first: int = 3) -> float:
+    """The mean :func:`peak_share` of the first ``first`` NADs (rows of ``nads``)."""
+    return float(np.mean([peak_share(u) for u in np.asarray(nads)[:first]]))
+
+
+def frequency_ordering(nads, k: int = ORDERED_NADS) -> float:
+    """Spearman's correlation, over the first ``k`` NADs, of a NAD's index with
+    :func:`peak_frequency`: near 1 when the NADs go from low to high frequencies in order."""
+    return float(spearmanr(np.arange(k), [peak_frequency(u) for u in np.asarray(nads)[:k]]).statistic)
+
+
+def _jackknife(result, statistic, k: int, bounds=(0.0, 1.0)) -> tuple[float, float, float]:
+    """``statistic`` of ``result``'s NADs with a delete-one-group jackknife interval over its
+    leave-one-group-out NADs (the estimator of :func:`nadcore.nads.overlap_interval`, for any
+    statistic of the top ``k`` NADs)."""
+    value = float(statistic(result.nads))
+    jk = result.extras.get("jackknife_nads")
+    if jk is None or k > jk.shape[1]:
+        return value, float("nan"), float("nan")
+    s = np.array([statistic(V) for V in jk], dtype=np.float64)
+    G = len(s)
+    half = float(student_t.ppf(0.975, G - 1)) * math.sqrt((G - 1) / G * np.sum((s - s.mean()) ** 2))
+    return value, max(bounds[0], value - half), min(bounds[1], value + half)
+
+
+def sparsity_table(results: dict, first: int = 3, k: int = ORDERED_NADS) -> pd.DataFrame:
+    """Per NAD estimate (``results``: label -> NADResult): the :func:`peak_share` of each of its
+    first NADs, their mean (:func:`spectral_sparsity`), the :func:`frequency_ordering` of its
+    first ``k`` NADs and the split-half top-``k`` overlap of the estimate (1 for the published
+    NADs, which are given, not estimated here)."""
+    rows = {}
+    for label, r in results.items():
+        split = r.extras.get("split_half")
+        rows[label] = {
+            **{f"peak NAD {i}": peak_share(r.nads[i]) for i in range(first)},
+            "sparsity": spectral_sparsity(r.nads, first),
+            f"ordering (first {k})": frequency_ordering(r.nads, k),
+            f"split-half k={k}": float(split[OVERLAP_KS.index(k)]) if split is not None else 1.0,
+        }
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def sparsity_evidence(results: dict, first: int = 3) -> dict:
+    """The keywords of ``fig5-not-all-sparse``: the least sparse of the networks' NAD estimates
+    (``results``: arch -> NADResult), its :func:`spectral_sparsity` with a jackknife interval."""
+    arch = min(results, key=lambda a: spectral_sparsity(results[a].nads, first))
+    r = results[arch]
+    iv = jackknife_interval(*_jackknife(r, lambda V: spectral_sparsity(V, first), first), GROUPS, bounds=(0, 1))
+    return dict(interval=iv, network=arch, networks=r.meta["networks"], trained=False)
+
+
+def ordering_evidence(result, arch: str, method: str, k: int = ORDERED_NADS) -> dict:
+    """The keywords of ``fig5-ordering-<arch>``: :func:`frequency_ordering` of ``result``'s first
+    ``k`` NADs with its Fisher-z interval over the ``k`` NADs, on the precondition that the
+    estimate has converged (split-half top-``k`` overlap at least :data:`CONVERGED`; the
+    published NADs are given, not estimated: no precondition)."""
+    split = result.extras.get("split_half")
+    split = float(split[OVERLAP_KS.index(k)]) if split is not None else None
+    pre = (
+        {
+            f"the {method} NADs of {arch} have converged (split-half top-{k} overlap {split:.2f} >= {CONVERGED})": split
+            >= CONVERGED
+        }
+        if split is not None
+        else None
+    )
+    return dict(
+        interval=correlation_interval(frequency_ordering(result.nads, k), k, spearman=True, what="NADs"),
+        network=arch,
+        method=method,
+        networks=result.meta["networks"],
+        preconditions=pre,
+        trained=False,
+    )
 
 
 def width_overlaps(estimates: dict, full, full_again, published=None, ks=OVERLAP_KS) -> pd.DataFrame:

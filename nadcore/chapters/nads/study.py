@@ -295,6 +295,41 @@ class Study:
         """The keywords of ``fig5-resnet-comb`` on the published NADs of ResNet-18."""
         return nq.comb_evidence(load_published_nads("resnet18"))
 
+    # ------------------------------------------------------------------ sparse NADs and their order
+    def own_estimate(self, arch: str, gallery_secant: dict, gallery_gradient: dict) -> tuple:
+        """This build's best NADs of ``arch``: its secant NADs (the authors' procedure) where the
+        profile computes them, else its exact-gradient NADs: ``(NADResult, method)``."""
+        if self.cfg["secant_networks"].get(arch):
+            return gallery_secant[arch], "secant"
+        return gallery_gradient[arch], "gradient"
+
+    def sparsity_table(self, gallery_secant: dict, gallery_gradient: dict) -> pd.DataFrame:
+        """:func:`quantities.sparsity_table` of the published NADs of :data:`SUPPORT_NETWORKS`
+        and of this build's best NADs of each (:meth:`own_estimate`)."""
+        own = {a: self.own_estimate(a, gallery_secant, gallery_gradient) for a in SUPPORT_NETWORKS}
+        return nq.sparsity_table(
+            {
+                **{f"{a} (published)": load_published_nads(a) for a in SUPPORT_NETWORKS},
+                **{f"{a} (ours, {m})": r for a, (r, m) in own.items()},
+            }
+        )
+
+    def not_all_sparse(self, gallery_secant: dict) -> dict:
+        """The keywords of ``fig5-not-all-sparse``: the least sparse of the networks whose secant
+        NADs this build computes (LogReg aside: its NADs are noise)."""
+        ours = {a: r for a, r in gallery_secant.items() if a != "logreg" and self.cfg["secant_networks"].get(a)}
+        return dict(nq.sparsity_evidence(ours), method="secant")
+
+    def densenet_ordering(self, gallery_secant: dict, gallery_gradient: dict) -> dict:
+        """The keywords of ``fig5-ordering-densenet121`` on this build's best DenseNet-121 NADs."""
+        r, method = self.own_estimate("densenet121", gallery_secant, gallery_gradient)
+        return nq.ordering_evidence(r, "densenet121", method)
+
+    @staticmethod
+    def published_ordering() -> dict:
+        """The keywords of ``fig5-ordering-published`` (a check on the authors' NADs)."""
+        return nq.ordering_evidence(load_published_nads("densenet121"), "densenet121", "published")
+
     # ------------------------------------------------------------------ reduced widths
     def width_study(self) -> dict:
         """:func:`quantities.width_study` on the profile's ``width_study`` and ``gradient_networks``."""
