@@ -579,6 +579,13 @@ for claim, evidence in (big6["evidence"].items() if big6 else []):
 print(study.published_fig6_counts(published).to_string())
 
 # %% [markdown]
+# The `fig6-stronger-bias-*` claims in the list above put that sentence to the campaigns' own
+# runs: the mean, over the NAD indices below 700 that both were trained on, of ResNet-18's (or
+# DenseNet-121's) accuracy minus VGG-11's, in the same bundle (so at the same noise level, recipe
+# and NADs). The sentence asks for a negative difference; each row's paper value is the same
+# difference on the published curves, which test the sentence on the authors' own data.
+
+# %% [markdown]
 # ## Running the sweeps elsewhere
 #
 # Every map and curve above is a list of independent jobs (`nadcore.book.runner.Job`), run by

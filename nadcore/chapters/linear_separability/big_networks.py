@@ -488,9 +488,43 @@ class BigNetworks:
                     panels[self.network(arch, widths[arch])] = panel
                     rows.update(more)
                     claims.update(evid)
+            if frame is not None:
+                claims.update(self._stronger_bias(bundle, frame, widths, table))
         if not panels:
             return None
         return {"panels": panels, "table": pd.DataFrame.from_dict(rows, orient="index"), "evidence": claims}
+
+    def _stronger_bias(self, bundle, frame, widths: dict, table) -> dict:
+        """The keywords of ``fig6-stronger-bias-<arch>`` for ResNet-18 and DenseNet-121 against
+        VGG-11 in one bundle, where both curves span the NAD sequence at the paper's sigma (ids
+        ending in ``-full-width`` where both networks are at full width; none where only one
+        is)."""
+        sigma, claims = float(self.cfg["sigma"]), {}
+
+        def spans(arch):
+            return arch in widths and bundled.fig6_spans(bundled.fig6_curves(frame, arch, widths[arch], sigma)[0])
+
+        for arch in ("resnet18", "densenet121"):
+            if not (spans(arch) and spans("vgg11")):
+                continue
+            suffix = width_suffix(arch, widths[arch])
+            if suffix != width_suffix("vgg11", widths["vgg11"]):
+                continue
+            iv = bundled.bias_difference(frame, arch, widths[arch], "vgg11", widths["vgg11"], sigma)
+            rows = pd.concat([bundled.select(frame, a, widths[a]) for a in (arch, "vgg11")])
+            pub = table[table["nad_index"] < 700]
+            pub_diff = pub[pub["model"] == arch]["test_acc"].mean() - pub[pub["model"] == "vgg11"]["test_acc"].mean()
+            claims[f"fig6-stronger-bias-{arch}{suffix}"] = dict(
+                interval=iv,
+                network=self.network(arch, widths[arch]),
+                other=self.network("vgg11", widths["vgg11"]),
+                published_diff=round(float(pub_diff), 3),
+                profile=f"campaign {bundle.name}",
+                steps=1,
+                paper_steps=1,
+                settings=self._bundle_settings(bundle, widths[arch], rows),
+            )
+        return claims
 
     def _big_fig6_network(self, bundle, frame, arch: str, w, pub, table) -> tuple[dict, dict, dict] | None:
         """One network's Fig. 6 in :meth:`big_fig6`: its panel, its summary rows by (network,

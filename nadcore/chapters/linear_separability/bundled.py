@@ -307,6 +307,21 @@ def fig6_summary(frame: pd.DataFrame, arch: str, width: int, sigma: float, publi
     }
 
 
+def bias_difference(
+    frame: pd.DataFrame, arch: str, width, other: str, other_width, sigma: float, below: int = 700
+) -> evidence.Interval:
+    """How much lower ``arch``'s Fig. 6 curve lies than ``other``'s: the mean, over the NAD
+    indices both were trained on below ``below`` (past index 700 every network is at chance), of
+    the difference of their seed-mean test accuracies, with a t-interval over those indices
+    (negative: ``arch`` learns fewer of its NADs, the stronger directional bias)."""
+    (i0, a0), (i1, a1) = (fig6_curves(frame, a, w, sigma) for a, w in ((arch, width), (other, other_width)))
+    idx = np.intersect1d(i0, i1)
+    idx = idx[idx < below]
+    m0 = np.nanmean(a0, axis=0)[np.searchsorted(i0, idx)]
+    m1 = np.nanmean(a1, axis=0)[np.searchsorted(i1, idx)]
+    return evidence.runs_interval(m0 - m1, (-1, 1), "NAD indices")
+
+
 def fig6_spans(indices) -> bool:
     """Whether a Fig. 6 curve (its NAD indices) spans the sequence, from the first NADs (0-9) to
     past index 700, as its claims need: a campaign's curve enters the book once it does."""

@@ -168,6 +168,31 @@ def _fig6_big(arch: str, suffix: str = "") -> list[ClaimSpec]:
             paper_value_source="the authors' published Fig. 6 data, the same network and indices",
             tolerance=_T_RHO,
         ),
+        *(
+            []
+            if arch == "vgg11"
+            else [
+                ClaimSpec(
+                    f"fig6-stronger-bias-{arch}{suffix}",
+                    "paper",
+                    f"{NAD}, Sec. 4.1 and Fig. 6",
+                    "ResNet-18 and DenseNet-121, which perform best on ImageNet, are the ones with the stronger "
+                    "bias on linearly separable datasets: {network}'s accuracy along its NADs lies below that of "
+                    "{other} (sigma = 3).",
+                    "mean, over the NAD indices below 700 that both curves have, of the test accuracy of "
+                    "{network} minus that of {other} (seed means; the authors' NADs)",
+                    "<",
+                    0.0,
+                    DIFF,
+                    paper_value="{published_diff}",
+                    paper_value_source="the authors' published Fig. 6 data: the same difference over every "
+                    "index below 700 (their full networks)",
+                    tolerance="'stronger bias' read as a curve that lies lower before index 700 (past it every "
+                    "network is at chance); VGG-11, the other network of Fig. 6 with a published curve, is "
+                    "the one it is compared with",
+                ),
+            ]
+        ),
         ClaimSpec(
             f"fig6-sigma-validation-{arch}{suffix}",
             "extension",
