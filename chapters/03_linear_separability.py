@@ -449,6 +449,7 @@ if len(nopool):
     for blind, side in ((True, "blind"), (False, "seen")):
         ch.claim(f"fig3-nopool-improves-{side}-resnet18",
                  **study.big_fig3_evidence(bundle, nopool, blind))
+    ch.claim("fig3-nopool-uniform-resnet18", **study.big_fig3_uniform(bundle, nopool))
 
 # %% [markdown]
 # Pooling is not the only source of the bias (the convolutions and their finite support shape

@@ -585,6 +585,31 @@ def test_fig3_takes_lenet_without_pooling_from_the_bundle_only_at_the_chapters_s
     assert study([0, 1, 2]).bundled_runs(None, "fig3", "lenet_nopool", cells) is None
 
 
+def test_resnet18_without_its_pool_is_equalised_when_its_bands_agree_and_not_when_one_lags():
+    from types import SimpleNamespace
+
+    from nadcore.book import profiles
+    from nadcore.chapters.linear_separability.study import Study
+
+    cfg = profiles.resolve("03_linear_separability", "cpu")
+    ch = SimpleNamespace(
+        cfg=cfg, seeds=[0], cache=None, executor=lambda: None, device="cpu", profile="cpu", paper_cfg=cfg
+    )
+    cells = [(0, 0), (2, 2), (2, 4), (0, 8), (2, -16), (0, -16), (2, -6)]  # 3 low, 3 high, one between
+
+    def table(high):
+        acc = [0.99, 0.98, 0.97, high, high + 0.01, high - 0.01, 0.2]
+        index = pd.MultiIndex.from_tuples([(a, b, 0) for a, b in cells], names=["k1", "k2", "seed"])
+        return pd.DataFrame({"test_acc without pool": acc, "width": 16}, index=index)
+
+    bundle = SimpleNamespace(name="cpu", title=lambda: "campaign 'cpu'")
+    even = Study(ch).big_fig3_uniform(bundle, table(0.98))
+    assert even["interval"].value == pytest.approx(0.0, abs=1e-12) and even["interval"].n == 6
+    assert abs(even["interval"].low) < 0.05 and even["network"] == "ResNet-18 at width 16"
+    lagging = Study(ch).big_fig3_uniform(bundle, table(0.6))
+    assert lagging["interval"].low > 0.3 and all(lagging["preconditions"].values())
+
+
 def test_a_single_fourier_component_is_sparse_and_noise_is_not():
     assert nq.peak_share(_direction(4, 6)) == pytest.approx(1.0)
     assert nq.peak_share(_direction(0, 0)) == pytest.approx(1.0)  # the constant image: its own mirror

@@ -5,6 +5,7 @@ seed summaries of nadcore.book.evidence."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -408,6 +409,32 @@ def test_spread_and_fitted():
     assert not c.fitted() and c.fitted([9]) and c.fitted(threshold=0.5)
 
 
+def test_the_mlps_appendix_b_claims_compare_its_channels_and_read_its_tilt_from_v1():
+    from types import SimpleNamespace
+
+    from nadcore.chapters.underspecification.study import Study
+
+    ch = SimpleNamespace(
+        name="05_underspecification",
+        cfg=profiles.resolve("05_underspecification", "smoke"),
+        paper_cfg=profiles.resolve("05_underspecification", "paper"),
+        seeds=[0, 1],
+        params={},
+    )
+    study = Study(ch)
+    study.networks["mlp"] = 1
+    first, second = np.full((2, 2, 2), 0.9), np.full((2, 2, 2), 0.7)
+    angle = np.array([[[20.0, 30.0], [25.0, 25.0]], [[30.0, 20.0], [28.0, 22.0]]])
+    r = ux.ConcatGridResult(
+        "mlp", [0, 9], [0, 9], [0, 1], first, first, second, np.ones((2, 2, 2)), angle,
+        np.zeros((2, 2, 2, 1, 1)), np.zeros(1), np.zeros(1),
+    )  # fmt: skip
+    drop = study.mlp_smaller_drop(r)
+    assert drop["interval"].value == pytest.approx(0.2) and all(drop["preconditions"].values())
+    assert np.allclose(study.mlp_tilt_first(r)["values"], [25.0, 25.0])
+    assert study.mlp_smaller_drop(replace(r, acc_first=second))["interval"].value == pytest.approx(0.0)
+
+
 def test_campaign_view_reads_the_bundle_and_scores_the_resnet_claims(tmp_path, monkeypatch):
     import json
     from types import SimpleNamespace
@@ -500,15 +527,21 @@ def test_campaign_view_reads_the_bundle_and_scores_the_resnet_claims(tmp_path, m
     assert ev3["us-fig3-resnet18-cifar-late"]["interval"].value == pytest.approx(0.0)
     assert ev3["us-fig3-resnet18-dv-late"]["settings"]["seeds"] == 3
     assert all(all(ev3[f"us-fig3-resnet18-{c}"]["preconditions"].values()) for c in ("dv-late", "cifar-late"))
+    # 'exclusively': one channel alone at chance at every index, once the network used each
+    exclusive = ev3["us-fig3-resnet18-exclusive"]
+    assert exclusive["interval"].value == pytest.approx(0.5) and all(exclusive["preconditions"].values())
     # a network at chance with and without the D(v) channel learned nothing: its 'late' claims
     # say nothing about which channel it uses, so their precondition fails
-    from dataclasses import replace
-
     r3 = cifar_runs["resnet18"]
     r3 = replace(r3, acc_all=np.full_like(r3.acc_all, 0.5), acc_cifar=np.full_like(r3.acc_cifar, 0.5))
     for claim in (net3.cifar_late, net3.dv_late):
         pre = claim("resnet18", r3)["preconditions"]
         assert not all(pre.values()) and any("learned" in k and not v for k, v in pre.items())
+    # never switching to the CIFAR-10 channels is 'exclusive' trivially: the precondition fails
+    pre = net3.exclusive("resnet18", r3)["preconditions"]
+    assert [k for k, v in pre.items() if not v] == [
+        "resnet18 used the CIFAR-10 channels alone at some index (mean accuracy >= 0.6)"
+    ]
     pre = net.ch1_late("resnet18", replace(r, acc_both=np.full_like(r.acc_both, 0.5)))["preconditions"]
     assert any("learned" in k and not v for k, v in pre.items())
 

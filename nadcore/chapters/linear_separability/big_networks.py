@@ -405,6 +405,27 @@ class BigNetworks:
             preconditions={f"some Fig. 3 cell is {'blind' if blind else 'seen'}": bool(sel.any())},
         )
 
+    def big_fig3_uniform(self, bundle, table: pd.DataFrame) -> dict:
+        """ResNet-18 without its pool: mean test accuracy on the campaign's low-frequency Fig. 3
+        cells minus on its high-frequency ones (the bands of LeNet's claim), Welch over cells."""
+        r = q.cell_radius(np.array(table.index.tolist())[:, :2])
+        acc = table["test_acc without pool"].to_numpy()
+        width = int(table["width"].iloc[0])
+        return dict(
+            interval=difference_interval(acc[r <= self.low], acc[r >= self.high], (-1, 1), "cells"),
+            network=self.network("resnet18", width),
+            low=self.low,
+            high=self.high,
+            profile=f"campaign {bundle.name}",
+            steps=1,
+            paper_steps=1,
+            settings={"width": width, "bundle": bundle.title(), "cells": len(acc)},
+            preconditions={
+                "resnet18_nopool learned: mean test accuracy >= 0.6": bool(acc.mean() >= 0.6),
+                "both bands have two cells or more": bool((r <= self.low).sum() > 1 and (r >= self.high).sum() > 1),
+            },
+        )
+
     def big_fig2(self, bundle, widths) -> pd.DataFrame:
         """ResNet-18's Fig. 2 from the campaign: SGD iterations to a small training loss per cell
         (a run that never got there counts as its whole budget), beside the published Fig. 1

@@ -419,6 +419,19 @@ CLAIMS = [
         TOL,
         ACC,
     ),
+    ClaimSpec(
+        "fig3-nopool-uniform-resnet18",
+        "paper",
+        f"{NAD}, Sec. 2 and Fig. 3",
+        "Without its average pool, ResNet-18's accuracy no longer depends on the frequency ({network}).",
+        "mean test accuracy of resnet18_nopool on max(|k1|,|k2|) <= {low} minus on >= {high} (Welch over cells)",
+        "within",
+        TOL,
+        DIFF,
+        paper_value=0.0,
+        paper_value_source="'their performance on different frequencies is equalized' (Sec. 2)",
+        tolerance="0.05, as LeNet's fig3-nopool-uniform",
+    ),
     # Fig. 6 ---------------------------------------------------------------------------------
     ClaimSpec(
         "fig6-first-vs-beyond",

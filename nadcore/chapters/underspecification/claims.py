@@ -73,6 +73,30 @@ CLAIMS = [
         tolerance="15 degrees: a sixth of the 90 degrees between the two axes",
     ),
     ClaimSpec(
+        id="us-fig2-mlp-ch1-smaller-drop",
+        kind="follow-up",
+        source=f"{FU}, appendix B, Fig. 4",
+        statement="An MLP's accuracy drops less when only the first channel (the larger margin) is on than when "
+        "only the second is.",
+        quantity="channel-1-only minus channel-2-only accuracy, mean over the NAD grid",
+        op=">",
+        threshold=0.0,
+        bounds=(-1.0, 1.0),
+        tolerance="'smaller': beyond the seeds' spread and the test sets' noise",
+    ),
+    ClaimSpec(
+        id="us-fig2-mlp-tilt-first",
+        kind="follow-up",
+        source=f"{FU}, appendix B, Fig. 5",
+        statement="An MLP's decision boundary has a tilt mostly aligned with the first channel's direction.",
+        quantity="boundary tilt from v1, degrees, mean over the NAD grid",
+        op="<",
+        threshold=45.0,
+        bounds=(-TILT, TILT),
+        tolerance="'mostly aligned with the first channel': the boundary's normal closer to v1 than to v2 "
+        "(below 45 degrees, the bisector)",
+    ),
+    ClaimSpec(
         id="us-fig3-mlp-simplicity",
         kind="follow-up",
         source=f"{FU}, Sec. 4, Fig. 3",
@@ -226,6 +250,23 @@ for m, name in (("lenet", "LeNet"), ("resnet18", "ResNet-18")):
             tolerance=CHANCE,
             revised="now needs the network to have learned the problem (mean test accuracy with all channels >= "
             "0.6): a network that learned nothing ignores every channel",
+        ),
+        ClaimSpec(
+            id=f"us-fig3-{m}-exclusive",
+            kind="follow-up",
+            source=f"{FU}, Sec. 4, Fig. 3",
+            statement=f"{name} solves binary CIFAR-10 (+) D(v) with the D(v) channel or with the CIFAR-10 "
+            "channels, exclusively: the change between the two is sudden.",
+            quantity="largest, over the NAD indices, of the smaller single-channel accuracy (D(v) only or CIFAR only)",
+            op="<=",
+            threshold=0.60,
+            bounds=(0.0, 1.0),
+            paper_value=0.5,
+            paper_value_source="follow-up, Sec. 4: the networks solve the task 'using the information in the "
+            "linearly separable channel, or in the CIFAR-10 channels, exclusively'",
+            tolerance="'exclusively': at every tested index one of the two channels alone is at chance, 0.5 + 0.1 "
+            "(CHANCE's upper edge); a network that never switched to the CIFAR-10 channels passes trivially, so "
+            "the claim needs it to have used each",
         ),
         ClaimSpec(
             id=f"us-fig3-{m}-cifar-late",

@@ -254,6 +254,8 @@ class Study:
                 "us-fig2-mlp-perfect": self.mlp_perfect(r),
                 "us-fig2-mlp-uniform": self.mlp_uniform(r),
                 "us-fig2-mlp-tilt": self.mlp_tilt(r),
+                "us-fig2-mlp-ch1-smaller-drop": self.mlp_smaller_drop(r),
+                "us-fig2-mlp-tilt-first": self.mlp_tilt_first(r),
             }
         for m in self.fig2_cnns(concat):
             r = concat[m]
@@ -301,6 +303,15 @@ class Study:
     def mlp_tilt(self, r) -> dict:
         """The spread over the NAD grid of the MLP's boundary tilt."""
         return dict(values=r.spread("angle"), **self._mlp_common(r))
+
+    def mlp_smaller_drop(self, r) -> dict:
+        """The MLP's channel-1-only minus channel-2-only accuracy, mean over the NAD grid."""
+        diff = (np.asarray(r.acc_first) - np.asarray(r.acc_second)).reshape(len(self.ch.seeds), -1).mean(1)
+        return dict(interval=accuracy_interval(diff, self.cfg["n_test"], difference=True), **self._mlp_common(r))
+
+    def mlp_tilt_first(self, r) -> dict:
+        """The MLP's boundary tilt from v1, mean over the NAD grid."""
+        return dict(values=np.asarray(r.angle).reshape(len(self.ch.seeds), -1).mean(1), **self._mlp_common(r))
 
     def ch1_early(self, m: str, r) -> dict:
         """Channel-1-only accuracy with v1 = u_early, mean over v2."""
@@ -497,6 +508,7 @@ class Study:
                         ("dv-early", self.dv_early),
                         ("cifar-early", self.cifar_early),
                         ("dv-late", self.dv_late),
+                        ("exclusive", self.exclusive),
                         ("cifar-late", self.cifar_late),
                     )
                 }
@@ -546,6 +558,24 @@ class Study:
             **self._fig3_interval(r, r.values("acc_dv", self.last)),
             **self._fig3_common(m, r),
             **self._fig3_learned(m, r, self.last),
+        )
+
+    def exclusive(self, m: str, r) -> dict:
+        """The largest, over the NAD indices, of the smaller single-channel accuracy (D(v) only or
+        CIFAR only), per seed: at chance when every index is solved by one channel alone. Needs
+        the network to have used each channel at some index (a single-channel accuracy >= 0.6 on
+        average over the seeds), else it never switched and the claim says nothing."""
+        dv, cifar = np.asarray(r.acc_dv), np.asarray(r.acc_cifar)
+        return dict(
+            **self._fig3_interval(r, np.minimum(dv, cifar).max(axis=1)),
+            **self._fig3_common(m, r),
+            preconditions={
+                f"{m} fitted its training sets at every NAD index": r.fitted(threshold=FIT),
+                f"{m} used the D(v) channel alone at some index (mean accuracy >= 0.6)": bool(dv.mean(0).max() >= 0.6),
+                f"{m} used the CIFAR-10 channels alone at some index (mean accuracy >= 0.6)": bool(
+                    cifar.mean(0).max() >= 0.6
+                ),
+            },
         )
 
     def cifar_late(self, m: str, r) -> dict:
