@@ -409,7 +409,8 @@ def test_spread_and_fitted():
     assert not c.fitted() and c.fitted([9]) and c.fitted(threshold=0.5)
 
 
-def test_the_mlps_appendix_b_claims_compare_its_channels_and_read_its_tilt_from_v1():
+def _study(**chapter):
+    """Chapter 5's study on the smoke profile, seeds 0 and 1, with ``chapter``'s extra attributes."""
     from types import SimpleNamespace
 
     from nadcore.chapters.underspecification.study import Study
@@ -420,8 +421,13 @@ def test_the_mlps_appendix_b_claims_compare_its_channels_and_read_its_tilt_from_
         paper_cfg=profiles.resolve("05_underspecification", "paper"),
         seeds=[0, 1],
         params={},
+        **chapter,
     )
-    study = Study(ch)
+    return Study(ch)
+
+
+def test_the_mlps_appendix_b_claims_compare_its_channels_and_read_its_tilt_from_v1():
+    study = _study()
     study.networks["mlp"] = 1
     first, second = np.full((2, 2, 2), 0.9), np.full((2, 2, 2), 0.7)
     angle = np.array([[[20.0, 30.0], [25.0, 25.0]], [[30.0, 20.0], [28.0, 22.0]]])
@@ -442,19 +448,13 @@ def test_campaign_view_reads_the_bundle_and_scores_the_resnet_claims(tmp_path, m
     import pandas as pd
 
     from nadcore.chapters import campaigns
-    from nadcore.chapters.underspecification.study import Study
 
     published, shown = SimpleNamespace(nads=np.eye(1024, dtype=np.float32)[:8], meta={"networks": 1000}), []
-    ch = SimpleNamespace(
-        name="05_underspecification",
-        cfg=profiles.resolve("05_underspecification", "smoke"),
-        paper_cfg=profiles.resolve("05_underspecification", "paper"),
-        seeds=[0, 1],
-        params={},
+    study = _study(
         figure_data=lambda name, frame: shown.append((name, len(frame))),
         nads=lambda spec, source, networks=None: (published, f"{source} NADs of {spec}"),
     )
-    study = Study(ch)
+    ch = study.ch
     cfg, width = campaigns.profile_settings("cpu", "us-fig2", "resnet18")
     assert width == 16 and cfg["concat_indices"] == [0, 30, 1000] != ch.cfg["concat_indices"]
     idx, rng = cfg["concat_indices"], np.random.default_rng(0)
