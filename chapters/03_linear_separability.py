@@ -543,6 +543,19 @@ if model == "lenet":
     print(study.fig6_gap_explained())
 
 # %% [markdown]
+# Footnote 4 of the paper says why NADs are not looked for by training on many random
+# directions: on $\mathcal{D}(v)$ for a random unit vector $v$, which spreads its energy over
+# all the NADs, a network performs about the same whatever $v$ is. The chapter's model trains
+# once more at $\sigma = 3$ on random directions drawn from the chapter's seed:
+
+# %% tags=["nbval-check-output", "near-chance"]
+random_runs = study.fig6_random(estimates, sigma)
+print(study.random_table(random_runs).round(3).to_string())
+
+# %%
+ch.claim("sec3-random-alike", **study.random_alike(random_runs, sigma))
+
+# %% [markdown]
 # Read the comparison of the two estimators through its verdict only. A positive difference
 # whose interval excludes zero means the secant NADs predict trainability better; a negative
 # one, the gradient NADs; an interval that straddles zero, or an estimate that has not

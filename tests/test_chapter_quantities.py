@@ -610,6 +610,33 @@ def test_resnet18_without_its_pool_is_equalised_when_its_bands_agree_and_not_whe
     assert lagging["interval"].low > 0.3 and all(lagging["preconditions"].values())
 
 
+def test_footnote_4_draws_seeded_random_directions_and_measures_their_spread(monkeypatch):
+    from types import SimpleNamespace
+
+    from nadcore.book import profiles
+    from nadcore.chapters.linear_separability import sweeps
+    from nadcore.chapters.linear_separability.study import Study
+
+    cfg = profiles.resolve("03_linear_separability", "cpu")
+    ch = SimpleNamespace(
+        cfg=cfg, seed=0, seeds=[0, 1], cache=None, executor=lambda: None, device="cpu", profile="cpu", paper_cfg=cfg
+    )
+    seen = []
+    monkeypatch.setattr(sweeps.sep, "directions_sweep", lambda model, v, labels, settings, **kw: seen.append(v) or {})
+    estimates = {"secant": (SimpleNamespace(input_shape=(1, 32, 32)), None)}
+    for seed in (0, 0, 1):
+        ch.seed = seed
+        Study(ch).fig6_random(estimates, 3.0)
+    a, b, c = seen
+    assert a.shape == (cfg["fig6_random"], 1, 32, 32) and np.allclose((a**2).sum((1, 2, 3)), 1.0, atol=1e-5)
+    assert np.array_equal(a, b) and not np.allclose(a, c)  # the chapter's seed draws them
+    # two seeds per direction: the spread of the seed means around their median
+    res = {"test_acc": np.array([[0.60, 0.70, 0.50, 0.90], [0.62, 0.72, 0.52, 0.92]])}
+    got = Study(ch).random_alike(res, 3.0)
+    assert got["interval"].value == pytest.approx(np.mean([0.05, 0.05, 0.15, 0.25])) and got["directions"] == 4
+    assert list(Study(ch).random_table(res).columns) == ["seed 0", "seed 1", "mean"]
+
+
 def test_a_single_fourier_component_is_sparse_and_noise_is_not():
     assert nq.peak_share(_direction(4, 6)) == pytest.approx(1.0)
     assert nq.peak_share(_direction(0, 0)) == pytest.approx(1.0)  # the constant image: its own mirror

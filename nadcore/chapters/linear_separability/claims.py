@@ -420,6 +420,22 @@ CLAIMS = [
         ACC,
     ),
     ClaimSpec(
+        "sec3-random-alike",
+        "paper",
+        f"{NAD}, Sec. 3, footnote 4",
+        "On D(v) for random directions v, {model} performs alike (which is why training on random "
+        "directions would be an inefficient way to find its NADs).",
+        "mean over {directions} random directions of |seed-mean test accuracy - their median| "
+        "({model}, sigma = {sigma})",
+        "<=",
+        TOL,
+        ACC,
+        paper_value=0.0,
+        paper_value_source="footnote 4: 'for most of these datasets the network outputs the same performance'",
+        tolerance="0.05, as Fig. 3's 'equalised' (fig3-nopool-uniform); the footnote asks for the same "
+        "performance, not a high one, so no level is required (the settings name the mean accuracy)",
+    ),
+    ClaimSpec(
         "fig3-nopool-uniform-resnet18",
         "paper",
         f"{NAD}, Sec. 2 and Fig. 3",

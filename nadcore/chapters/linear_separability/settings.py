@@ -20,7 +20,8 @@ iterations until the loss averaged over 20 mini-batches falls below ``fig2_thres
 LeNet's published curve: calibrations) for the secant NADs and for the gradient NADs averaged
 over chapter 2's ``gradient_points`` evaluation points, index by index; ``fig6_models``: further
 architectures trained on the authors' published NADs (the paper profile; the cpu profile gets
-them from the campaign). ``converged_k`` / ``converged_overlap``: an estimator counts as
+them from the campaign); ``fig6_random``: random unit directions (uniform on the sphere, drawn
+from the chapter's seed) on which the chapter's model trains at ``sigma`` (footnote 4). ``converged_k`` / ``converged_overlap``: an estimator counts as
 converged when the split-half overlap of its top-k NADs reaches this value. ``chunk``: runs
 trained together by train_many; ``workers``: processes (1 = in-process). ``recipes``: the
 training recipes the big networks may use (the campaigns train with ``"authors"``; the recipe check
@@ -87,6 +88,7 @@ PAPER = dict(
     fig6_indices=_FIG6,
     fig6_gradient_indices=_FIG6,
     fig6_models=["vgg11", "resnet18", "densenet121"],
+    fig6_random=16,
     converged_k=16,
     converged_overlap=0.8,
     campaign="cpu",
@@ -148,6 +150,7 @@ CPU = dict(
     fig6_indices=[0, 3, 6, 9, 20, 40, 64, 90, 110, 125, 133, 145, 160, 300, 720, 1000],
     fig6_gradient_indices=[0, 6, 20, 64, 133, 300, 720, 1000],
     fig6_models=[],
+    fig6_random=8,
     contrast_cells=[[0, 0], [0, -4], [0, -8], [0, -12]],
 )
 SMOKE = dict(
@@ -162,6 +165,7 @@ SMOKE = dict(
     fig2_train=dict(n_train=256, epochs=2),
     fig3_cells=[[0, 4], [0, 8]],
     fig6_indices=[0, 1, 800, 1000],
+    fig6_random=3,
     spot_train={"default": dict(n_train=256, epochs=1)},
     spot_n_test=256,
     spot_autocast={},

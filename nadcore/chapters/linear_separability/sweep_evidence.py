@@ -8,8 +8,10 @@ study's settings (``self.ch``, ``self.cfg``, ``self.grid``, ``self.run``) and ea
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from nadcore.book.evidence import MUCH, accuracy_interval, fisher_interval
+from nadcore.book.evidence import runs_interval as evidence_runs
 from nadcore.chapters.linear_separability import quantities as q
 from nadcore.chapters.linear_separability.quantities import blind_and_seen
 from nadcore.nads.published import PUBLISHED_NETWORKS
@@ -153,6 +155,25 @@ class SweepEvidence:
             ),
             "matches-published": dict(values=s["vs_published"], **fill),
         }
+
+    def random_table(self, res: dict) -> pd.DataFrame:
+        """Footnote 4's runs: per random direction, the test accuracy of each seed and their mean."""
+        acc = np.asarray(res["test_acc"])
+        table = pd.DataFrame(acc.T, columns=[f"seed {s}" for s in self.ch.seeds])
+        table.index.name = "random direction"
+        return table.assign(mean=acc.mean(0))
+
+    def random_alike(self, res: dict, sigma: float) -> dict:
+        """Footnote 4: how far the seed-mean accuracy on each random direction lies from their
+        median, as runs over the directions (each its own v, data and initialisations)."""
+        acc = np.asarray(res["test_acc"]).mean(0)
+        return dict(
+            interval=evidence_runs(np.abs(acc - np.median(acc)), (0, 1), "random directions"),
+            directions=len(acc),
+            sigma=sigma,
+            **self.budget(self.model),
+            settings={"directions": len(acc), "sigma": sigma, "mean accuracy": round(float(acc.mean()), 3)},
+        )
 
     def published_nads_evidence(self, runs: dict, published: dict, sigma: float) -> dict:
         """``fig6-published-nads``: the mean distance to the published curve, per seed, of the runs

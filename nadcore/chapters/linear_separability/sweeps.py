@@ -15,7 +15,11 @@ from nadcore.chapters.linear_separability import bundled
 from nadcore.chapters.linear_separability import quantities as q
 from nadcore.chapters.linear_separability import runs as sep
 from nadcore.chapters.linear_separability.quantities import seed_mean
+from nadcore.chapters.nad_atlas.runs import random_directions
 from nadcore.data import fourier_basis_vector
+
+#: the generator stream of footnote 4's random directions (added to the chapter's seed)
+RANDOM_STREAM = 11
 
 
 class Sweeps:
@@ -299,6 +303,21 @@ class Sweeps:
                 for e, (ii, res, r) in runs.items()
             },
             names=["estimator", "seed"],
+        )
+
+    def fig6_random(self, estimates: dict, sigma: float) -> dict:
+        """Footnote 4: the chapter's model on D(v) for ``fig6_random`` random unit directions v
+        (uniform on the sphere of the input space, drawn from the chapter's seed), at noise
+        ``sigma``, with the chapter's seeds: the sweep result, (seeds, directions) arrays."""
+        shape = estimates["secant"][0].input_shape
+        v = random_directions(self.cfg["fig6_random"], int(np.prod(shape)), self.ch.seed + RANDOM_STREAM)
+        return sep.directions_sweep(
+            self.model,
+            v.reshape(len(v), *shape).astype(np.float32),
+            list(range(len(v))),
+            self.settings(self.model, sigma=sigma),
+            tag=f"random-{self.ch.seed}",
+            **self.run,
         )
 
     def fig6_on_published(self, estimates: dict, sigma: float) -> dict:
