@@ -197,6 +197,12 @@ CPU = dict(
         #     and MLP (us-fig2-resnet18-ch1-early needed 4 seeds, us-fig3-resnet18-dv-early 5)
         dict(figure="us-fig2", arch="resnet18", profile="cpu", overrides=US_CAMPAIGN_CPU, seeds=[3, 4]),
         dict(figure="us-fig3", arch="resnet18", profile="cpu", overrides=US_CAMPAIGN_CPU, seeds=[3, 4]),
+        # 17. and two more for us-fig2-resnet18-max-margin, whose interval at five seeds lay inside
+        #     its band by less than the CPU margin (the scorecard's "to settle": 2 seeds, 0.21 h)
+        dict(figure="us-fig2", arch="resnet18", profile="cpu", overrides=US_CAMPAIGN_CPU, seeds=[5, 6]),
+        # 18. one more cell for fig2-blind-fit-slower-resnet18 ("to settle": 1 cell, 0.12 h): (2, 10),
+        #     both frequencies 2 mod 4, at chance in the published map like (2, 2) and (2, -6)
+        dict(figure="fig2", arch="resnet18", cells=[[2, 10]]),
     ],
 )
 
