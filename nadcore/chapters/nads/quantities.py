@@ -158,6 +158,13 @@ def frequency_ordering(nads, k: int = ORDERED_NADS) -> float:
     return float(spearmanr(np.arange(k), [peak_frequency(u) for u in np.asarray(nads)[:k]]).statistic)
 
 
+def _split_half(result, k: int) -> float | None:
+    """The split-half top-``k`` overlap of an estimate's NADs (None for given NADs, such as the
+    published ones, which were not estimated here)."""
+    split = result.extras.get("split_half")
+    return float(split[OVERLAP_KS.index(k)]) if split is not None else None
+
+
 def _jackknife(result, statistic, k: int, bounds=(0.0, 1.0)) -> tuple[float, float, float]:
     """``statistic`` of ``result``'s NADs with a delete-one-group jackknife interval over its
     leave-one-group-out NADs (the estimator of :func:`nadcore.nads.overlap_interval`, for any
@@ -179,12 +186,12 @@ def sparsity_table(results: dict, first: int = 3, k: int = ORDERED_NADS) -> pd.D
     NADs, which are given, not estimated here)."""
     rows = {}
     for label, r in results.items():
-        split = r.extras.get("split_half")
+        split = _split_half(r, k)
         rows[label] = {
             **{f"peak NAD {i}": peak_share(r.nads[i]) for i in range(first)},
             "sparsity": spectral_sparsity(r.nads, first),
             f"ordering (first {k})": frequency_ordering(r.nads, k),
-            f"split-half k={k}": float(split[OVERLAP_KS.index(k)]) if split is not None else 1.0,
+            f"split-half k={k}": split if split is not None else 1.0,
         }
     return pd.DataFrame.from_dict(rows, orient="index")
 
@@ -203,8 +210,7 @@ def ordering_evidence(result, arch: str, method: str, k: int = ORDERED_NADS) -> 
     ``k`` NADs with its Fisher-z interval over the ``k`` NADs, on the precondition that the
     estimate has converged (split-half top-``k`` overlap at least :data:`CONVERGED`; the
     published NADs are given, not estimated: no precondition)."""
-    split = result.extras.get("split_half")
-    split = float(split[OVERLAP_KS.index(k)]) if split is not None else None
+    split = _split_half(result, k)
     pre = (
         {
             f"the {method} NADs of {arch} have converged (split-half top-{k} overlap {split:.2f} >= {CONVERGED})": split
