@@ -52,6 +52,7 @@ from nadcore.chapters.linear_separability.campaign import (
     FIG6_ENDS,
     FIG6_ENDS_ALTERNATING,
     FIG6_INDICES,
+    FIG6_MIDDLE,
     RECIPE_CELLS,
     ROWS,
 )
@@ -203,6 +204,10 @@ CPU = dict(
         # 18. one more cell for fig2-blind-fit-slower-resnet18 ("to settle": 1 cell, 0.12 h): (2, 10),
         #     both frequencies 2 mod 4, at chance in the published map like (2, 2) and (2, -6)
         dict(figure="fig2", arch="resnet18", cells=[[2, 10]]),
+        # 19. three more seeds of Fig. 7 (fig7-late-carriers-harmless-resnet18: 3 seeds, 1.5 h), then
+        #     VGG-11's Fig. 6 at the rest of the paper's indices (fig6-monotone-vgg11: 50 indices)
+        dict(figure="fig7", arch="resnet18", profile="cpu", seeds=[3, 4, 5]),
+        dict(figure="fig6", arch="vgg11", sigmas=[3.0], indices=FIG6_MIDDLE),
     ],
 )
 

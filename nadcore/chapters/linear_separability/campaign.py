@@ -86,6 +86,8 @@ _FIRST, _BEYOND = (
     np.asarray(BUILD_PAPER["fig6_indices"])[m].tolist() for m in first_and_beyond(BUILD_PAPER["fig6_indices"])
 )
 FIG6_ENDS_ALTERNATING = [int(i) for pair in zip_longest(_FIRST, _BEYOND) for i in pair if i is not None]
+#: the rest of chapter 3's paper indices (10-700), for a Spearman over the whole sequence
+FIG6_MIDDLE = [int(i) for i in BUILD_PAPER["fig6_indices"] if i not in set(FIG6_ENDS) | set(FIG6_INDICES)]
 #: Fig. 3 and Fig. 2 cells: on the rows, coarse, both sides of ResNet-18's checkerboard
 FIG3_CELLS = [[0, 0], [0, 8], [0, -16], [2, 2], [2, 4], [2, -6], [2, 8], [2, -16]]
 FIG2_CELLS = [[0, 4], [2, 4], [2, 2], [0, -16], [2, -6], [2, 8]]
