@@ -304,3 +304,32 @@ def test_runs_to_decide_never_asks_for_more_cells_than_the_grid_has():
     iv = Interval(0.93, 0.80, 1.06, 30, "t-interval over 30 cells", "groups")  # wide: ~800 cells to decide
     settle = runs_to_decide(iv, Criterion("q", ">=", 0.9))
     assert settle["unit"] == "cells" and settle["need"] is None and "all there are" in settle["why"]
+
+
+def test_runs_to_decide_knows_a_side_of_a_gap_that_cannot_grow():
+    """Fig. 6's gap between the first NADs (ten at most) and those past 700: past ten first NADs
+    their spread stays in the interval however many indices past 700 come, and to_settle says so
+    instead of asking for indices that cannot help."""
+    from nadcore.book.evidence import difference_interval, fixed_group_floor, runs_to_decide
+
+    def exactly(rng, n, mean, sd):
+        z = rng.standard_normal(n)
+        return mean + sd * (z - z.mean()) / z.std(ddof=1)
+
+    rng = np.random.default_rng(0)
+    first = exactly(rng, 10, 0.10, 0.05)
+    crit = Criterion("gap", ">=", 0.15)
+    iv = difference_interval(first, exactly(rng, 9, 0.0, 0.006), what="NAD indices")
+    assert crit.verdict(iv)[0] == "inconclusive"
+    assert runs_to_decide(iv, crit)["need"] is not None  # the pooled spread alone asks for more
+    floor = fixed_group_floor(first)
+    settle = runs_to_decide(iv, crit, floor=(floor, "the first NADs"))
+    assert settle["need"] is None and "cannot decide" in settle["why"] and "the first NADs" in settle["why"]
+    # and so it is: with 300 indices on the other side the verdict stays undecided
+    many = difference_interval(first, exactly(rng, 300, 0.0, 0.006), what="NAD indices")
+    assert crit.verdict(many)[0] == "inconclusive"
+    # six of the ten measured: the floor is the one at ten, lower than at six
+    assert fixed_group_floor(first[:6], 10) < fixed_group_floor(first[:6])
+    # a bound beyond the floor keeps the power calculation
+    far = Criterion("gap", ">=", 0.5)
+    assert runs_to_decide(iv, far, floor=(floor, "the first NADs"))["why"] == runs_to_decide(iv, far)["why"]

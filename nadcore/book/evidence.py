@@ -98,6 +98,7 @@ __all__ = [
     "ROUNDING",
     "cpu_margin",
     "runs_to_decide",
+    "fixed_group_floor",
     "SETTLE_CAP",
 ]
 
@@ -263,6 +264,7 @@ def runs_to_decide(
     preconditions: dict | None = None,
     hours_per_unit: float | None = None,
     cap: int = SETTLE_CAP,
+    floor: tuple[float, str] | None = None,
 ) -> dict:
     """What would decide an inconclusive claim, from its measured spread (a power calculation):
     ``{"unit", "have", "need", "more", "hours", "why"}``. ``need``: the fewest independent values
@@ -270,7 +272,10 @@ def runs_to_decide(
     interval, with the same mean and spread per value, would clear the criterion's nearest bound
     by its CPU margin too (``(quantile(n) + 1) * sd / sqrt(n) < distance``); None where no number
     up to ``cap`` does (the value sits on the bound) or where there is no spread to go by.
-    ``hours``: ``more * hours_per_unit`` where the cost of one more value is known."""
+    ``hours``: ``more * hours_per_unit`` where the cost of one more value is known. ``floor``:
+    ``(distance, what)`` where part of the interval cannot shrink with more values of the unit
+    (a group whose every value is measured: :func:`fixed_group_floor`); a value no farther from
+    the bound than ``distance`` is then undecidable by more of them."""
     unit = "seeds" if iv.unit == "seeds" else "values" if iv.unit == "values" else _unit_name(iv.method)
     out = {"unit": unit, "have": int(iv.n), "need": None, "more": None, "hours": None, "why": ""}
     failed = [name for name, ok in (preconditions or {}).items() if not ok]
@@ -287,6 +292,13 @@ def runs_to_decide(
     sd = (hi - lo) / 2 / _quantile(n) * math.sqrt(n)
     if distance <= 0 or sd <= 0:
         out["why"] = "the value lies on the bound: more runs of the same kind cannot decide it"
+        return out
+    if floor is not None and distance <= floor[0]:
+        out["why"] = (
+            f"the value lies {number(distance)} from the bound, and {floor[1]} keep the interval and its "
+            f"CPU margin {number(floor[0])} wide on that side however many more {unit} come: more runs of "
+            "the same kind cannot decide it"
+        )
         return out
     cap = min(cap, UNIT_CAPS.get(unit, cap))
     need = next((k for k in range(n, cap + 1) if (_quantile(k) + 1) * sd / math.sqrt(k) < distance), None)
@@ -319,6 +331,20 @@ _SINGULAR = {
     "monte carlo groups": "Monte Carlo group",
     "values": "value",
 }
+
+
+def fixed_group_floor(values, most: int | None = None) -> float:
+    """The least distance from a criterion's bound at which a Welch interval of ``mean(values) -
+    mean(other)`` (:func:`difference_interval`) still clears it by its CPU margin, however many
+    values the other side gets, where ``values`` can grow to ``most`` values at most (default:
+    every one is measured): ``(t_{m-1} + 1) * sd / sqrt(m)`` at ``m = most`` and the measured
+    spread, the interval's half-width and one standard error."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    v = v[np.isfinite(v)]
+    m = max(int(most or 0), v.size)
+    if v.size < 2:
+        return math.inf
+    return (_quantile(m) + 1) * float(v.std(ddof=1)) / math.sqrt(m)
 
 
 def _unit_name(method: str) -> str:
@@ -471,11 +497,14 @@ class Claim:
         hours_per_unit: float | None = None,
         revised: str = "",
         reading: str = "",
+        settle_floor: tuple[float, str] | None = None,
     ) -> "Claim":
         """The claim's verdict computed from ``criterion`` and ``interval`` (kept in ``bounds``).
         ``reduced``: the settings below the paper's (None: not known, so not at the paper's
         settings); the SGD budget and the Monte Carlo fraction below 1 are added to it here.
-        ``hours_per_unit``: CPU hours of one more seed, cell or group, for ``to_settle``."""
+        ``hours_per_unit``: CPU hours of one more seed, cell or group, for ``to_settle``;
+        ``settle_floor``: the part of the interval more of them cannot shrink
+        (:func:`runs_to_decide`'s ``floor``)."""
         interval = interval.clipped(bounds)
         verdict, reason = criterion.verdict(interval, preconditions)
         known = reduced is not None
@@ -491,7 +520,9 @@ class Claim:
         if not known:
             reduced.append("settings not recorded against the paper's")
         settle = (
-            runs_to_decide(interval, criterion, preconditions, hours_per_unit) if verdict == "inconclusive" else None
+            runs_to_decide(interval, criterion, preconditions, hours_per_unit, floor=settle_floor)
+            if verdict == "inconclusive"
+            else None
         )
         return cls(
             id=id,

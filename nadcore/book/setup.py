@@ -233,6 +233,7 @@ class Chapter:
         paper_value: float | None = None,
         profile: str | None = None,
         hours_per_unit: float | None = None,
+        settle_floor: tuple[float, str] | None = None,
         **fill,
     ) -> None:
         """Record the scorecard claim ``id`` registered in :mod:`nadcore.book.claims` (its
@@ -248,7 +249,8 @@ class Chapter:
         made on, when not this run: ``"campaign cpu"`` for a committed campaign bundle
         (:mod:`nadcore.book.bundles`). ``hours_per_unit``: CPU hours of one more seed (or cell,
         or group) of the claim, for its ``to_settle`` (a bundle's claims take it from the
-        bundle's ledger)."""
+        bundle's ledger); ``settle_floor``: the part of the interval that more of them cannot
+        shrink (:func:`nadcore.book.evidence.runs_to_decide`)."""
         profile = profile or self.profile
         values_for_text = {**self.cfg, **self.params, "profile": profile, **fill}
         if paper is None:
@@ -294,6 +296,7 @@ class Chapter:
             mc_fraction=None if networks is None else networks / paper_networks,
             reduced=reduced,
             hours_per_unit=hours_per_unit,
+            settle_floor=settle_floor,
             revised=revised,
             reading=reading,
         )

@@ -580,7 +580,7 @@ class BigNetworks:
             }
             if s == sigma:
                 claims[f"fig6-first-vs-beyond-{arch}{suffix}"] = dict(
-                    interval=sm["gap"], published_gap=sm["published_gap"], **fill
+                    interval=sm["gap"], published_gap=sm["published_gap"], settle_floor=sm["gap_floor"], **fill
                 )
                 claims[f"fig6-monotone-{arch}{suffix}"] = dict(
                     interval=sm["spearman"],
