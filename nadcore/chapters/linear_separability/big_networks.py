@@ -1,6 +1,6 @@
 """The paper's big networks, read from the committed campaign bundles: their Figs. 1, 2, 3
-and 6, the width study, the recipe and precision checks, the spot checks re-run live, and
-their claims.
+and 6, the spot checks re-run live, and their claims (the checks of the campaign's settings:
+:mod:`nadcore.chapters.linear_separability.setting_checks`).
 
 A part of :class:`nadcore.chapters.linear_separability.study.Study` (the big networks); its methods use the
 study's settings (``self.ch``, ``self.cfg``, ``self.grid``, ``self.run``) and each other's."""
@@ -18,9 +18,8 @@ from nadcore.chapters import campaigns
 from nadcore.chapters.linear_separability import bundled
 from nadcore.chapters.linear_separability import quantities as q
 from nadcore.chapters.linear_separability import runs as sep
-from nadcore.chapters.linear_separability.campaign import ABLATION_CELLS, DIAGNOSTIC, RECIPE_CELLS
 from nadcore.chapters.linear_separability.claims import BIG, width_suffix
-from nadcore.chapters.linear_separability.quantities import RECIPES_COMPARED, blind_and_seen, seed_mean
+from nadcore.chapters.linear_separability.quantities import blind_and_seen, seed_mean
 from nadcore.nets import spec_width
 
 
@@ -130,69 +129,6 @@ class BigNetworks:
             )
         return out
 
-    def width_agreement(self, big: dict, widths, full: dict, full_widths) -> pd.DataFrame:
-        """Per network trained both at the campaign's width and at full width: the cells both
-        have (a cell or its transpose), their accuracy at each width and in the published map."""
-        out = []
-        for a in [a for a in big if a in full]:
-            cells = big[a][["k1", "k2"]].drop_duplicates().to_numpy()
-            narrow, wide = bundled.cell_accuracy(big[a], cells), bundled.cell_accuracy(full[a], cells)
-            both = ~np.isnan(wide)
-            out.append(
-                pd.DataFrame(
-                    {
-                        "network": campaigns.NAMES.get(a, a),
-                        "arch": a,
-                        "k1": cells[both, 0],
-                        "k2": cells[both, 1],
-                        "narrow width": widths[a],
-                        "narrow": narrow[both],
-                        "full width": full_widths[a],
-                        "full": wide[both],
-                        "published": q.published_fig1_map(a, cells[both]),
-                    }
-                )
-            )
-        return pd.concat(out, ignore_index=True) if out else pd.DataFrame()
-
-    def width_stand_in(self, agree: pd.DataFrame, bundle, widths, big: dict) -> dict:
-        """Per network in :meth:`width_agreement`, the keywords of its ``width-stand-in`` claim:
-        the mean |narrow - full| over the cells both widths have (a t-interval over the cells). It
-        counts only where the full network generalises on some of those cells and not on others:
-        on cells that every width learns, any network would stand in."""
-        out = {}
-        for arch, g in agree.groupby("arch", sort=False):
-            rows, full = bundled.on_cells(big[arch], zip(g.k1, g.k2)), g["full"].to_numpy()
-            out[f"width-stand-in-{arch}"] = dict(
-                interval=evidence_runs(np.abs(g["narrow"].to_numpy() - full), (0, 1), "cells"),
-                preconditions={
-                    "the full network is above 0.9 on some of the cells and below 0.6 on others": bool(
-                        full.max() > 0.9 and full.min() < 0.6
-                    )
-                },
-                **self._bundle_fill(bundle, arch, widths[arch], rows),
-            )
-        return out
-
-    @staticmethod
-    def width_agreement_summary(agree: pd.DataFrame) -> pd.DataFrame:
-        """Per network, the means over the cells both widths have: how far the narrow network is
-        from the full one and each from the published map (pub.), and how often both land on the
-        same side of 0.6."""
-        rows = {}
-        for name, g in agree.groupby("network", sort=False):
-            n, f, p = g["narrow"], g["full"], g["published"]
-            label = f"{name}: width {int(g['narrow width'].iloc[0])} vs {int(g['full width'].iloc[0])}"
-            rows[label] = {
-                "cells": len(g),
-                "|narrow - full|": (n - f).abs().mean(),
-                "narrow - full": (n - f).mean(),
-                "|narrow - pub.|": (n - p).abs().mean(),
-                "|full - pub.|": (f - p).abs().mean(),
-                "same side of 0.6": ((n > 0.6) == (f > 0.6)).mean(),
-            }
-        return pd.DataFrame.from_dict(rows, orient="index")
-
     def densenet_few(self, bundle, width, rows) -> dict:
         """Share of DenseNet-121's trained cells that it learns (test accuracy at least
         :data:`bundled.LEARNED`), and that share on the whole published map; meaningful only once
@@ -209,88 +145,6 @@ class BigNetworks:
                 "hold DenseNet's cross)": not on_rows and len(c) >= 64
             },
             **self._bundle_fill(bundle, "densenet121", width, rows),
-        )
-
-    def recipe_checks(self, bundle, widths, recipes=RECIPES_COMPARED, cells=RECIPE_CELLS) -> pd.DataFrame:
-        """The campaign networks trained with each of ``recipes`` (names in the chapter's
-        ``recipes``; by default the authors' and the follow-up's) on their ``cells`` (by
-        default the recipe cells): the rows of :func:`bundled.recipe_check`, indexed by network
-        and cell, with an ``arch`` column."""
-        frame = bundle.frame(campaigns.CHAPTER, "fig1") if bundle else None
-        tables = {
-            self.network(a, widths[a]): bundled.recipe_check(frame, a, widths[a], c, recipes).assign(arch=a)
-            for a, c in cells.items()
-        }
-        tables = {n: t for n, t in tables.items() if len(t)}
-        return pd.concat(tables, names=["network", "k1", "k2"]) if tables else pd.DataFrame()
-
-    def recipe_ablation(self, bundle, widths) -> pd.DataFrame:
-        """The recipe ablation: :meth:`recipe_checks` with every recipe of the chapter's
-        ``recipes`` (the authors', the follow-up's, each of the follow-up's changes alone on top
-        of the authors', the follow-up's without each of them, and momentum with max_lr on top
-        of the authors') on the ablation cells (``ABLATION_CELLS``)."""
-        return self.recipe_checks(bundle, widths, tuple(self.cfg["recipes"]), ABLATION_CELLS)
-
-    @staticmethod
-    def recipes_that_learn(table) -> list[str]:
-        """The recipes of :meth:`recipe_ablation`'s ``table`` whose runs learn every one of its
-        cells (:func:`bundled.recipes_that_learn`)."""
-        return bundled.recipes_that_learn(table.drop(columns=["published", "arch"]))
-
-    def recipe_evidence(self, bundle, arch: str, width, table) -> dict:
-        """The keywords of ``recipe-authors-<arch>``: how much closer to the published map the
-        authors' recipe lands than the follow-up's, over the cells of ``table`` (the network's
-        rows of :meth:`recipe_checks`)."""
-        names = RECIPES_COMPARED
-        cells = [c[-2:] for c in table.index]
-        rows = bundled.on_cells(bundled.select(bundle.frame(campaigns.CHAPTER, "fig1"), arch, width), cells)
-        return dict(
-            interval=bundled.recipe_preference(table, names),
-            recipe_cells=", ".join(map(str, cells)),
-            **{f"{r.replace('-', '_')}_recipe": bundled.recipe_text(self.cfg["recipes"][r]) for r in names},
-            **self._bundle_fill(bundle, arch, width, rows),
-        )
-
-    def precision_checks(self, bundle, widths) -> dict:
-        """Per campaign network: its runs trained both in float32 and in bf16 autocast
-        (:func:`bundled.precision_check`), where it has any."""
-        frame = bundle.frame(campaigns.CHAPTER, "fig1") if bundle else None
-        tables = {a: bundled.precision_check(frame, a, widths[a]) for a in bundled.BIG}
-        return {a: t for a, t in tables.items() if len(t)}
-
-    def precision_evidence(self, bundle, arch: str, width, table) -> dict:
-        """The keywords of ``precision-bf16-<arch>``: mean |bf16 - float32| over the runs of
-        ``table``."""
-        fill = self._bundle_fill(bundle, arch, width, table.reset_index())
-        return dict(interval=bundled.precision_gap(table), **fill)
-
-    def width_study(self, bundle) -> dict:
-        """The width study's diagnostic cells: per network, test accuracy at each width beside
-        the published full-width accuracy."""
-        frame = bundle.frame(campaigns.CHAPTER, "fig1") if bundle else None
-        return {
-            a: bundled.diagnostic_table(frame, a, DIAGNOSTIC[a])
-            for a in ("resnet18", "vgg11")
-            if frame is not None and len(bundled.select(frame, a))
-        }
-
-    def widths_studied(self, bundle) -> list[tuple[str, int]]:
-        """(network, width) pairs of the width study that the bundle has runs of."""
-        return [
-            (a, int(c.split()[-1]))
-            for a, t in self.width_study(bundle).items()
-            for c in t.columns
-            if c.startswith("width ")
-        ]
-
-    def width_evidence(self, bundle, arch: str, width: int) -> dict:
-        frame = bundle.frame(campaigns.CHAPTER, "fig1")
-        cells = sorted(tuple(c) for c in DIAGNOSTIC[arch])
-        rows = bundled.on_cells(bundled.select(frame, arch, width), cells)
-        return dict(
-            interval=bundled.map_distance(rows, arch),
-            diagnostic_cells=", ".join(map(str, cells)),
-            **self._bundle_fill(bundle, arch, width, rows),
         )
 
     def spot_checks(self, bundle, widths) -> pd.DataFrame:

@@ -52,6 +52,7 @@ __all__ = [
     "diagnostic_table",
     "fig6_curves",
     "fig6_summary",
+    "cell_runs",
     "sigma_preference",
 ]
 
@@ -268,6 +269,37 @@ def diagnostic_table(frame: pd.DataFrame, arch: str, cells) -> pd.DataFrame:
     return table
 
 
+def cell_runs(frames: dict, arch: str, cell) -> pd.DataFrame:
+    """Every run of ``arch`` on ``cell`` ``(k1, k2)`` or its transpose in ``frames`` (bundle name
+    -> Fig. 1 rows), one row per bundle, width and recipe (a run trained in both precisions
+    counts once, in float32): the seeds, the least, largest and mean test accuracy, a t-interval
+    over seeds (NaN for one seed) and the published full-width accuracy of the cell."""
+    k1, k2 = (int(k) for k in cell)
+    out = {}
+    for name, frame in frames.items():
+        if frame is None or frame.empty:
+            continue
+        rows = frame[frame["model"] == arch]
+        rows = rows[((rows["k1"] == k1) & (rows["k2"] == k2)) | ((rows["k1"] == k2) & (rows["k2"] == k1))]
+        for (w, r), g in rows.groupby(["width", "recipe"], sort=True):
+            acc = select(g, arch, int(w), r)["test_acc"].to_numpy(dtype=float)
+            iv = evidence.t_interval(acc, bounds=(0, 1)) if len(acc) >= 2 else None
+            out[(name, int(w), r)] = {
+                "seeds": len(acc),
+                "min": acc.min(),
+                "max": acc.max(),
+                "mean": acc.mean(),
+                "ci low": iv.low if iv else float("nan"),
+                "ci high": iv.high if iv else float("nan"),
+            }
+    if not out:
+        return pd.DataFrame()
+    table = pd.DataFrame.from_dict(out, orient="index")
+    table.index = table.index.set_names(["bundle", "width", "recipe"])
+    table["published"] = float(q.published_fig1_map(arch, [(k1, k2)])[0])
+    return table
+
+
 def fig6_curves(frame: pd.DataFrame, arch: str, width: int, sigma: float):
     """``(indices, accuracies (seeds, K))`` of one network and noise level along the NADs."""
     rows = select(frame, arch, width, sigma=float(sigma))
@@ -276,7 +308,7 @@ def fig6_curves(frame: pd.DataFrame, arch: str, width: int, sigma: float):
 
 
 def fig6_summary(frame: pd.DataFrame, arch: str, width: int, sigma: float, published: pd.DataFrame) -> dict:
-    """Fig. 6 in numbers for one network and noise level: first-vs-beyond gap (and, for one seed
+    """Fig. 6 in numbers for one network and noise level: first-vs-beyond gap (and, for one seed,
     the part of its interval more indices cannot shrink) and Spearman
     (eigenvalue, accuracy) with their intervals, mean |ours - published| at the same indices,
     and the published curve's own gap and Spearman there."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 from nadcore.chapters.linear_separability.big_networks import BigNetworks
 from nadcore.chapters.linear_separability.drawing import Drawing
 from nadcore.chapters.linear_separability.quantities import BLIND, seed_mean
+from nadcore.chapters.linear_separability.setting_checks import SettingChecks
 from nadcore.chapters.linear_separability.sweep_evidence import SweepEvidence
 from nadcore.chapters.linear_separability.sweeps import Sweeps
 from nadcore.data import fourier_grid
@@ -22,11 +23,11 @@ from nadcore.data import fourier_grid
 __all__ = ["Study", "seed_mean", "BLIND"]
 
 
-class Study(Sweeps, SweepEvidence, BigNetworks, Drawing):
+class Study(Sweeps, SweepEvidence, BigNetworks, SettingChecks, Drawing):
     """Chapter 3 on the settings of ``ch`` (a :class:`nadcore.book.Chapter`) with the chapter's
     ``model`` in LeNet's place: the live sweeps (:class:`Sweeps`) and their claims
-    (:class:`SweepEvidence`), the big networks of the campaign bundles (:class:`BigNetworks`) and
-    the figures (:class:`Drawing`)."""
+    (:class:`SweepEvidence`), the big networks of the campaign bundles (:class:`BigNetworks`), the
+    checks of the campaign's settings (:class:`SettingChecks`) and the figures (:class:`Drawing`)."""
 
     def __init__(self, ch, model: str = "lenet"):
         self.ch, self.cfg, self.model = ch, ch.cfg, model
