@@ -681,3 +681,37 @@ def test_the_stronger_bias_compares_two_networks_over_the_indices_both_have_belo
     ]
     iv = bundled.bias_difference(pd.DataFrame(rows), "resnet18", 16, "vgg11", 8, 3.0)
     assert iv.n == 3 and iv.value == pytest.approx(0.1)  # indices 0, 3, 64: ResNet-18 above by 0.1
+
+
+def test_every_run_of_a_cell_by_bundle_width_and_recipe_and_what_they_say():
+    from nadcore.chapters.linear_separability.setting_checks import SettingChecks
+
+    narrow = pd.concat(
+        [
+            _frame([(2, 4), (4, 2), (2, 2)], [0.86, 0.0, 0.5], seeds=(0,)),  # (4, 2): the transpose counts
+            _frame([(2, 4)], [0.95], seeds=(1,)),
+            _frame([(2, 4)], [0.70], seeds=(0,), width=32),
+            _frame([(2, 4)], [1.0], seeds=(0,)).assign(recipe="follow-up"),
+        ],
+        ignore_index=True,
+    )
+    narrow.loc[1, "test_acc"] = 0.90
+    full = _frame([(2, 4)], [0.96], width=64)
+    table = bundled.cell_runs({"cpu": narrow, "paper": full, "none": None}, "resnet18", (2, 4))
+    pub = float(published_fig1_map("resnet18", [(2, 4)])[0])
+    assert list(table.index) == [
+        ("cpu", 16, "authors"),
+        ("cpu", 16, "follow-up"),
+        ("cpu", 32, "authors"),
+        ("paper", 64, "authors"),
+    ]
+    row = table.loc[("cpu", 16, "authors")]
+    assert row["seeds"] == 3 and row["min"] == 0.86 and row["max"] == 0.95
+    assert row["mean"] == pytest.approx(0.9033, abs=1e-4) and row["ci low"] < row["mean"] < row["ci high"]
+    assert np.isnan(table.loc[("cpu", 32, "authors"), "ci low"]) and (table["published"] == pub).all()
+    text = SettingChecks.cell_sources_summary(table, "resnet18", (2, 4), 16)
+    assert "3 seeds give 0.86 to 0.95" in text and "can account for the gap" in text
+    assert "width 64 (paper, 1 seed) 0.96" in text and "follow-up recipe at width 16" in text
+    tight = bundled.cell_runs({"cpu": _frame([(2, 4)] * 2, [0.80, 0.81], seeds=(0, 1, 2))}, "resnet18", (2, 4))
+    assert "do not account" in SettingChecks.cell_sources_summary(tight, "resnet18", (2, 4), 16)
+    assert "yet" in SettingChecks.cell_sources_summary(tight, "resnet18", (2, 4), 8)
