@@ -333,3 +333,25 @@ def test_runs_to_decide_knows_a_side_of_a_gap_that_cannot_grow():
     # a bound beyond the floor keeps the power calculation
     far = Criterion("gap", ">=", 0.5)
     assert runs_to_decide(iv, far, floor=(floor, "the first NADs"))["why"] == runs_to_decide(iv, far)["why"]
+
+
+def test_a_campaign_claim_prices_one_more_seed_or_cell_from_its_bundles_ledger():
+    from types import SimpleNamespace
+
+    from nadcore.book.setup import bundle_hours_per_unit
+
+    jobs = {
+        "1": dict(figure="fig1", model="resnet18?width=16", width=16, seconds=7200, runs=2, seeds=[0]),
+        "2": dict(figure="fig1", model="resnet18?width=16", width=16, seconds=3600, runs=1, seeds=[1]),
+        "3": dict(figure="fig1", model="vgg11?width=8", width=8, seconds=60, runs=1, seeds=[0]),
+        "4": dict(figure="fig3", model="resnet18_nopool?width=16", width=16, seconds=1800, runs=1, seeds=[0]),
+    }
+    bundle = SimpleNamespace(provenance={"jobs": jobs})
+    # one hour a run; a seed is as many runs as the figure's seeds have on average (3 runs, 2 seeds)
+    assert bundle_hours_per_unit(bundle, "fig1-x-resnet18", "resnet18", {"width": 16}, "seeds") == 1.5
+    # a cell more gets the claim's most seeds per cell
+    assert bundle_hours_per_unit(bundle, "fig1-x", "resnet18", {"width": 16, "seeds": "1-3 per cell"}, "cells") == 3
+    # Fig. 3's ResNet-18 without its pool is priced by its own runs
+    assert bundle_hours_per_unit(bundle, "fig3-nopool-x", "resnet18", {"width": 16}, "cells") == 0.5
+    assert bundle_hours_per_unit(bundle, "fig2-x", "resnet18", {"width": 16}, "cells") is None
+    assert bundle_hours_per_unit(bundle, "sec3-x", "resnet18", {}, "cells") is None
