@@ -83,6 +83,23 @@ def test_the_reference_run_prints_the_committed_references(smoke, stem):
     assert differences(stem, nb) == []
 
 
+@pytest.mark.parametrize("stem", ["04_cifar10", "05_underspecification", "06_open_questions"])
+def test_rows_trained_on_fewer_cifar10_images_than_the_papers_say_so(smoke, stem):
+    """The smoke profile caps CIFAR-10 (max_train): every row whose runs trained on it names its
+    images against the papers' 50,000 and why, beside its SGD steps; a campaign's rows, trained
+    on the whole subset, say that."""
+    on_cifar = [
+        c
+        for c in _claims(smoke, stem)
+        if c["kind"] in ("paper", "follow-up", "extension") and any("training samples" in r for r in c["reduced"])
+    ]
+    assert on_cifar, f"{stem}: no row says it trained on fewer CIFAR-10 images than the papers"
+    for c in on_cifar:
+        phrase = next(r for r in c["reduced"] if "training samples" in r)
+        why = "all of the CIFAR-10 subset" if c["profile"].startswith("campaign") else "the profile's max_train"
+        assert f"(paper 50,000): {why}" in phrase, (c["id"], phrase)
+
+
 @pytest.mark.parametrize("stem", sorted(EXACT))
 def test_exact_claims_reproduce_even_on_the_smoke_profile(smoke, stem):
     verdicts = {c["id"]: c["verdict"] for c in _claims(smoke, stem)}

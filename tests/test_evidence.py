@@ -355,3 +355,13 @@ def test_a_campaign_claim_prices_one_more_seed_or_cell_from_its_bundles_ledger()
     assert bundle_hours_per_unit(bundle, "fig3-nopool-x", "resnet18", {"width": 16}, "cells") == 0.5
     assert bundle_hours_per_unit(bundle, "fig2-x", "resnet18", {"width": 16}, "cells") is None
     assert bundle_hours_per_unit(bundle, "sec3-x", "resnet18", {}, "cells") is None
+
+
+def test_a_row_on_cifar10_names_its_images_and_why_fewer():
+    from nadcore.data.cifar_budget import training_images
+
+    subset = {"n_train": 5170, "is_subset": True}
+    assert training_images(subset) == (5170, 50000, "all of the CIFAR-10 subset this machine holds")
+    assert training_images({"n_train": 5170, "source": "subset"})[2].startswith("all of the CIFAR-10 subset")
+    assert training_images({**subset, "n_train": 500}, max_train=500) == (500, 50000, "the profile's max_train (500)")
+    assert training_images({"n_train": 50000, "is_subset": False}, max_train=None) == (50000, 50000, "")

@@ -234,6 +234,7 @@ class Chapter:
         profile: str | None = None,
         hours_per_unit: float | None = None,
         settle_floor: tuple[float, str] | None = None,
+        samples: tuple[int, int, str] | None = None,
         **fill,
     ) -> None:
         """Record the scorecard claim ``id`` registered in :mod:`nadcore.book.claims` (its
@@ -250,7 +251,9 @@ class Chapter:
         (:mod:`nadcore.book.bundles`). ``hours_per_unit``: CPU hours of one more seed (or cell,
         or group) of the claim, for its ``to_settle`` (a bundle's claims take it from the
         bundle's ledger); ``settle_floor``: the part of the interval that more of them cannot
-        shrink (:func:`nadcore.book.evidence.runs_to_decide`)."""
+        shrink (:func:`nadcore.book.evidence.runs_to_decide`); ``samples``: ``(training samples here,
+        in the paper, why fewer)``, a reduced setting of the row where fewer
+        (:func:`nadcore.data.cifar_budget.training_images`)."""
         profile = profile or self.profile
         values_for_text = {**self.cfg, **self.params, "profile": profile, **fill}
         if paper is None:
@@ -270,6 +273,9 @@ class Chapter:
         iv = interval if interval is not None else evidence.t_interval(values, bounds=bounds)
         budget = steps / paper_steps if (trained and steps and paper_steps) else None
         reduced = paper_settings_reduced(self.cfg, self.paper_cfg, keys, network, settings or {})
+        if samples is not None and int(samples[0]) < int(samples[1]):
+            n, p, why = samples
+            reduced.append(f"{int(n):,} training samples (paper {int(p):,})" + (f": {why}" if why else ""))
         where = "this build's CPU"
         if hours_per_unit is None and (settings or {}).get("bundle") and profile.startswith("campaign "):
             campaign = profile.split(" ", 1)[1]

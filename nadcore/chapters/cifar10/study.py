@@ -26,14 +26,12 @@ from nadcore.chapters.cifar10 import figures as plots
 from nadcore.chapters.cifar10 import runs as cifar10
 from nadcore.chapters.cifar10.claims import CAMPAIGN_CLAIMS, CLAIMS
 from nadcore.data import cifar, poisoning
+from nadcore.data.cifar_budget import CIFAR10_TRAIN_IMAGES, training_images
 from nadcore.nads import complete_basis
 from nadcore.nads.published import load_published_nads
 from nadcore.nets import spec_name
 
-__all__ = ["Study", "PAPER_N_TRAIN"]
-
-#: the paper profile trains on the full CIFAR-10 training set
-PAPER_N_TRAIN = 50_000
+__all__ = ["Study"]
 
 
 def _f3(v) -> str:
@@ -60,7 +58,7 @@ class Study:
         self.flip_names = [spec_name(m) for m in self.flip_models]
         #: the seeds of the fully connected controls (``control_seeds`` of them)
         self.control_seeds = [ch.seed + k for k in range(cfg["control_seeds"])]
-        self.spec = self.data_key = self.n_train = self.n_test = None
+        self.spec = self.data_key = self.n_train = self.n_test = self.images = None
         #: what a claim and a figure add when the runs come from a campaign bundle (:meth:`campaign`)
         self.tags, self.sources = {}, {}
 
@@ -91,6 +89,7 @@ class Study:
         data = cifar.load_cifar10(**self.spec)
         self.data_key = cifar.cifar_data_key(data)
         self.n_train, self.n_test = data.description["n_train"], data.description["n_test"]
+        self.images = training_images(data.description, self.cfg["max_train"])
         return data
 
     def basis_summary(self, U, source: str) -> str:
@@ -271,7 +270,8 @@ class Study:
         cfg, paper = self.cfg, self.ch.paper_cfg
         return dict(
             steps=cfg[epochs] * math.ceil(self.n_train / cfg["batch_size"]),
-            paper_steps=paper[epochs] * math.ceil(PAPER_N_TRAIN / paper["batch_size"]),
+            paper_steps=paper[epochs] * math.ceil(CIFAR10_TRAIN_IMAGES / paper["batch_size"]),
+            samples=self.images,
         )
 
     # ------------------------------------------------------------------ Fig. 7

@@ -22,6 +22,7 @@ from nadcore.chapters.nads import figures as nadplots
 from nadcore.chapters.open_questions import figures as plots
 from nadcore.chapters.open_questions import runs as oq
 from nadcore.data import cifar, fourier_basis_vector, fourier_directions
+from nadcore.data.cifar_budget import training_images
 from nadcore.nets import build_model, spec_key
 from nadcore.runtime import generator
 
@@ -68,11 +69,13 @@ class Study:
         return dict(steps=steps_per_run(self.dv_settings()), paper_steps=steps_per_run(self.dv_settings(True)))
 
     def cifar_budget(self, data) -> dict:
-        """SGD steps of one binary CIFAR-10 run on ``data`` here and in the paper (50,000 images)."""
-        n = data.description["n_train"]
+        """SGD steps of one binary CIFAR-10 run on ``data`` here and in the paper (50,000 images),
+        and the images (:func:`nadcore.data.cifar_budget.training_images`)."""
+        images = training_images(data.description, self.cfg.get("max_train"))
         return dict(
-            steps=steps_per_run({**self.cfg["cifar_train"], "n_train": n}),
-            paper_steps=steps_per_run({**self.ch.paper_cfg["cifar_train"], "n_train": 50000}),
+            steps=steps_per_run({**self.cfg["cifar_train"], "n_train": images[0]}),
+            paper_steps=steps_per_run({**self.ch.paper_cfg["cifar_train"], "n_train": images[1]}),
+            samples=images,
         )
 
     # ------------------------------------------------------------------ Q1: downsampling

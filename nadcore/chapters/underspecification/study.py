@@ -23,6 +23,7 @@ from nadcore.chapters import campaigns
 from nadcore.chapters.linear_separability.runs import steps_per_run
 from nadcore.chapters.underspecification import runs as ux
 from nadcore.data import cifar
+from nadcore.data.cifar_budget import CIFAR10_TRAIN_IMAGES, training_images
 from nadcore.data.directions import low_frequency_fraction
 from nadcore.nads import complete_basis
 
@@ -34,7 +35,6 @@ FIT = 0.95
 #: a claim that a network ignores one input needs it to have learned through the others
 LEARNED = 0.6
 #: the images of the paper's CIFAR-10 training set
-PAPER_IMAGES = 50000
 FIG2_COLUMNS = {"acc_both": "both", "acc_first": "ch1 only", "acc_second": "ch2 only", "train_acc": "train"}
 FIG3_COLUMNS = {"acc_all": "all", "acc_cifar": "CIFAR only", "acc_dv": "D(v) only", "train_acc": "train"}
 
@@ -382,12 +382,15 @@ class Study:
         y = cifar.binarise_labels(data.y_test)
         return f"binary test labels: {int((y > 0).sum()):,} of +1 / {int((y < 0).sum()):,} of -1"
 
-    def cifar_budget(self, m: str, n_train: int) -> dict:
-        """SGD steps of one CIFAR-10 (+) D(v) run of model ``m`` on ``n_train`` images, here and in
-        the paper (50,000 images)."""
+    def cifar_budget(self, m: str, data: dict) -> dict:
+        """SGD steps of one CIFAR-10 (+) D(v) run of model ``m`` on the CIFAR-10 data of
+        ``data`` (its description), here and in the paper (50,000 images), and the images
+        (:func:`nadcore.data.cifar_budget.training_images`)."""
+        images = training_images(data, self.cfg["max_train"])
         return dict(
-            steps=steps_per_run({**self.setting("cifar_train", m), "n_train": n_train}),
-            paper_steps=steps_per_run({**self.setting("cifar_train", m, paper=True), "n_train": PAPER_IMAGES}),
+            steps=steps_per_run({**self.setting("cifar_train", m), "n_train": images[0]}),
+            paper_steps=steps_per_run({**self.setting("cifar_train", m, paper=True), "n_train": images[1]}),
+            samples=images,
         )
 
     def fig3_budget_table(self, data) -> pd.DataFrame:
@@ -402,9 +405,9 @@ class Study:
                     "NAD indices": str(self.cfg["cifar_indices"]),
                     "images": n,
                     "epochs": self.setting("cifar_train", m)["epochs"],
-                    "paper: images": PAPER_IMAGES,
+                    "paper: images": CIFAR10_TRAIN_IMAGES,
                     "paper: epochs": self.setting("cifar_train", m, paper=True)["epochs"],
-                    **self.cifar_budget(m, n),
+                    **{k: v for k, v in self.cifar_budget(m, data.description).items() if k != "samples"},
                 }
                 for m in self.cfg["cifar_models"]
             ]
@@ -480,7 +483,7 @@ class Study:
     def _fig3_common(self, m: str, r) -> dict:
         return dict(
             networks=self.networks[self.cifar_specs.get(m, m)],
-            **self.cifar_budget(m, r.settings["data"]["n_train"]),
+            **self.cifar_budget(m, r.settings["data"]),
             **self.fill,
             **self.sources.get(m, {}),
         )
