@@ -713,5 +713,10 @@ def test_every_run_of_a_cell_by_bundle_width_and_recipe_and_what_they_say():
     assert "3 seeds give 0.86 to 0.95" in text and "can account for the gap" in text
     assert "width 64 (paper, 1 seed) 0.96" in text and "follow-up recipe at width 16" in text
     tight = bundled.cell_runs({"cpu": _frame([(2, 4)] * 2, [0.80, 0.81], seeds=(0, 1, 2))}, "resnet18", (2, 4))
+    assert tight["near"].iloc[0] == 0 and "land" not in SettingChecks.cell_sources_summary(
+        tight, "resnet18", (2, 4), 16
+    )
     assert "do not account" in SettingChecks.cell_sources_summary(tight, "resnet18", (2, 4), 16)
+    some = bundled.cell_runs({"cpu": _frame([(2, 4)] * 2, [0.90, pub - 0.005], seeds=range(6))}, "resnet18", (2, 4))
+    assert "though 6 of them land within 0.01" in SettingChecks.cell_sources_summary(some, "resnet18", (2, 4), 16)
     assert "yet" in SettingChecks.cell_sources_summary(tight, "resnet18", (2, 4), 8)

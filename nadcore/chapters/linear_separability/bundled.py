@@ -269,12 +269,14 @@ def diagnostic_table(frame: pd.DataFrame, arch: str, cells) -> pd.DataFrame:
     return table
 
 
-def cell_runs(frames: dict, arch: str, cell) -> pd.DataFrame:
+def cell_runs(frames: dict, arch: str, cell, near: float = 0.01) -> pd.DataFrame:
     """Every run of ``arch`` on ``cell`` ``(k1, k2)`` or its transpose in ``frames`` (bundle name
     -> Fig. 1 rows), one row per bundle, width and recipe (a run trained in both precisions
     counts once, in float32): the seeds, the least, largest and mean test accuracy, a t-interval
-    over seeds (NaN for one seed) and the published full-width accuracy of the cell."""
+    over seeds (NaN for one seed), how many runs land within ``near`` of the published
+    full-width accuracy of the cell or above it, and that accuracy."""
     k1, k2 = (int(k) for k in cell)
+    pub = float(q.published_fig1_map(arch, [(k1, k2)])[0])
     out = {}
     for name, frame in frames.items():
         if frame is None or frame.empty:
@@ -291,12 +293,13 @@ def cell_runs(frames: dict, arch: str, cell) -> pd.DataFrame:
                 "mean": acc.mean(),
                 "ci low": iv.low if iv else float("nan"),
                 "ci high": iv.high if iv else float("nan"),
+                "near": int((acc >= pub - near).sum()),
             }
     if not out:
         return pd.DataFrame()
     table = pd.DataFrame.from_dict(out, orient="index")
     table.index = table.index.set_names(["bundle", "width", "recipe"])
-    table["published"] = float(q.published_fig1_map(arch, [(k1, k2)])[0])
+    table["published"] = pub
     return table
 
 
