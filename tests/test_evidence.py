@@ -349,8 +349,9 @@ def test_a_campaign_claim_prices_one_more_seed_or_cell_from_its_bundles_ledger()
     bundle = SimpleNamespace(provenance={"jobs": jobs})
     # one hour a run; a seed is as many runs as the figure's seeds have on average (3 runs, 2 seeds)
     assert bundle_hours_per_unit(bundle, "fig1-x-resnet18", "resnet18", {"width": 16}, "seeds") == 1.5
-    # a cell more gets the claim's most seeds per cell
-    assert bundle_hours_per_unit(bundle, "fig1-x", "resnet18", {"width": 16, "seeds": "1-3 per cell"}, "cells") == 3
+    # a cell more gets the claim's fewest seeds per cell (its interval is over cells at their seed means)
+    assert bundle_hours_per_unit(bundle, "fig1-x", "resnet18", {"width": 16, "seeds": "1-3 per cell"}, "cells") == 1
+    assert bundle_hours_per_unit(bundle, "fig1-x", "resnet18", {"width": 16, "seeds": 3}, "cells") == 3
     # Fig. 3's ResNet-18 without its pool is priced by its own runs
     assert bundle_hours_per_unit(bundle, "fig3-nopool-x", "resnet18", {"width": 16}, "cells") == 0.5
     assert bundle_hours_per_unit(bundle, "fig2-x", "resnet18", {"width": 16}, "cells") is None

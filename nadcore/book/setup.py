@@ -105,10 +105,11 @@ def paper_settings_reduced(cfg: dict, paper_cfg: dict, keys, network: str, setti
 
 def bundle_hours_per_unit(bundle, claim_id: str, network: str, settings: dict, unit: str) -> float | None:
     """Hours of one more seed (``unit`` "seeds": as many runs as the bundle's seeds of the claim's
-    figure and network have on average) or one more cell, index or group (the claim's seeds per
-    cell) of a campaign claim, from the median seconds per run in the bundle's ledger for the
-    claim's figure, network (or the network without its pooling, Fig. 3's) and width in ``bundle`` (:class:`nadcore.book.bundles.Bundle`), on
-    the machines that ran them; None where the ledger has no such run."""
+    figure and network have on average) or one more cell, index or group (the claim's fewest
+    seeds per cell) of a campaign claim, from the median seconds per run in the bundle's ledger
+    for the claim's figure, network (or the network without its pooling, Fig. 3's) and width in
+    ``bundle`` (:class:`nadcore.book.bundles.Bundle`), on the machines that ran them; None where
+    the ledger has no such run."""
     m = re.match(r"(us-)?fig\d+", claim_id)
     if bundle is None or not m or not network:
         return None
@@ -127,8 +128,9 @@ def bundle_hours_per_unit(bundle, claim_id: str, network: str, settings: dict, u
     if unit == "seeds":
         seeds = {int(x) for j in jobs for x in j.get("seeds", [])}
         runs = sum(int(j.get("runs", 1)) for j in jobs) / max(len(seeds), 1)
-    else:  # a cell or index more: the claim's seeds per cell ("1-3 per cell": a new cell gets 3)
-        runs = max([int(x) for x in re.findall(r"\d+", str(settings.get("seeds") or 1))] or [1])
+    else:  # a cell or index more: the claim's fewest seeds per cell ("1-3 per cell": a new cell gets 1,
+        # as most of a map's cells have; the interval is over the cells, each at its seed mean)
+        runs = min([int(x) for x in re.findall(r"\d+", str(settings.get("seeds") or 1))] or [1])
     return float(np.median(per_run)) * runs / 3600
 
 
