@@ -13,8 +13,8 @@ CIFAR10_TRAIN_IMAGES = 50_000
 def training_images(description: dict, max_train: int | None = None) -> tuple[int, int, str]:
     """``(images here, the papers' 50,000, why fewer)`` for CIFAR-10 data with ``description``
     (:class:`nadcore.data.cifar.CIFAR10Data`'s, or its :func:`nadcore.data.cifar.cifar_data_key`)
-    loaded with ``max_train``: the profile's cap where
-    it cut the set, else the genuine subset where that is all this machine holds."""
+    loaded with ``max_train``: the profile's cap where it cut the set, else the genuine subset
+    where that is all this machine holds."""
     n = int(description["n_train"])
     why = ""
     if max_train is not None and n <= int(max_train) and n < CIFAR10_TRAIN_IMAGES:

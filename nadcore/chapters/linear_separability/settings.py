@@ -21,8 +21,9 @@ LeNet's published curve: calibrations) for the secant NADs and for the gradient 
 over chapter 2's ``gradient_points`` evaluation points, index by index; ``fig6_models``: further
 architectures trained on the authors' published NADs (the paper profile; the cpu profile gets
 them from the campaign); ``fig6_random``: random unit directions (uniform on the sphere, drawn
-from the chapter's seed) on which the chapter's model trains at ``sigma`` (footnote 4). ``converged_k`` / ``converged_overlap``: an estimator counts as
-converged when the split-half overlap of its top-k NADs reaches this value. ``chunk``: runs
+from the chapter's seed) on which the chapter's model trains at ``sigma`` (footnote 4).
+``converged_k`` / ``converged_overlap``: an estimator counts as converged when the split-half
+overlap of its top-k NADs reaches this value. ``chunk``: runs
 trained together by train_many; ``workers``: processes (1 = in-process). ``recipes``: the
 training recipes the big networks may use (the campaigns train with ``"authors"``; the recipe check
 compares it with ``"follow-up"``; the ablation adds the follow-up's changes to the authors' recipe

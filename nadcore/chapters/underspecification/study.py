@@ -34,7 +34,6 @@ FIT = 0.95
 #: the test accuracy at which a network counts as having learned a binary problem (chance 0.5):
 #: a claim that a network ignores one input needs it to have learned through the others
 LEARNED = 0.6
-#: the images of the paper's CIFAR-10 training set
 FIG2_COLUMNS = {"acc_both": "both", "acc_first": "ch1 only", "acc_second": "ch2 only", "train_acc": "train"}
 FIG3_COLUMNS = {"acc_all": "all", "acc_cifar": "CIFAR only", "acc_dv": "D(v) only", "train_acc": "train"}
 
