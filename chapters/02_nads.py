@@ -85,8 +85,8 @@
 # The accumulation keeps the networks in eight groups (network index modulo 8). Two half
 # estimates (even and odd networks) tell whether $N$ is large enough: their top-$k$ subspaces
 # agree once the estimate has converged. Leaving out one group at a time gives a jackknife
-# standard error for any statistic of the NADs, such as the overlaps below
-# (`nadcore.nads.overlap_interval`).
+# standard error for any statistic of the NADs (`nadcore.nads.jackknife_statistic`), such as
+# the overlaps below (`nadcore.nads.overlap_interval`).
 
 # %% tags=["parameters"]
 profile = "cpu"  # "smoke" (tests), "cpu" (laptop, minutes), "paper" (GPU, 10,000 nets)

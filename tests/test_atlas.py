@@ -6,10 +6,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from scipy.stats import t as student_t
 
 from nadcore.book import claims, profiles
 from nadcore.chapters.nad_atlas import runs as atlas
-from nadcore.nads import NADResult, compute_nads
+from nadcore.nads import NADResult, compute_nads, jackknife_statistic
 from nadcore.runtime import threads
 from nadcore.theory.patches import alias_energy_fraction, token_alias_mask
 
@@ -90,8 +91,14 @@ def test_fingerprint_distances_and_tree_separate_two_families():
 def test_jackknife_statistic_brackets_the_estimate():
     with threads(1, blas=True):
         r = compute_nads("logreg", (1, 8, 8), 64, seed=0, method="gradient", device="cpu", lanes=1)
-    v, lo, hi = atlas.jackknife_statistic(r, lambda U: float(np.sum(U[:, :8] ** 2)), 4)
+    v, lo, hi = jackknife_statistic(r, lambda U: float(np.sum(U[:, :8] ** 2)), 4)
     assert lo <= v <= hi and hi - lo > 0
+    # the plain delete-one-group jackknife, by hand, on the top 4 NADs of each group's estimate
+    s = np.array([np.sum(V[:4, :8] ** 2) for V in r.extras["jackknife_nads"]])
+    half = student_t.ppf(0.975, len(s) - 1) * np.sqrt((len(s) - 1) / len(s) * np.sum((s - s.mean()) ** 2))
+    np.testing.assert_allclose([v, lo, hi], [np.sum(r.nads[:4, :8] ** 2), v - half, v + half], rtol=1e-6)
+    # clipped to the statistic's bounds where given
+    assert jackknife_statistic(r, lambda U: float(np.sum(U[:, :8] ** 2)), 4, bounds=(0, v))[2] == v
 
 
 def test_random_directions_are_seeded_unit_vectors():

@@ -16,6 +16,7 @@ from nadcore.chapters.nads import quantities as nq
 from nadcore.data import fourier_basis_vector, fourier_grid
 from nadcore.nads.covariance import NADResult
 from nadcore.nads.published import published_fig1_map
+from nadcore.train.budget import steps_per_run
 
 
 def _direction(k1, k2):
@@ -184,17 +185,16 @@ def _study(profile="smoke"):
 
 
 def test_a_spot_check_trains_at_its_networks_own_budget_a_fifth_of_the_bundles_steps_or_less():
-    from nadcore.chapters.linear_separability import runs as sep
 
     study = _study("cpu")
     cfg = study.cfg
     budgets = cfg["spot_train"]
-    bundle_steps = sep.steps_per_run(cfg["recipes"]["authors"])
+    bundle_steps = steps_per_run(cfg["recipes"]["authors"])
     for arch in cfg["spot_cells"]:
         s = study.spot_settings(arch)
         assert s["epochs"] == budgets.get(arch, budgets["default"])["epochs"]
         assert s["max_lr"] == cfg["recipes"]["authors"]["max_lr"] and s["n_test"] == cfg["spot_n_test"]
-        assert sep.steps_per_run(s) <= bundle_steps / 5, arch  # the chapter's "a fifth or less"
+        assert steps_per_run(s) <= bundle_steps / 5, arch  # the chapter's "a fifth or less"
     assert study.spot_settings("resnet18")["epochs"] == budgets["default"]["epochs"]
 
 

@@ -352,17 +352,24 @@ def test_a_campaign_claim_prices_one_more_seed_or_cell_from_its_bundles_ledger()
     # a cell more gets the claim's fewest seeds per cell (its interval is over cells at their seed means)
     assert bundle_hours_per_unit(bundle, "fig1-x", "resnet18", {"width": 16, "seeds": "1-3 per cell"}, "cells") == 1
     assert bundle_hours_per_unit(bundle, "fig1-x", "resnet18", {"width": 16, "seeds": 3}, "cells") == 3
-    # Fig. 3's ResNet-18 without its pool is priced by its own runs
-    assert bundle_hours_per_unit(bundle, "fig3-nopool-x", "resnet18", {"width": 16}, "cells") == 0.5
+    # Fig. 3's ResNet-18 without its pool is priced by its own runs (the model its row names),
+    # and a claim about the pooled network is not priced by them
+    nopool = {"width": 16, "model": "resnet18_nopool"}
+    assert bundle_hours_per_unit(bundle, "fig3-nopool-x", "resnet18", nopool, "cells") == 0.5
+    assert bundle_hours_per_unit(bundle, "fig3-x", "resnet18", {"width": 16}, "cells") is None
     assert bundle_hours_per_unit(bundle, "fig2-x", "resnet18", {"width": 16}, "cells") is None
     assert bundle_hours_per_unit(bundle, "sec3-x", "resnet18", {}, "cells") is None
 
 
 def test_a_row_on_cifar10_names_its_images_and_why_fewer():
     from nadcore.data.cifar_budget import training_images
+    from nadcore.train.budget import cifar_budget
 
     subset = {"n_train": 5170, "is_subset": True}
     assert training_images(subset) == (5170, 50000, "all of the CIFAR-10 subset this machine holds")
     assert training_images({"n_train": 5170, "source": "subset"})[2].startswith("all of the CIFAR-10 subset")
     assert training_images({**subset, "n_train": 500}, max_train=500) == (500, 50000, "the profile's max_train (500)")
     assert training_images({"n_train": 50000, "is_subset": False}, max_train=None) == (50000, 50000, "")
+    # the budget beside them: SGD steps here on those images and in the papers on 50,000
+    budget = cifar_budget(dict(epochs=2, batch_size=128), dict(epochs=3, batch_size=100), subset)
+    assert budget == dict(steps=2 * 41, paper_steps=3 * 500, samples=training_images(subset))

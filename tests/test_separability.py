@@ -11,6 +11,7 @@ from nadcore.chapters.linear_separability import runs as sep
 from nadcore.chapters.linear_separability.figures import map_on_grid
 from nadcore.data import fourier_grid
 from nadcore.nads import OVERLAP_KS, NADResult
+from nadcore.train.budget import steps_per_run
 
 GRID = fourier_grid(32, 16).subgrid(4)  # 4x4, k in {-16, -8, 0, 8}
 TINY = dict(epochs=1, max_lr=0.5, batch_size=16, n_train=32, n_test=32, sigma=1.0, epsilon=1.0, signal="authors")
@@ -170,8 +171,8 @@ def test_published_fig6_table_numbers():
 
 
 def test_steps_per_run_counts_partial_batches():
-    assert sep.steps_per_run(dict(n_train=10000, epochs=20, batch_size=128)) == 20 * 79
-    assert sep.steps_per_run(dict(n_train=2560, epochs=16)) == 320
+    assert steps_per_run(dict(n_train=10000, epochs=20, batch_size=128)) == 20 * 79
+    assert steps_per_run(dict(n_train=2560, epochs=16)) == 320
 
 
 def test_nad_index_summary_first_beyond_and_eigenvalue_rank():

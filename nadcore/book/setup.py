@@ -107,18 +107,19 @@ def bundle_hours_per_unit(bundle, claim_id: str, network: str, settings: dict, u
     """Hours of one more seed (``unit`` "seeds": as many runs as the bundle's seeds of the claim's
     figure and network have on average) or one more cell, index or group (the claim's fewest
     seeds per cell) of a campaign claim, from the median seconds per run in the bundle's ledger
-    for the claim's figure, network (or the network without its pooling, Fig. 3's) and width in
+    for the claim's figure, network (its settings' ``model`` where that differs from the
+    network the claim is about: Fig. 3's, without its pooling) and width in
     ``bundle`` (:class:`nadcore.book.bundles.Bundle`), on the machines that ran them; None where
     the ledger has no such run."""
     m = re.match(r"(us-)?fig\d+", claim_id)
     if bundle is None or not m or not network:
         return None
-    width = settings.get("width")
+    width, model = settings.get("width"), settings.get("model") or network
     jobs = [
         j
         for j in bundle.provenance.get("jobs", {}).values()
         if j.get("figure") == m.group(0)
-        and str(j.get("model", "")).split("?")[0] in (network, f"{network}_nopool")
+        and str(j.get("model", "")).split("?")[0] == model
         and (width is None or j.get("width") == width)
         and j.get("seconds")
     ]

@@ -1,6 +1,6 @@
 """How many CIFAR-10 training images a run had against the papers' (the full training set), and
 why fewer: what a claim's row says beside its SGD steps (the ``samples`` of
-:meth:`nadcore.book.setup.Chapter.claim`)."""
+:meth:`nadcore.book.setup.Chapter.claim`; with the steps: :func:`nadcore.train.budget.cifar_budget`)."""
 
 from __future__ import annotations
 

@@ -12,11 +12,12 @@ ordered by decreasing eigenvalue (:func:`top_eigenvectors`).
 The sum is accumulated in float64 without storing samples, in ``GROUPS`` = 8 groups by network
 index modulo 8 (:class:`GroupSums`). The groups give two split halves (even and odd indices:
 their agreement measures convergence, :func:`split_half_overlaps`) and a delete-one-group
-jackknife (:func:`overlap_interval`). The order of every floating-point addition is fixed by
-the definition, not by how the work was shared out: group ``g`` adds its networks
-``g, g + 8, g + 16, ...`` in chunks of ``CHUNK`` networks, in order, and the groups are summed
-in order. So an estimate has the same bits whether it was computed in one go or with running
-estimates along the way, by one thread or several (tests/test_nads.py).
+jackknife of any statistic of the NADs (:func:`jackknife_statistic`, :func:`overlap_interval`).
+The order of every floating-point addition is fixed by the definition, not by how the work was
+shared out: group ``g`` adds its networks ``g, g + 8, g + 16, ...`` in chunks of ``CHUNK``
+networks, in order, and the groups are summed in order. So an estimate has the same bits
+whether it was computed in one go or with running estimates along the way, by one thread or
+several (tests/test_nads.py).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ __all__ = [
     "subspace_overlap",
     "identifiable_overlap",
     "overlap_interval",
+    "jackknife_statistic",
     "complete_basis",
     "OVERLAP_KS",
     "GROUPS",
@@ -217,22 +219,30 @@ def identifiable_overlap(a: NADResult, b: NADResult, k: int) -> float:
     return subspace_overlap(a.nads, b.nads, k) if k <= n else float("nan")
 
 
-def overlap_interval(a: NADResult, other: np.ndarray, k: int, level: float = 0.95):
-    """Overlap of ``a``'s top-``k`` NADs with the rows of ``other``, with a delete-one-group
-    jackknife interval over ``a``'s Monte Carlo noise: ``(value, low, high)``.
+def jackknife_statistic(a: NADResult, statistic, k: int, level: float = 0.95, bounds=(-math.inf, math.inf)):
+    """``statistic(U)`` of ``a``'s top-``k`` NADs ``U`` (one per row) with a delete-one-group
+    jackknife interval over ``a``'s Monte Carlo noise: ``(value, low, high)``, NaN bounds where
+    ``a`` kept fewer than ``k`` leave-one-group-out NADs.
 
-    ``value`` is the full estimate's overlap; the standard error is
-    ``sqrt((G-1)/G * sum_g (o_g - mean o)^2)`` over the G leave-one-group-out overlaps ``o_g``,
-    and the interval ``value +- t_{G-1} * se`` clipped to [0, 1]."""
-    value = subspace_overlap(a.nads, other, k)
+    ``value`` is the full estimate's statistic; the standard error is
+    ``sqrt((G-1)/G * sum_g (s_g - mean s)^2)`` over the G leave-one-group-out statistics ``s_g``,
+    and the interval ``value +- t_{G-1} * se`` clipped to ``bounds``."""
+    value = float(statistic(a.nads[:k]))
     jk = a.extras.get("jackknife_nads")
     if jk is None or k > jk.shape[1]:
         return value, float("nan"), float("nan")
-    o = np.array([subspace_overlap(V, other, k) for V in jk])
-    G = len(o)
-    se = math.sqrt((G - 1) / G * np.sum((o - o.mean()) ** 2))
+    s = np.array([statistic(V[:k]) for V in jk], dtype=np.float64)
+    G = len(s)
+    se = math.sqrt((G - 1) / G * np.sum((s - s.mean()) ** 2))
     half = float(student_t.ppf(0.5 + level / 2, G - 1)) * se
-    return value, max(0.0, value - half), min(1.0, value + half)
+    return value, max(bounds[0], value - half), min(bounds[1], value + half)
+
+
+def overlap_interval(a: NADResult, other: np.ndarray, k: int, level: float = 0.95):
+    """Overlap of ``a``'s top-``k`` NADs with the rows of ``other``, with a delete-one-group
+    jackknife interval over ``a``'s Monte Carlo noise (:func:`jackknife_statistic`):
+    ``(value, low, high)``."""
+    return jackknife_statistic(a, lambda V: subspace_overlap(V, other, k), k, level, bounds=(0.0, 1.0))
 
 
 def complete_basis(nads: np.ndarray) -> np.ndarray:

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import math
 
 import numpy as np
 import pandas as pd
@@ -26,10 +25,10 @@ from nadcore.chapters.cifar10 import figures as plots
 from nadcore.chapters.cifar10 import runs as cifar10
 from nadcore.chapters.cifar10.claims import CAMPAIGN_CLAIMS, CLAIMS
 from nadcore.data import cifar, poisoning
-from nadcore.data.cifar_budget import CIFAR10_TRAIN_IMAGES, training_images
 from nadcore.nads import complete_basis
 from nadcore.nads.published import load_published_nads
 from nadcore.nets import spec_name
+from nadcore.train.budget import cifar_budget
 
 __all__ = ["Study"]
 
@@ -58,7 +57,7 @@ class Study:
         self.flip_names = [spec_name(m) for m in self.flip_models]
         #: the seeds of the fully connected controls (``control_seeds`` of them)
         self.control_seeds = [ch.seed + k for k in range(cfg["control_seeds"])]
-        self.spec = self.data_key = self.n_train = self.n_test = self.images = None
+        self.spec = self.data_key = self.n_train = self.n_test = self.description = None
         #: what a claim and a figure add when the runs come from a campaign bundle (:meth:`campaign`)
         self.tags, self.sources = {}, {}
 
@@ -89,7 +88,7 @@ class Study:
         data = cifar.load_cifar10(**self.spec)
         self.data_key = cifar.cifar_data_key(data)
         self.n_train, self.n_test = data.description["n_train"], data.description["n_test"]
-        self.images = training_images(data.description, self.cfg["max_train"])
+        self.description = data.description
         return data
 
     def basis_summary(self, U, source: str) -> str:
@@ -265,14 +264,11 @@ class Study:
         return pd.DataFrame(cifar10.result_rows(jobs, results)), cpu_seconds
 
     def budget(self, epochs: str) -> dict:
-        """SGD steps of one run here and in the paper (full training set) with the epochs of
-        setting ``epochs`` ("epochs" for Fig. 7, "flip_epochs" for Fig. 8)."""
-        cfg, paper = self.cfg, self.ch.paper_cfg
-        return dict(
-            steps=cfg[epochs] * math.ceil(self.n_train / cfg["batch_size"]),
-            paper_steps=paper[epochs] * math.ceil(CIFAR10_TRAIN_IMAGES / paper["batch_size"]),
-            samples=self.images,
-        )
+        """The budget of one run here and in the paper (full training set) with the epochs of
+        setting ``epochs`` ("epochs" for Fig. 7, "flip_epochs" for Fig. 8)
+        (:func:`nadcore.train.budget.cifar_budget`)."""
+        here, paper = ({"epochs": c[epochs], "batch_size": c["batch_size"]} for c in (self.cfg, self.ch.paper_cfg))
+        return cifar_budget(here, paper, self.description, self.cfg["max_train"])
 
     # ------------------------------------------------------------------ Fig. 7
     def fig7(self, runs: pd.DataFrame) -> pd.DataFrame:

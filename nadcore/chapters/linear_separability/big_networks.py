@@ -21,6 +21,7 @@ from nadcore.chapters.linear_separability import runs as sep
 from nadcore.chapters.linear_separability.claims import BIG, width_suffix
 from nadcore.chapters.linear_separability.quantities import blind_and_seen, seed_mean
 from nadcore.nets import spec_width
+from nadcore.train.budget import steps_per_run
 
 
 class BigNetworks:
@@ -215,8 +216,8 @@ class BigNetworks:
             spot_budget=mine["live budget"].iloc[0],
             spot_threshold=t,
             profile=f"campaign {bundle.name}",
-            steps=sep.steps_per_run(self.spot_settings(arch)),
-            paper_steps=sep.steps_per_run(self.ch.paper_cfg["recipes"]["authors"]),
+            steps=steps_per_run(self.spot_settings(arch)),
+            paper_steps=steps_per_run(self.ch.paper_cfg["recipes"]["authors"]),
             settings={"bundle": bundle.title()},
         )
 
@@ -255,7 +256,7 @@ class BigNetworks:
             profile=f"campaign {bundle.name}",
             steps=1,
             paper_steps=1,
-            settings={"width": width, "bundle": bundle.title()},
+            settings={"width": width, "model": "resnet18_nopool", "bundle": bundle.title()},
             preconditions={f"some Fig. 3 cell is {'blind' if blind else 'seen'}": bool(sel.any())},
         )
 
@@ -273,7 +274,7 @@ class BigNetworks:
             profile=f"campaign {bundle.name}",
             steps=1,
             paper_steps=1,
-            settings={"width": width, "bundle": bundle.title(), "cells": len(acc)},
+            settings={"width": width, "model": "resnet18_nopool", "bundle": bundle.title(), "cells": len(acc)},
             preconditions={
                 "resnet18_nopool learned: mean test accuracy >= 0.6": bool(acc.mean() >= 0.6),
                 "both bands have two cells or more": bool((r <= self.low).sum() > 1 and (r >= self.high).sum() > 1),

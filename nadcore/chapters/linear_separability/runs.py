@@ -35,16 +35,10 @@ __all__ = [
     "select_cells",
     "covering_subgrid",
     "RESULT_KEYS",
-    "steps_per_run",
 ]
 
 RESULT_KEYS = ("test_acc", "train_acc", "train_loss", "iter_loss", "iters_to_loss")
 _DATA_KEYS = ("n_train", "n_test", "sigma", "epsilon", "signal")
-
-
-def steps_per_run(settings: dict) -> int:
-    """SGD steps of one run: ``epochs * ceil(n_train / batch_size)``."""
-    return int(settings["epochs"]) * -(-int(settings["n_train"]) // int(settings.get("batch_size", 128)))
 
 
 def _run_seed(seed: int, tag: str, label) -> int:

@@ -17,6 +17,7 @@ from nadcore.chapters.linear_separability import runs as sep
 from nadcore.chapters.linear_separability.quantities import seed_mean
 from nadcore.chapters.nad_atlas.runs import random_directions
 from nadcore.data import fourier_basis_vector
+from nadcore.train.budget import steps_per_run
 
 #: the generator stream of footnote 4's random directions (added to the chapter's seed)
 RANDOM_STREAM = 11
@@ -38,8 +39,8 @@ class Sweeps:
         with the training overrides of setting ``train_key`` (e.g. "fig2_train")."""
         here, there = (self.cfg[train_key], self.ch.paper_cfg[train_key]) if train_key else ({}, {})
         return dict(
-            steps=sep.steps_per_run(self.settings(arch, **here)),
-            paper_steps=sep.steps_per_run(self.settings(arch, paper=True, **there)),
+            steps=steps_per_run(self.settings(arch, **here)),
+            paper_steps=steps_per_run(self.settings(arch, paper=True, **there)),
         )
 
     def models(self, names) -> list[str]:
@@ -50,7 +51,7 @@ class Sweeps:
         """Every trained network's settings, SGD steps per run and their fraction of the paper's."""
         archs = dict.fromkeys(self.models(self.cfg["fig1_models"]) + self.cfg["fig3_models"])
         table = pd.DataFrame.from_dict({a: self.settings(a) for a in archs}, orient="index")
-        table["SGD steps"] = [sep.steps_per_run(self.settings(a)) for a in table.index]
+        table["SGD steps"] = [steps_per_run(self.settings(a)) for a in table.index]
         table["of paper's"] = [f"{b['steps'] / b['paper_steps']:.2f}" for b in map(self.budget, table.index)]
         return table.drop(columns=["momentum", "weight_decay", "batch_size"])
 

@@ -14,7 +14,6 @@ from nadcore.book import bundles
 from nadcore.book.evidence import exact_value
 from nadcore.chapters import campaigns
 from nadcore.chapters.linear_separability import bundled
-from nadcore.chapters.linear_separability.runs import steps_per_run
 from nadcore.chapters.nad_atlas import figures as plots
 from nadcore.chapters.nad_atlas.campaign import ATLAS_FIG1
 from nadcore.chapters.nad_atlas.claims import USEFUL_AUC, USEFUL_RANK
@@ -24,6 +23,7 @@ from nadcore.nads.predict import predicted_fig1_map
 from nadcore.nads.published import published_fig1_map
 from nadcore.nets import width_spec
 from nadcore.runtime import threads
+from nadcore.train.budget import steps_per_run
 
 __all__ = ["PredictedMaps", "GRID", "PAPER_FIVE"]
 

@@ -11,27 +11,23 @@ scratch for 1x32x32 inputs), its NADs a cached job (:func:`nadcore.book.nad_jobs
 * :func:`fingerprint_distances`: the pairwise distance ``1 - overlap_k`` of the top-``k`` NAD
   subspaces (:func:`nadcore.nads.subspace_overlap`), :func:`fingerprint_tree` its average-linkage
   tree and :func:`describe_fingerprints` sentences written from those numbers;
-* :func:`jackknife_statistic`: any statistic of the top NADs with a delete-one-group jackknife
-  interval over the Monte Carlo groups of networks;
-* :func:`alias_fractions`: the patch-embedding prediction of :mod:`nadcore.theory.patches`;
+* :func:`alias_fractions`: the patch-embedding prediction of :mod:`nadcore.theory.patches`, with
+  its interval over the Monte Carlo groups of networks (:func:`nadcore.nads.jackknife_statistic`);
 * :func:`random_directions` and :func:`index_sweep`: a Fig. 6-style run (accuracy on D(u_i) along
   the NAD index) with random directions as the control (:mod:`nadcore.chapters.linear_separability.runs`).
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
-from scipy.stats import t as student_t
 
 from nadcore.book.cache import Cache
 from nadcore.book.nad_jobs import cached_nads
 from nadcore.chapters.linear_separability.runs import directions_sweep
-from nadcore.nads.covariance import OVERLAP_KS, NADResult, subspace_overlap
+from nadcore.nads.covariance import OVERLAP_KS, NADResult, jackknife_statistic, subspace_overlap
 from nadcore.nets import build_model
 from nadcore.nets.hub import parameter_count
 from nadcore.runtime import threads
@@ -47,7 +43,6 @@ __all__ = [
     "noise_floor",
     "distinct_architectures",
     "describe_fingerprints",
-    "jackknife_statistic",
     "alias_fractions",
     "random_directions",
     "index_sweep",
@@ -207,22 +202,8 @@ def describe_fingerprints(M: np.ndarray, labels, families: dict, floor: dict, cl
 
 # --------------------------------------------------------------------------------------------
 # Statistics of the top NADs, with their Monte Carlo uncertainty
+# (:func:`nadcore.nads.jackknife_statistic`)
 # --------------------------------------------------------------------------------------------
-def jackknife_statistic(result: NADResult, statistic, k: int, level: float = 0.95):
-    """``statistic(U)`` of the top-``k`` NADs ``U`` (rows) of ``result``, with a delete-one-group
-    jackknife interval over its Monte Carlo groups (as :func:`nadcore.nads.overlap_interval`):
-    ``(value, low, high)``; NaN bounds without leave-one-group-out NADs."""
-    value = float(statistic(result.nads[:k]))
-    jk = result.extras.get("jackknife_nads")
-    if jk is None or k > jk.shape[1]:
-        return value, float("nan"), float("nan")
-    o = np.array([statistic(V[:k]) for V in jk], dtype=float)
-    G = len(o)
-    se = math.sqrt((G - 1) / G * np.sum((o - o.mean()) ** 2))
-    half = float(student_t.ppf(0.5 + level / 2, G - 1)) * se
-    return value, value - half, value + half
-
-
 def alias_fractions(results: dict, patch_sizes, k: int, side: int = 32) -> pd.DataFrame:
     """For every architecture and patch size ``p``: the fraction of the Fourier energy of its
     top-``k`` NADs on the frequencies a stride-``p`` patch embedding folds onto the token grid's

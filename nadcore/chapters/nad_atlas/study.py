@@ -21,7 +21,7 @@ from nadcore.chapters.linear_separability.quantities import rank_correlations
 from nadcore.chapters.nad_atlas import figures as plots
 from nadcore.chapters.nad_atlas import runs as atlas
 from nadcore.chapters.nad_atlas.predicted_maps import PredictedMaps
-from nadcore.nads import GROUPS, subspace_overlap
+from nadcore.nads import GROUPS, jackknife_statistic, subspace_overlap
 from nadcore.runtime import threads
 from nadcore.theory.patches import alias_energy_fraction, token_alias_mask
 
@@ -182,7 +182,7 @@ class Study(PredictedMaps):
         half-widths added in quadrature (independent networks)."""
         only8 = token_alias_mask(32, 8) & ~token_alias_mask(32, 4)
         diff = [
-            atlas.jackknife_statistic(results[a], lambda U: alias_energy_fraction(U, only8), self.k)
+            jackknife_statistic(results[a], lambda U: alias_energy_fraction(U, only8), self.k)
             for a in ("ViT/8", "ViT/4")
         ]
         # independent networks: errors add in quadrature

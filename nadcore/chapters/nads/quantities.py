@@ -22,14 +22,13 @@ import math
 import numpy as np
 import pandas as pd
 from scipy.stats import spearmanr
-from scipy.stats import t as student_t
 
 from nadcore.book.evidence import correlation_interval, exact_value, jackknife_interval
 from nadcore.book.nad_jobs import cached_nads
 from nadcore.chapters.campaigns import CPU as CPU_CAMPAIGN
 from nadcore.chapters.campaigns import NAMES
 from nadcore.data.directions import fourier_energy, fourier_grid
-from nadcore.nads.covariance import GROUPS, OVERLAP_KS, identifiable_overlap, overlap_interval
+from nadcore.nads.covariance import GROUPS, OVERLAP_KS, identifiable_overlap, jackknife_statistic, overlap_interval
 from nadcore.nads.published import load_published_nads, published_fig1_map
 from nadcore.nets import width_name, width_spec
 
@@ -165,20 +164,6 @@ def _split_half(result, k: int) -> float | None:
     return float(split[OVERLAP_KS.index(k)]) if split is not None else None
 
 
-def _jackknife(result, statistic, k: int, bounds=(0.0, 1.0)) -> tuple[float, float, float]:
-    """``statistic`` of ``result``'s NADs with a delete-one-group jackknife interval over its
-    leave-one-group-out NADs (the estimator of :func:`nadcore.nads.overlap_interval`, for any
-    statistic of the top ``k`` NADs)."""
-    value = float(statistic(result.nads))
-    jk = result.extras.get("jackknife_nads")
-    if jk is None or k > jk.shape[1]:
-        return value, float("nan"), float("nan")
-    s = np.array([statistic(V) for V in jk], dtype=np.float64)
-    G = len(s)
-    half = float(student_t.ppf(0.975, G - 1)) * math.sqrt((G - 1) / G * np.sum((s - s.mean()) ** 2))
-    return value, max(bounds[0], value - half), min(bounds[1], value + half)
-
-
 def sparsity_table(results: dict, first: int = 3, k: int = ORDERED_NADS) -> pd.DataFrame:
     """Per NAD estimate (``results``: label -> NADResult): the :func:`peak_share` of each of its
     first NADs, their mean (:func:`spectral_sparsity`), the :func:`frequency_ordering` of its
@@ -201,7 +186,9 @@ def sparsity_evidence(results: dict, first: int = 3) -> dict:
     (``results``: arch -> NADResult), its :func:`spectral_sparsity` with a jackknife interval."""
     arch = min(results, key=lambda a: spectral_sparsity(results[a].nads, first))
     r = results[arch]
-    iv = jackknife_interval(*_jackknife(r, lambda V: spectral_sparsity(V, first), first), GROUPS, bounds=(0, 1))
+    iv = jackknife_interval(
+        *jackknife_statistic(r, lambda V: spectral_sparsity(V, first), first, bounds=(0, 1)), GROUPS, bounds=(0, 1)
+    )
     return dict(interval=iv, network=arch, networks=r.meta["networks"], trained=False)
 
 

@@ -17,14 +17,14 @@ from nadcore import nads
 from nadcore.book.evidence import accuracy_interval, exact_value, fisher_interval
 from nadcore.book.nad_jobs import cached_nads
 from nadcore.book.runner import Job, run_jobs
-from nadcore.chapters.linear_separability.runs import grid_sweep, steps_per_run
+from nadcore.chapters.linear_separability.runs import grid_sweep
 from nadcore.chapters.nads import figures as nadplots
 from nadcore.chapters.open_questions import figures as plots
 from nadcore.chapters.open_questions import runs as oq
 from nadcore.data import cifar, fourier_basis_vector, fourier_directions
-from nadcore.data.cifar_budget import training_images
 from nadcore.nets import build_model, spec_key
 from nadcore.runtime import generator
+from nadcore.train.budget import cifar_budget, steps_per_run
 
 __all__ = ["Study", "stack", "D", "LEMMA2_KS"]
 
@@ -67,16 +67,6 @@ class Study:
     def budget(self) -> dict:
         """SGD steps of one D(v) run here and in the paper (a claim's ``steps``, ``paper_steps``)."""
         return dict(steps=steps_per_run(self.dv_settings()), paper_steps=steps_per_run(self.dv_settings(True)))
-
-    def cifar_budget(self, data) -> dict:
-        """SGD steps of one binary CIFAR-10 run on ``data`` here and in the paper (50,000 images),
-        and the images (:func:`nadcore.data.cifar_budget.training_images`)."""
-        images = training_images(data.description, self.cfg.get("max_train"))
-        return dict(
-            steps=steps_per_run({**self.cfg["cifar_train"], "n_train": images[0]}),
-            paper_steps=steps_per_run({**self.ch.paper_cfg["cifar_train"], "n_train": images[1]}),
-            samples=images,
-        )
 
     # ------------------------------------------------------------------ Q1: downsampling
     def variants_table(self) -> pd.DataFrame:
@@ -273,7 +263,9 @@ class Study:
     def cifar_nads_persist(self, cf_res: list, data) -> dict:
         return dict(
             values=stack(cf_res, "overlap_initial")[:, -1, -1],
-            **self.cifar_budget(data),
+            **cifar_budget(
+                self.cfg["cifar_train"], self.ch.paper_cfg["cifar_train"], data.description, self.cfg.get("max_train")
+            ),
             k_max=max(self.cfg["overlap_ks"]),
             preconditions={
                 "the network learned (test accuracy >= 0.55 for every seed)": bool(
@@ -313,7 +305,9 @@ class Study:
         above = {"the trained network beats chance (clean accuracy >= 0.55 for every seed)": bool(clean.min() >= 0.55)}
         return dict(
             interval=accuracy_interval(other - first, data.description["n_test"], difference=True),
-            **self.cifar_budget(data),
+            **cifar_budget(
+                self.cfg["cifar_train"], self.ch.paper_cfg["cifar_train"], data.description, self.cfg.get("max_train")
+            ),
             networks=basis.meta.get("networks"),
             k_removed=k,
             preconditions=above,

@@ -20,12 +20,12 @@ import pandas as pd
 from nadcore.book.claims import specs
 from nadcore.book.evidence import accuracy_interval, seed_summary
 from nadcore.chapters import campaigns
-from nadcore.chapters.linear_separability.runs import steps_per_run
 from nadcore.chapters.underspecification import runs as ux
 from nadcore.data import cifar
-from nadcore.data.cifar_budget import CIFAR10_TRAIN_IMAGES, training_images
+from nadcore.data.cifar_budget import CIFAR10_TRAIN_IMAGES
 from nadcore.data.directions import low_frequency_fraction
 from nadcore.nads import complete_basis
+from nadcore.train.budget import cifar_budget, steps_per_run
 
 __all__ = ["Study", "FIT"]
 
@@ -382,15 +382,11 @@ class Study:
         return f"binary test labels: {int((y > 0).sum()):,} of +1 / {int((y < 0).sum()):,} of -1"
 
     def cifar_budget(self, m: str, data: dict) -> dict:
-        """SGD steps of one CIFAR-10 (+) D(v) run of model ``m`` on the CIFAR-10 data of
-        ``data`` (its description), here and in the paper (50,000 images), and the images
-        (:func:`nadcore.data.cifar_budget.training_images`)."""
-        images = training_images(data, self.cfg["max_train"])
-        return dict(
-            steps=steps_per_run({**self.setting("cifar_train", m), "n_train": images[0]}),
-            paper_steps=steps_per_run({**self.setting("cifar_train", m, paper=True), "n_train": images[1]}),
-            samples=images,
-        )
+        """The budget of one CIFAR-10 (+) D(v) run of model ``m`` on the CIFAR-10 data of
+        ``data`` (its description), here and in the paper
+        (:func:`nadcore.train.budget.cifar_budget`)."""
+        train = self.setting("cifar_train", m), self.setting("cifar_train", m, paper=True)
+        return cifar_budget(*train, data, self.cfg["max_train"])
 
     def fig3_budget_table(self, data) -> pd.DataFrame:
         """Noise level, images, epochs and SGD steps of the CIFAR-10 (+) D(v) networks, here and
