@@ -170,6 +170,25 @@ print("split-half overlap at the full number of networks")
 print(split.round(3).to_string())
 
 # %% [markdown]
+# ### How many networks separate a dipole
+#
+# Eq. (6) reads the NADs as a statement about volumes: along a direction $u_i$ of small
+# eigenvalue $\lambda_i$, few random initialisations already separate the dipole, since by
+# Markov's inequality at most a share $\lambda_i / \eta$ of them reach a dipole score
+# $q_\theta(u_i) \ge \eta$. The bound only caps the share; the paper's argument needs the share
+# itself to fall with the eigenvalue. We test that on networks the NADs have not seen: the
+# initialisations that follow the gradient estimate's, at the same evaluation point, scored along
+# its NADs with $\eta$ the mean eigenvalue (the score every direction would get, on average, from
+# an architecture of the same gradient energy without a preferred direction).
+
+# %%
+volumes = study.dipole_volumes(gradient)
+fig = study.draw_dipole_volumes(volumes)
+
+# %%
+ch.claim("eq6-volume-falls", **study.volume_evidence(volumes))
+
+# %% [markdown]
 # ## Five architectures
 #
 # Next, the NADs of the architectures of the paper's Fig. 5: logistic regression, LeNet, VGG-11

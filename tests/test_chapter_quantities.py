@@ -720,3 +720,33 @@ def test_every_run_of_a_cell_by_bundle_width_and_recipe_and_what_they_say():
     some = bundled.cell_runs({"cpu": _frame([(2, 4)] * 2, [0.90, pub - 0.005], seeds=range(6))}, "resnet18", (2, 4))
     assert "though 6 of them land within 0.01" in SettingChecks.cell_sources_summary(some, "resnet18", (2, 4), 16)
     assert "yet" in SettingChecks.cell_sources_summary(tight, "resnet18", (2, 4), 8)
+
+
+def test_eq6_volumes_fall_with_the_eigenvalue_only_when_the_fresh_networks_say_so():
+    rng = np.random.default_rng(0)
+    D, M = 16, 4000
+    lam = np.geomspace(1.0, 1e-3, D)
+    est = NADResult(lam, np.eye(D), {"networks": 4000})
+    # fresh networks whose gradients have the estimate's covariance: the share falls with lambda
+    grads = rng.standard_normal((M, D)) * np.sqrt(lam)
+    v = nq.dipole_volumes(est, grads)
+    assert v["eta"].iloc[0] == pytest.approx(lam.mean())
+    assert (v["share reaching eta"] <= v["Markov bound"] + 3 * np.sqrt(0.25 / M)).all()
+    assert v["share reaching eta"].iloc[0] > 0.5 and v["share reaching eta"].iloc[-1] == 0
+    np.testing.assert_allclose(v["mean score"], lam, rtol=0.1)
+    ev = nq.volume_evidence(v, 4000)
+    assert ev["interval"].low > 0.9 and ev["networks"] == 4000
+    # fresh networks that prefer the estimate's last directions: the rank correlation turns
+    # negative, and the claim's criterion (> 0) fails
+    turned = rng.standard_normal((M, D)) * np.sqrt(lam[::-1])
+    assert nq.volume_evidence(nq.dipole_volumes(est, turned), 4000)["interval"].high < 0
+
+
+def test_fresh_network_gradients_are_the_estimators_networks():
+    from nadcore.nads import compute_nads
+
+    # the covariance of networks 0..63's gradients is the gradient estimate of 64 networks
+    g = nq.network_gradients("logreg", (1, 8, 8), 0, range(64))
+    r = compute_nads("logreg", (1, 8, 8), 64, seed=0, method="gradient", device="cpu", lanes=1)
+    C = g.T @ g / 64
+    np.testing.assert_allclose(np.sort(np.linalg.eigvalsh(C))[::-1], r.eigenvalues, rtol=1e-5, atol=1e-12)

@@ -186,6 +186,22 @@ CLAIMS = [
         trained=False,
     ),
     ClaimSpec(
+        id="eq6-volume-falls",
+        kind="paper",
+        source=f"{NAD}, Sec. 3, eq. (6) and the sentences after it",
+        statement="Few random initialisations of {model} reach a given dipole score along the NADs of small "
+        "eigenvalue: the share of networks whose score q(u_i) reaches eta falls with the eigenvalue.",
+        quantity="Spearman's rank correlation of the eigenvalues of {model}'s exact-gradient NADs with the "
+        "share of {volume_networks} fresh random networks whose score (u_i^T grad f)^2 reaches eta = "
+        "{eta} (the mean eigenvalue)",
+        op=">",
+        threshold=0.0,
+        bounds=(-1.0, 1.0),
+        tolerance="the sentence orders the directions, so any positive rank correlation; eta, which the paper "
+        "leaves open, is the score of a direction for an architecture without a preferred direction",
+        trained=False,
+    ),
+    ClaimSpec(
         id="logreg-isotropic",
         kind="sanity check",
         source="",

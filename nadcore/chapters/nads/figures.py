@@ -91,3 +91,21 @@ def nads_table(results: dict, indices=(0, 1, 2)):
                 )
             )
     return pd.concat(frames, ignore_index=True)
+
+
+def dipole_volumes(volumes, title: str):
+    """Eq. (6): per NAD index, the share of random networks whose dipole score reaches eta, and
+    Markov's bound on it (``volumes``: :func:`nadcore.chapters.nads.quantities.dipole_volumes`)."""
+    fig, ax = plt.subplots(figsize=(6.4, 3.4))
+    i = volumes.index.to_numpy()
+    ax.semilogy(i, volumes["Markov bound"], color="0.4", lw=1.2, label="Markov bound $\\lambda_i / \\eta$ (eq. 6)")
+    share = volumes["share reaching eta"].to_numpy()
+    ax.semilogy(
+        i[share > 0], share[share > 0], ".", ms=3, color="C3", label="share of fresh networks, $q(u_i) \\geq \\eta$"
+    )
+    ax.set_xlabel("NAD index $i$")
+    ax.set_ylabel("share of networks")
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig

@@ -30,7 +30,9 @@ from nadcore.chapters.campaigns import NAMES
 from nadcore.data.directions import fourier_energy, fourier_grid
 from nadcore.nads.covariance import GROUPS, OVERLAP_KS, identifiable_overlap, jackknife_statistic, overlap_interval
 from nadcore.nads.published import load_published_nads, published_fig1_map
+from nadcore.nads.sampling import Sampler
 from nadcore.nets import width_name, width_spec
+from nadcore.runtime import resolve_device
 
 __all__ = [
     "accuracy_region",
@@ -330,4 +332,46 @@ def width_evidence(ch, arch: str, table: pd.DataFrame, k: int = 16) -> dict:
             >= 4 * k / 1024
         },
         settings={"width": width, "networks": a["networks"], "method": "gradient"},
+    )
+
+
+def network_gradients(model, input_shape, seed: int, indices, device="cpu") -> np.ndarray:
+    """The exact input gradients (len(indices), D) of the random networks ``indices`` of ``seed``
+    (the initialisations of :func:`nadcore.nads.compute_nads`) at its evaluation point."""
+    sampler = Sampler(model, tuple(input_shape), seed, "gradient", 1.0, resolve_device(device), "auto", 1, "float32")
+    return sampler.rows(np.asarray(indices, dtype=np.int64))[0]
+
+
+def dipole_volumes(result, gradients: np.ndarray) -> pd.DataFrame:
+    """Eq. (6) along the NADs of ``result`` (an exact-gradient estimate), on the input gradients
+    ``gradients`` (networks, D) of random networks that did not enter it, at the same evaluation
+    point. Per NAD ``u_i``: its eigenvalue ``lambda_i``; the share of the networks whose dipole
+    score ``q(u_i) = (u_i^T grad f)^2`` reaches ``eta``, the mean eigenvalue (the score an
+    architecture of the same gradient energy without a preferred direction gives every
+    direction, on average); Markov's bound on that share, ``min(1, lambda_i / eta)``; and the
+    mean score of the networks along ``u_i`` (what ``lambda_i`` estimates)."""
+    lam = np.asarray(result.eigenvalues, dtype=np.float64)
+    eta = float(lam.mean())
+    q = (np.asarray(gradients, dtype=np.float64) @ np.asarray(result.nads, dtype=np.float64).T) ** 2
+    return pd.DataFrame(
+        {
+            "eigenvalue": lam,
+            "share reaching eta": (q >= eta).mean(0),
+            "Markov bound": np.minimum(1.0, lam / eta),
+            "mean score": q.mean(0),
+        },
+        index=pd.RangeIndex(len(lam), name="NAD"),
+    ).assign(eta=eta)
+
+
+def volume_evidence(volumes: pd.DataFrame, networks: int) -> dict:
+    """The keywords of ``eq6-volume-falls``: Spearman's rank correlation of the NADs'
+    eigenvalues with the share of fresh networks reaching the dipole score ``eta``
+    (:func:`dipole_volumes`), with its Fisher-z interval over the NADs."""
+    rho = float(spearmanr(volumes["eigenvalue"], volumes["share reaching eta"])[0])
+    return dict(
+        interval=correlation_interval(rho, len(volumes), spearman=True, what="NADs"),
+        networks=networks,
+        trained=False,
+        eta=f"{float(volumes['eta'].iloc[0]):.3g}",
     )

@@ -14,6 +14,8 @@ chapter 2 checks any other than float32 against float32 on the first ``precision
 networks. On the paper profile: bf16 for ResNet-18 (its NADs keep a top-16 overlap of 0.9998 with
 float32's), TF32 for VGG-11 and DenseNet-121 (bf16 moves DenseNet-121's to 0.66), as measured by
 ``python benchmarks/bench_gpu.py`` on an H100 (benchmarks/README.md, "On a GPU").
+``volume_networks``: the random networks, beyond those of the model's gradient estimate, whose
+dipole scores along its NADs test eq. (6).
 """
 
 #: the data the chapter reads (checked by the build before the first chapter runs)
@@ -27,6 +29,7 @@ PAPER = dict(
     gradient_points=8,
     secant_precision={"vgg11": "tf32", "resnet18": "bf16", "densenet121": "tf32"},
     precision_check_networks=256,
+    volume_networks=10000,
     width_study={"resnet18": [8, 16, 32], "vgg11": [8, 16, 32], "densenet121": [8, 16]},
     width_k=16,
 )
@@ -36,6 +39,7 @@ CPU = dict(
     convergence=[250, 500, 1000, 2000, 4000],
     gradient_points=4,
     secant_precision={},
+    volume_networks=4000,
 )
 SMOKE = dict(
     secant_networks={"logreg": 64, "lenet": 48},
@@ -45,4 +49,5 @@ SMOKE = dict(
     # exercises chapter 2's precision check (on a CPU tf32 is IEEE float32: same numbers)
     secant_precision={"lenet": "tf32"},
     precision_check_networks=16,
+    volume_networks=64,
 )

@@ -164,6 +164,29 @@ class Study:
             )
         return curves
 
+    def dipole_volumes(self, gradient) -> pd.DataFrame:
+        """Eq. (6) along the model's exact-gradient NADs ``gradient``
+        (:func:`nadcore.chapters.nads.quantities.dipole_volumes`), on ``volume_networks`` fresh
+        networks (at most the estimate's): those after the estimate's, of the same seed, at the
+        same evaluation point."""
+        n = gradient.meta["networks"]
+        fresh = range(n, n + min(self.cfg["volume_networks"], n))
+        grads = nq.network_gradients(self.model, gradient.input_shape, self.ch.seed, fresh, self.ch.device)
+        return nq.dipole_volumes(gradient, grads)
+
+    def draw_dipole_volumes(self, volumes: pd.DataFrame):
+        """The share of fresh networks reaching eta along the NADs, beside Markov's bound (figure
+        data "eq6_volumes")."""
+        self.ch.figure_data("eq6_volumes", volumes.reset_index())
+        eta = float(volumes["eta"].iloc[0])
+        return plots.dipole_volumes(volumes, f"Eq. (6) for {self.model}: dipole scores above eta = {eta:.3g}")
+
+    def volume_evidence(self, volumes: pd.DataFrame) -> dict:
+        """The keywords of ``eq6-volume-falls``."""
+        n = self.counts["gradient"]
+        fresh = min(self.cfg["volume_networks"], n)
+        return dict(**nq.volume_evidence(volumes, n), volume_networks=fresh, settings={"fresh networks": fresh})
+
     def draw_convergence(self, curves: dict):
         """The convergence panels (figure data "convergence")."""
         ks = self.ks
