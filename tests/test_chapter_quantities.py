@@ -740,6 +740,8 @@ def test_eq6_volumes_fall_with_the_eigenvalue_only_when_the_fresh_networks_say_s
     # negative, and the claim's criterion (> 0) fails
     turned = rng.standard_normal((M, D)) * np.sqrt(lam[::-1])
     assert nq.volume_evidence(nq.dipole_volumes(est, turned), 4000)["interval"].high < 0
+    # an estimate from fewer networks than directions identifies that many NADs, no more
+    assert nq.volume_evidence(v, 8)["interval"].n == 8
 
 
 def test_fresh_network_gradients_are_the_estimators_networks():

@@ -367,10 +367,12 @@ def dipole_volumes(result, gradients: np.ndarray) -> pd.DataFrame:
 def volume_evidence(volumes: pd.DataFrame, networks: int) -> dict:
     """The keywords of ``eq6-volume-falls``: Spearman's rank correlation of the NADs'
     eigenvalues with the share of fresh networks reaching the dipole score ``eta``
-    (:func:`dipole_volumes`), with its Fisher-z interval over the NADs."""
-    rho = float(spearmanr(volumes["eigenvalue"], volumes["share reaching eta"])[0])
+    (:func:`dipole_volumes`), with its Fisher-z interval over the NADs that an estimate from
+    ``networks`` networks identifies (at most one per network: the rest complete the basis)."""
+    known = volumes.iloc[: min(len(volumes), int(networks))]
+    rho = float(spearmanr(known["eigenvalue"], known["share reaching eta"])[0])
     return dict(
-        interval=correlation_interval(rho, len(volumes), spearman=True, what="NADs"),
+        interval=correlation_interval(rho, len(known), spearman=True, what="NADs"),
         networks=networks,
         trained=False,
         eta=f"{float(volumes['eta'].iloc[0]):.3g}",
