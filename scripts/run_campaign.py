@@ -5,13 +5,13 @@
     python scripts/run_campaign.py --campaign cpu --dask tcp://scheduler:8786   # on a cluster
     python scripts/run_campaign.py --campaign cpu --dry-run              # the plan and its state
 
-Campaigns are defined in nadcore/chapters/campaigns.py (``cpu``: the 2-core machine at the
+Campaigns are planned in nadcore/chapters/campaign_plans.py (``cpu``: the 2-core machine at the
 widths the width study supports; ``paper``: full width on a GPU; ``tiny``: tests of the
 machinery, never results). Every finished job is stored in the cache at once and the bundle
 (``results/<campaign>/<chapter>/<figure>.csv`` and ``results/<campaign>/provenance.json``) is
 rewritten after each, so the command can be killed at any moment and run again: it continues
 where it stopped, even without the cache (the bundle's ledger holds the done jobs). See
-nadcore/chapters/campaigns.py and nadcore/book/campaign.py.
+nadcore/chapters/campaigns.py (how a plan is read) and nadcore/book/campaign.py.
 """
 
 from __future__ import annotations
