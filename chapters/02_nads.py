@@ -40,7 +40,10 @@
 # Directions along which the *gradient covariance*
 # $C = \mathbb{E}_\theta[\nabla_x f_\theta(x)\nabla_x f_\theta(x)^\top]$ is small are directions in
 # which few networks discriminate at all: the architecture is biased against them. The paper's
-# Lemma 2 makes the same point for the speed of learning a dipole. The NADs are the
+# Lemma 2 makes the same point for the speed of learning a dipole: its bound (eq. (3))
+# follows from the Cauchy-Schwarz inequality, so no measurement can contradict it, and what it
+# suggests, that the NADs align with the expected right singular vectors of the mixed Hessian
+# $\nabla^2_{\theta, x} f_\theta(x)$, is tested in the open questions chapter. The NADs are the
 # eigenvectors $u_1, u_2, \dots$ of $C$, ordered by decreasing eigenvalue. For the deep linear
 # model of pooling in chapter 1, $C = \sigma_\varphi^2 \sigma_\theta^2 \operatorname{diag}(m^2)$ (paper
 # eq. (4)): the NADs are Fourier vectors sorted by the pooling prefilter, which is what
