@@ -55,6 +55,9 @@ __all__ = [
     "width_evidence",
     "published_fig1_map",
     "campaign_width",
+    "network_gradients",
+    "dipole_volumes",
+    "volume_evidence",
 ]
 
 

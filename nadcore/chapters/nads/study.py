@@ -42,6 +42,8 @@ class Study:
             m: cfg[f"{m}_networks"].get(model, cfg[f"{m}_networks"]["lenet"]) for m in ("secant", "gradient")
         }
         self.ks = list(nads.OVERLAP_KS)
+        #: the fresh networks of eq. (6): ``volume_networks``, at most the gradient estimate's
+        self.fresh_networks = min(cfg["volume_networks"], self.counts["gradient"])
 
     # ------------------------------------------------------------------ estimates
     def estimate(
@@ -167,10 +169,10 @@ class Study:
     def dipole_volumes(self, gradient) -> pd.DataFrame:
         """Eq. (6) along the model's exact-gradient NADs ``gradient``
         (:func:`nadcore.chapters.nads.quantities.dipole_volumes`), on ``volume_networks`` fresh
-        networks (at most the estimate's): those after the estimate's, of the same seed, at the
+        networks (:attr:`fresh_networks`): those after the estimate's, of the same seed, at the
         same evaluation point."""
         n = gradient.meta["networks"]
-        fresh = range(n, n + min(self.cfg["volume_networks"], n))
+        fresh = range(n, n + self.fresh_networks)
         grads = nq.network_gradients(self.model, gradient.input_shape, self.ch.seed, fresh, self.ch.device)
         return nq.dipole_volumes(gradient, grads)
 
@@ -183,9 +185,12 @@ class Study:
 
     def volume_evidence(self, volumes: pd.DataFrame) -> dict:
         """The keywords of ``eq6-volume-falls``."""
-        n = self.counts["gradient"]
-        fresh = min(self.cfg["volume_networks"], n)
-        return dict(**nq.volume_evidence(volumes, n), volume_networks=fresh, settings={"fresh networks": fresh})
+        fresh = self.fresh_networks
+        return dict(
+            **nq.volume_evidence(volumes, self.counts["gradient"]),
+            volume_networks=fresh,
+            settings={"fresh networks": fresh},
+        )
 
     def draw_convergence(self, curves: dict):
         """The convergence panels (figure data "convergence")."""

@@ -68,6 +68,12 @@ class Study:
         """SGD steps of one D(v) run here and in the paper (a claim's ``steps``, ``paper_steps``)."""
         return dict(steps=steps_per_run(self.dv_settings()), paper_steps=steps_per_run(self.dv_settings(True)))
 
+    def cifar_budget(self, data) -> dict:
+        """The budget of one binary CIFAR-10 run on ``data`` here and in the paper
+        (:func:`nadcore.train.budget.cifar_budget`)."""
+        train = self.cfg["cifar_train"], self.ch.paper_cfg["cifar_train"]
+        return cifar_budget(*train, data.description, self.cfg.get("max_train"))
+
     # ------------------------------------------------------------------ Q1: downsampling
     def variants_table(self) -> pd.DataFrame:
         """The LeNet variants of question 1: label, model spec and number of parameters."""
@@ -263,9 +269,7 @@ class Study:
     def cifar_nads_persist(self, cf_res: list, data) -> dict:
         return dict(
             values=stack(cf_res, "overlap_initial")[:, -1, -1],
-            **cifar_budget(
-                self.cfg["cifar_train"], self.ch.paper_cfg["cifar_train"], data.description, self.cfg.get("max_train")
-            ),
+            **self.cifar_budget(data),
             k_max=max(self.cfg["overlap_ks"]),
             preconditions={
                 "the network learned (test accuracy >= 0.55 for every seed)": bool(
@@ -305,9 +309,7 @@ class Study:
         above = {"the trained network beats chance (clean accuracy >= 0.55 for every seed)": bool(clean.min() >= 0.55)}
         return dict(
             interval=accuracy_interval(other - first, data.description["n_test"], difference=True),
-            **cifar_budget(
-                self.cfg["cifar_train"], self.ch.paper_cfg["cifar_train"], data.description, self.cfg.get("max_train")
-            ),
+            **self.cifar_budget(data),
             networks=basis.meta.get("networks"),
             k_removed=k,
             preconditions=above,
