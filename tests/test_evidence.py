@@ -373,3 +373,25 @@ def test_a_row_on_cifar10_names_its_images_and_why_fewer():
     # the budget beside them: SGD steps here on those images and in the papers on 50,000
     budget = cifar_budget(dict(epochs=2, batch_size=128), dict(epochs=3, batch_size=100), subset)
     assert budget == dict(steps=2 * 41, paper_steps=3 * 500, samples=training_images(subset))
+
+
+def test_stratified_interval_weights_each_stratum_by_its_share_of_the_population():
+    from scipy.stats import t
+
+    from nadcore.book.evidence import stratified_interval
+
+    easy, hard = np.array([0.0, 0.01, 0.02, 0.0, 0.01, 0.02]), np.array([0.2, 0.3])
+    iv = stratified_interval(np.r_[easy, hard], ["e"] * 6 + ["h"] * 2, {"e": 0.25, "h": 0.75}, (0, 1))
+    se = np.sqrt(0.25**2 * easy.var(ddof=1) / 6 + 0.75**2 * hard.var(ddof=1) / 2)
+    assert iv.value == pytest.approx(0.25 * easy.mean() + 0.75 * hard.mean())  # the sample's mean is 0.07
+    assert iv.high - iv.value == pytest.approx(t.ppf(0.975, 8 - 2) * se) == pytest.approx(iv.value - iv.low)
+    assert iv.n == 8 and "2 strata" in iv.method
+    # a stratum of the population without a value: no value; with one value: no interval
+    assert np.isnan(stratified_interval(easy, ["e"] * 6, {"e": 0.25, "h": 0.75}).value)
+    one = stratified_interval(np.r_[easy, 0.2], ["e"] * 6 + ["h"], {"e": 0.25, "h": 0.75})
+    assert np.isfinite(one.value) and np.isnan(one.low)
+    assert stratified_interval(easy, ["e"] * 6, {"e": 1.0, "h": 0.0}).value == pytest.approx(easy.mean())
+    with pytest.raises(ValueError, match="sum to"):
+        stratified_interval(easy, ["e"] * 6, {"e": 0.5})
+    with pytest.raises(ValueError, match="stratum labels"):
+        stratified_interval(easy, ["e"] * 5, {"e": 1.0})

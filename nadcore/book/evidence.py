@@ -25,7 +25,7 @@ quantile), and one that ends nearer to the bound than that is inconclusive on ev
 value (a closed form, no interval) is compared with the bound up to float rounding
 (:data:`ROUNDING`): a closed form equal to its bound is equal to it on every CPU.
 
-An inconclusive row says what would decide it (:func:`runs_to_decide`): how many seeds, cells or
+An inconclusive row says what would decide it (:mod:`nadcore.book.settling`): how many seeds, cells or
 Monte Carlo groups the measured spread says would take the interval, and its CPU margin, clear of
 the bound, and what they cost where the cost per run is known.
 
@@ -65,6 +65,7 @@ from nadcore.book.intervals import (
     spearman,
     t_interval,
 )
+from nadcore.book.settling import SETTLE_CAP, fixed_group_floor, quantile, runs_to_decide
 
 __all__ = [
     "VERDICTS",
@@ -79,6 +80,7 @@ __all__ = [
     "jackknife_interval",
     "exact_value",
     "runs_interval",
+    "stratified_interval",
     "difference_interval",
     "paired_gap_interval",
     "correlation_interval",
@@ -149,18 +151,6 @@ CLAIM_KEYS = (
 #: relative float rounding within which an exact value counts as equal to its bound (closed forms
 #: and Monte Carlo statistics differ between CPUs by far less; trained values by far more)
 ROUNDING = 1e-9
-#: the most independent values :func:`runs_to_decide` proposes; past it a claim is called
-#: undecidable by more runs of the same kind
-SETTLE_CAP = 1000
-#: the most there are of some units: the cells of the paper's 16x16 Fourier grid, the NAD indices
-#: of a 32x32 input
-UNIT_CAPS = {"cells": 256, "indices": 1024}
-
-
-def _quantile(n: int) -> float:
-    """The two-sided 95% quantile behind an interval of ``n`` independent values (Student's t with
-    n - 1 degrees of freedom; the normal 1.96 where n is unknown)."""
-    return float(student_t.ppf(0.975, n - 1)) if n and n >= 2 else 1.959963984540054
 
 
 def cpu_margin(iv: "Interval") -> float:
@@ -171,7 +161,35 @@ def cpu_margin(iv: "Interval") -> float:
     lo, hi = iv.low, iv.high
     if not (math.isfinite(lo) and math.isfinite(hi)) or lo == hi:
         return 0.0
-    return (hi - lo) / 2 / _quantile(int(iv.n))
+    return (hi - lo) / 2 / quantile(int(iv.n))
+
+
+def stratified_interval(values, strata, weights: dict, bounds=UNBOUNDED, what: str = "cells") -> Interval:
+    """The mean of a quantity over a population from a sample that does not hold the population's
+    strata in proportion: ``sum_h W_h mean_h`` over the strata ``h`` of population share ``W_h``
+    (``weights``, summing to 1), with the variance ``sum_h W_h^2 s_h^2 / n_h`` and Student's t at
+    ``n - H`` degrees of freedom (``n`` values in ``H`` strata). ``strata`` labels each value. The
+    value is NaN where a stratum of the population has no value, the interval NaN where one has
+    fewer than 2 (no spread to go by): a mean over a sample that misses part of the population
+    says nothing about that part."""
+    v = np.asarray(values, dtype=float).ravel()
+    labels = np.asarray(strata).ravel()
+    if v.shape != labels.shape:
+        raise ValueError(f"{v.size} values but {labels.size} stratum labels")
+    total = float(sum(weights.values()))
+    if not math.isclose(total, 1.0, abs_tol=1e-9):
+        raise ValueError(f"the strata's population shares sum to {total}, not 1")
+    groups = {h: v[(labels == h) & np.isfinite(v)] for h, w in weights.items() if w > 0}
+    n, big = v.size, len(groups)
+    if any(g.size == 0 for g in groups.values()):
+        return Interval(float("nan"), float("nan"), float("nan"), n, f"a stratum without {what}", "groups")
+    value = float(sum(weights[h] * g.mean() for h, g in groups.items()))
+    if any(g.size < 2 for g in groups.values()):
+        return Interval(value, float("nan"), float("nan"), n, f"a stratum with one of its {what}", "groups")
+    se = math.sqrt(sum(weights[h] ** 2 * g.var(ddof=1) / g.size for h, g in groups.items()))
+    half = float(student_t.ppf(0.975, n - big)) * se
+    method = f"stratified t-interval over {n} {what} in {big} strata"
+    return Interval(value, value - half, value + half, n, method, "groups").clipped(bounds)
 
 
 # --------------------------------------------------------------------------------------------
@@ -256,103 +274,6 @@ class Criterion:
 def _snap(x: float, bound: float) -> float:
     """``x``, or ``bound`` where ``x`` equals it up to float rounding (:data:`ROUNDING`)."""
     return bound if math.isfinite(bound) and abs(x - bound) <= ROUNDING * max(1.0, abs(bound)) else x
-
-
-def runs_to_decide(
-    iv: Interval,
-    criterion: Criterion,
-    preconditions: dict | None = None,
-    hours_per_unit: float | None = None,
-    cap: int = SETTLE_CAP,
-    floor: tuple[float, str] | None = None,
-) -> dict:
-    """What would decide an inconclusive claim, from its measured spread (a power calculation):
-    ``{"unit", "have", "need", "more", "hours", "why"}``. ``need``: the fewest independent values
-    (seeds, cells, indices or Monte Carlo groups, as ``iv.unit`` and its method say) at which the
-    interval, with the same mean and spread per value, would clear the criterion's nearest bound
-    by its CPU margin too (``(quantile(n) + 1) * sd / sqrt(n) < distance``); None where no number
-    up to ``cap`` does (the value sits on the bound) or where there is no spread to go by.
-    ``hours``: ``more * hours_per_unit`` where the cost of one more value is known. ``floor``:
-    ``(distance, what)`` where part of the interval cannot shrink with more values of the unit
-    (a group whose every value is measured: :func:`fixed_group_floor`); a value no farther from
-    the bound than ``distance`` is then undecidable by more of them."""
-    unit = "seeds" if iv.unit == "seeds" else "values" if iv.unit == "values" else _unit_name(iv.method)
-    out = {"unit": unit, "have": int(iv.n), "need": None, "more": None, "hours": None, "why": ""}
-    failed = [name for name, ok in (preconditions or {}).items() if not ok]
-    if failed:
-        out["why"] = "meet the precondition first: " + "; ".join(failed)
-        return out
-    lo, hi, v, n = iv.low, iv.high, iv.value, int(iv.n)
-    if not (math.isfinite(lo) and math.isfinite(hi)) or n < 2 or lo == hi:
-        out["why"] = "a spread to go by: at least 2 independent values (more seeds, cells or groups)"
-        return out
-    a, b = criterion.band
-    edges = [e for e in (a, b) if math.isfinite(e)]
-    distance = min(abs(v - e) for e in edges)
-    sd = (hi - lo) / 2 / _quantile(n) * math.sqrt(n)
-    if distance <= 0 or sd <= 0:
-        out["why"] = "the value lies on the bound: more runs of the same kind cannot decide it"
-        return out
-    if floor is not None and distance <= floor[0]:
-        out["why"] = (
-            f"the value lies {number(distance)} from the bound, and {floor[1]} keep the interval and its "
-            f"CPU margin {number(floor[0])} wide on that side however many more {unit} come: more runs of "
-            "the same kind cannot decide it"
-        )
-        return out
-    cap = min(cap, UNIT_CAPS.get(unit, cap))
-    need = next((k for k in range(n, cap + 1) if (_quantile(k) + 1) * sd / math.sqrt(k) < distance), None)
-    if need is None:
-        out["why"] = (
-            f"the value lies {number(distance)} from the bound, within the spread of {cap} "
-            f"{unit}"
-            + (" (all there are)" if unit in UNIT_CAPS and cap == UNIT_CAPS[unit] else "")
-            + ": more runs of the same kind cannot decide it"
-        )
-        return out
-    more = max(need - n, 1)
-    out.update(
-        need=max(need, n + 1),
-        more=more,
-        hours=None if hours_per_unit is None else round(more * float(hours_per_unit), 2),
-        why=f"{more} more {_SINGULAR.get(unit, unit) if more == 1 else unit} at the measured spread (sd {number(sd)} per value, "
-        f"{number(distance)} from the bound)",
-    )
-    return out
-
-
-_SINGULAR = {
-    "seeds": "seed",
-    "cells": "cell",
-    "indices": "index",
-    "groups": "group",
-    "runs": "run",
-    "points": "point",
-    "monte carlo groups": "Monte Carlo group",
-    "values": "value",
-}
-
-
-def fixed_group_floor(values, most: int | None = None) -> float:
-    """The least distance from a criterion's bound at which a Welch interval of ``mean(values) -
-    mean(other)`` (:func:`difference_interval`) still clears it by its CPU margin, however many
-    values the other side gets, where ``values`` can grow to ``most`` values at most (default:
-    every one is measured): ``(t_{m-1} + 1) * sd / sqrt(m)`` at ``m = most`` and the measured
-    spread, the interval's half-width and one standard error."""
-    v = np.asarray(values, dtype=np.float64).ravel()
-    v = v[np.isfinite(v)]
-    m = max(int(most or 0), v.size)
-    if v.size < 2:
-        return math.inf
-    return (_quantile(m) + 1) * float(v.std(ddof=1)) / math.sqrt(m)
-
-
-def _unit_name(method: str) -> str:
-    m = (method or "").lower()
-    for word in ("cells", "indices", "monte carlo groups", "points", "runs", "groups"):
-        if word in m:
-            return word
-    return "groups"
 
 
 def fill_placeholders(text, values: dict):

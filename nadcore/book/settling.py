@@ -1,0 +1,130 @@
+"""What would settle an inconclusive claim: a power calculation from its measured spread.
+
+An interval decides a verdict only when it clears the criterion's bound by its CPU margin
+(:func:`nadcore.book.evidence.cpu_margin`, one standard error of the value). For a row that does
+not, :func:`runs_to_decide` says how many more seeds, cells, NAD indices or Monte Carlo groups of
+the same spread would take it, margin included, clear of the nearest bound, and what they cost
+where the cost of one run is known; :func:`fixed_group_floor` says how near the bound a value can
+be decided at all when one side of a difference is already measured in full.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.stats import t as student_t
+
+from nadcore.book.intervals import Interval, number
+
+__all__ = ["SETTLE_CAP", "UNIT_CAPS", "quantile", "runs_to_decide", "fixed_group_floor"]
+
+#: the most independent values :func:`runs_to_decide` proposes; past it a claim is called
+#: undecidable by more runs of the same kind
+SETTLE_CAP = 1000
+#: the most there are of some units: the cells of the paper's 16x16 Fourier grid, the NAD indices
+#: of a 32x32 input
+UNIT_CAPS = {"cells": 256, "indices": 1024}
+
+
+def quantile(n: int) -> float:
+    """The two-sided 95% quantile behind an interval of ``n`` independent values (Student's t with
+    n - 1 degrees of freedom; the normal 1.96 where n is unknown)."""
+    return float(student_t.ppf(0.975, n - 1)) if n and n >= 2 else 1.959963984540054
+
+
+def runs_to_decide(
+    iv: Interval,
+    criterion,
+    preconditions: dict | None = None,
+    hours_per_unit: float | None = None,
+    cap: int = SETTLE_CAP,
+    floor: tuple[float, str] | None = None,
+) -> dict:
+    """What would decide an inconclusive claim, from its measured spread (a power calculation):
+    ``{"unit", "have", "need", "more", "hours", "why"}``. ``need``: the fewest independent values
+    (seeds, cells, indices or Monte Carlo groups, as ``iv.unit`` and its method say) at which the
+    interval, with the same mean and spread per value, would clear the criterion's nearest bound
+    by its CPU margin too (``(quantile(n) + 1) * sd / sqrt(n) < distance``); None where no number
+    up to ``cap`` does (the value sits on the bound) or where there is no spread to go by.
+    ``hours``: ``more * hours_per_unit`` where the cost of one more value is known. ``floor``:
+    ``(distance, what)`` where part of the interval cannot shrink with more values of the unit
+    (a group whose every value is measured: :func:`fixed_group_floor`); a value no farther from
+    the bound than ``distance`` is then undecidable by more of them."""
+    unit = "seeds" if iv.unit == "seeds" else "values" if iv.unit == "values" else _unit_name(iv.method)
+    out = {"unit": unit, "have": int(iv.n), "need": None, "more": None, "hours": None, "why": ""}
+    failed = [name for name, ok in (preconditions or {}).items() if not ok]
+    if failed:
+        out["why"] = "meet the precondition first: " + "; ".join(failed)
+        return out
+    lo, hi, v, n = iv.low, iv.high, iv.value, int(iv.n)
+    if not (math.isfinite(lo) and math.isfinite(hi)) or n < 2 or lo == hi:
+        out["why"] = "a spread to go by: at least 2 independent values (more seeds, cells or groups)"
+        return out
+    a, b = criterion.band
+    edges = [e for e in (a, b) if math.isfinite(e)]
+    distance = min(abs(v - e) for e in edges)
+    sd = (hi - lo) / 2 / quantile(n) * math.sqrt(n)
+    if distance <= 0 or sd <= 0:
+        out["why"] = "the value lies on the bound: more runs of the same kind cannot decide it"
+        return out
+    if floor is not None and distance <= floor[0]:
+        out["why"] = (
+            f"the value lies {number(distance)} from the bound, and {floor[1]} keep the interval and its "
+            f"CPU margin {number(floor[0])} wide on that side however many more {unit} come: more runs of "
+            "the same kind cannot decide it"
+        )
+        return out
+    cap = min(cap, UNIT_CAPS.get(unit, cap))
+    need = next((k for k in range(n, cap + 1) if (quantile(k) + 1) * sd / math.sqrt(k) < distance), None)
+    if need is None:
+        out["why"] = (
+            f"the value lies {number(distance)} from the bound, within the spread of {cap} "
+            f"{unit}"
+            + (" (all there are)" if unit in UNIT_CAPS and cap == UNIT_CAPS[unit] else "")
+            + ": more runs of the same kind cannot decide it"
+        )
+        return out
+    more = max(need - n, 1)
+    out.update(
+        need=max(need, n + 1),
+        more=more,
+        hours=None if hours_per_unit is None else round(more * float(hours_per_unit), 2),
+        why=f"{more} more {_SINGULAR.get(unit, unit) if more == 1 else unit} at the measured spread (sd {number(sd)} per value, "
+        f"{number(distance)} from the bound)",
+    )
+    return out
+
+
+_SINGULAR = {
+    "seeds": "seed",
+    "cells": "cell",
+    "indices": "index",
+    "groups": "group",
+    "runs": "run",
+    "points": "point",
+    "monte carlo groups": "Monte Carlo group",
+    "values": "value",
+}
+
+
+def fixed_group_floor(values, most: int | None = None) -> float:
+    """The least distance from a criterion's bound at which a Welch interval of ``mean(values) -
+    mean(other)`` (:func:`difference_interval`) still clears it by its CPU margin, however many
+    values the other side gets, where ``values`` can grow to ``most`` values at most (default:
+    every one is measured): ``(t_{m-1} + 1) * sd / sqrt(m)`` at ``m = most`` and the measured
+    spread, the interval's half-width and one standard error."""
+    v = np.asarray(values, dtype=np.float64).ravel()
+    v = v[np.isfinite(v)]
+    m = max(int(most or 0), v.size)
+    if v.size < 2:
+        return math.inf
+    return (quantile(m) + 1) * float(v.std(ddof=1)) / math.sqrt(m)
+
+
+def _unit_name(method: str) -> str:
+    m = (method or "").lower()
+    for word in ("cells", "indices", "monte carlo groups", "points", "runs", "groups"):
+        if word in m:
+            return word
+    return "groups"
