@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import textwrap
+from pathlib import Path
 
 import pytest
 from conftest import _load_build_book
 
 bb = _load_build_book()
+ROOT = Path(__file__).resolve().parents[1]
 
 CHAPTER = textwrap.dedent("""\
     # %% [markdown]
@@ -87,6 +89,43 @@ def test_scorecard_page_links_every_claim_and_refuses_duplicates(tmp_path):
     write_claims(tmp_path / "claims" / "02_never_run.json", "02_never_run", [c])
     with pytest.raises(bb.ChapterError, match="unique"):
         bb.write_scorecard(tmp_path, ["01_demo", "02_never_run"])
+
+
+def test_a_scorecard_names_its_build_and_two_builds_compare_claim_by_claim(tmp_path, capsys):
+    import importlib.util
+
+    from nadcore import runtime
+    from nadcore.book.evidence import Claim, Criterion, t_interval, write_claims
+
+    spec = importlib.util.spec_from_file_location("compare_builds", ROOT / "scripts" / "compare_builds.py")
+    cb = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cb)
+
+    def build(folder, values):
+        crit = Criterion("x", ">=", 0.5)
+        claims = [Claim.evaluate(i, "01_demo", "a.", crit, t_interval(v), trained=True) for i, v in values.items()]
+        write_claims(folder / "claims" / "01_demo.json", "01_demo", claims)
+        return bb.write_scorecard(folder, ["01_demo"])
+
+    a = build(tmp_path / "a", {"one": [0.8, 0.81, 0.82], "two": [0.7, 0.72, 0.74]})
+    assert a["build"]["cpu"] == runtime.cpu_model() and set(a["build"]) >= {"commit", "dirty", "written"}
+    build(tmp_path / "b", {"one": [0.8, 0.81, 0.82], "two": [0.5, 0.7, 0.74], "three": [0.9, 0.9, 0.9]})
+    record = tmp_path / "a.json"
+    card_a = json.loads((tmp_path / "a" / "scorecard.json").read_text())
+    card_a["build"]["dirty"] = False
+    (tmp_path / "a" / "scorecard.json").write_text(json.dumps(card_a))
+    assert cb.main(["--record", str(tmp_path / "a" / "scorecard.json"), "--out", str(record)]) == 0
+    assert json.loads(record.read_text())["claims"]["one"]["verdict"] == "reproduced"
+    capsys.readouterr()
+    assert cb.main([str(record), str(tmp_path / "b" / "scorecard.json")]) == 1  # "two" changed verdict
+    out = capsys.readouterr().out
+    assert "2 claims in both builds; 1 changed verdict" in out and "two (paper): reproduced" in out
+    assert "only in B: three" in out and "values: 1 of 2 identical" in out
+    assert cb.main([str(record), str(record)]) == 0
+    card_a["build"]["dirty"] = True
+    (tmp_path / "a" / "scorecard.json").write_text(json.dumps(card_a))
+    with pytest.raises(SystemExit, match="uncommitted"):
+        cb.main(["--record", str(tmp_path / "a" / "scorecard.json"), "--out", str(record)])
 
 
 def test_cli_usage_errors(book, capsys):

@@ -42,6 +42,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from nadcore import runtime
 from nadcore.book.evidence import read_claims
 from nadcore.book.profiles import chapter_module
 from nadcore.book.scorecard import write_page
@@ -285,7 +286,9 @@ def executed_profile(ipynb: Path) -> str | None:
 def write_scorecard(executed: Path, stems: list[str], coverage=None) -> dict:
     """Merge the executed chapters' claims into ``scorecard.json`` and write the Scorecard page
     ``scorecard.md`` with its forest plots (:mod:`nadcore.book.scorecard`): verdict badges and
-    counts first, one line per claim linking to the section that states its verdict.
+    counts first, one line per claim linking to the section that states its verdict. The JSON
+    also says what made it (``"build"``: the commit, whether the tree had uncommitted changes,
+    the CPU, the time), for :file:`scripts/compare_builds.py`.
     ``coverage``: (have, missing) lines on the papers' networks, or a function of the build's
     profile that gives them (``scripts/build_book.py`` passes
     :func:`nadcore.chapters.campaigns.coverage_lines`); None: no such section."""
@@ -296,6 +299,8 @@ def write_scorecard(executed: Path, stems: list[str], coverage=None) -> dict:
     dup = sorted({i for i in ids if ids.count(i) > 1})
     if dup:
         raise ChapterError(f"claim ids must be unique across chapters; repeated: {dup}")
+    root = Path(__file__).resolve().parents[2]
+    card["build"] = {**runtime.commit_info(root), "cpu": runtime.cpu_model(), "written": runtime.utc_now()}
     (executed / "scorecard.json").write_text(json.dumps(card, indent=1))
     profile = executed_profile(executed / (stems[0] + ".ipynb")) if stems else None
     if callable(coverage):  # the campaigns' coverage of the papers' networks, for this profile
