@@ -319,8 +319,11 @@ for arch, width in study.widths_studied(bundle):
 # cells first, then walks the whole grid coarse to fine (its first cells lie on every fourth
 # frequency). The second table answers the width question directly on the cells that both
 # bundles have: how far the narrow network is from the full one, and each from the published
-# map. The claims are those of the narrow networks, at full width; matching the published map
-# counts only once the trained cells include some that the published map has below 0.9. One
+# map. The claims are those of the narrow networks, at full width. Matching the published map
+# is a claim about the whole grid, and a walk from coarse to fine trains the easy cells first:
+# its distance weights each trained cell by its stratum's share of the grid (the published
+# accuracy's band, below 0.55, 0.55-0.9 or above, crossed with on the coarse grid or off it), and
+# counts only once every stratum holds two trained cells. One
 # more claim per network asks whether the narrow network stands in for the full one (within
 # 0.05 on the shared cells), counted only where the full network learns some of those cells
 # and fails on others.

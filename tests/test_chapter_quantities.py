@@ -86,10 +86,10 @@ def test_bundle_map_mirrors_untrained_cells_and_measures_the_distance():
     i, j = list(grid.frequencies).index((4, 0)) // 16, list(grid.frequencies).index((4, 0)) % 16
     assert m[i, j] == pytest.approx(pub[0] + 0.02)  # (4, 0) drawn from its transpose (0, 4)
     assert np.isnan(m).sum() == 256 - 7  # 4 cells and the transposes of 3 ((2, 2) is its own)
-    d = bundled.map_distance(frame, "resnet18")
-    assert d.value == pytest.approx(0.02) and d.unit == "groups" and "4 cells" in d.method
-    two = bundled.map_distance(_frame(cells, pub + 0.02, seeds=(0, 1)), "resnet18")
-    assert two.value == pytest.approx(0.02) and two.unit == "seeds"
+    # the 4 cells miss a stratum of the grid: no distance over the grid, and the precondition says so
+    assert np.isnan(bundled.map_distance(frame, "resnet18").value)
+    ((text, ok),) = bundled.map_coverage(frame, "resnet18").items()
+    assert not ok and "published 0.9 and above, off it" in text
     gap = bundled.frequency_gap(frame, "resnet18", 4, 8)
     low, high = np.mean(pub[:2] + 0.02), np.mean(pub[2:] + 0.02)
     assert gap.value == pytest.approx(low - high)
@@ -101,21 +101,42 @@ def test_bundle_map_mirrors_untrained_cells_and_measures_the_distance():
 def test_seeds_that_trained_only_some_cells_do_not_make_a_per_seed_interval():
     # a campaign adds seeds to the width study's cells first: seed 0 has the rows, seeds 1 and 2
     # only two hard cells; a mean over each seed's own cells would compare different problems
-    cells = [(0, 0), (0, 4), (0, -16), (2, -14), (2, 2), (2, 6)]
+    cells = [(0, 0), (0, 4), (0, 2), (2, 4), (0, -16), (2, -14), (2, 2), (2, 6)]
     pub = published_fig1_map("resnet18", cells)
-    frame = pd.concat([_frame(cells, pub + 0.02), _frame(cells[4:], pub[4:] + 0.3, seeds=(1, 2))])
+    frame = pd.concat([_frame(cells, pub + 0.02), _frame(cells[6:], pub[6:] + 0.3, seeds=(1, 2))])
     assert not bundled.seeds_balanced(frame) and bundled.seeds_per_cell(frame) == "1-3 per cell"
+    err = np.abs(np.r_[pub[:6] + 0.02, pub[6:] + (0.02 + 0.6) / 3] - pub)  # each cell at its seed mean
+    strata = bundled.map_strata("resnet18", cells)
+    shares = pd.Series(bundled.map_strata("resnet18", bundled.GRID.frequencies)).value_counts(normalize=True)
     d = bundled.map_distance(frame, "resnet18")
-    per_cell = np.abs(np.r_[pub[:4] + 0.02, pub[4:] + (0.02 + 0.6) / 3] - pub).mean()
-    assert d.unit == "groups" and d.value == pytest.approx(per_cell)  # each cell at its seed mean
+    want = sum(w * err[strata == h].mean() for h, w in shares.items())
+    assert d.unit == "groups" and d.value == pytest.approx(want)
     fit = bundled.train_fit(frame)
     assert fit.unit == "groups" and fit.value == pytest.approx(1.0)
     gap = bundled.frequency_gap(frame, "resnet18", 4, 8)
     assert "paired" in gap.method
     balanced = _frame(cells, pub + 0.02, seeds=(0, 1, 2))
     assert bundled.seeds_balanced(balanced) and bundled.seeds_per_cell(balanced) == 3
-    assert bundled.map_distance(balanced, "resnet18").unit == "seeds"
+    assert bundled.map_distance(balanced, "resnet18").value == pytest.approx(0.02)  # over the grid's cells
     assert not bundled.seeds_balanced(_frame(cells, pub)) and bundled.seeds_per_cell(_frame(cells, pub)) == 1
+
+
+def test_the_distance_to_the_published_map_is_over_the_grid_not_the_trained_cells():
+    # a campaign trained the easy coarse cells first: 12 of them matched to 0.001, 2 of each other
+    # stratum off by 0.1; the grid is 25% coarse and ResNet-18 learns 75% of it
+    strata = bundled.map_strata("resnet18", bundled.GRID.frequencies)
+    pick = {h: [c for c, s in zip(bundled.GRID.frequencies, strata) if s == h] for h in set(strata)}
+    easy = "published 0.9 and above, coarse grid"
+    cells = pick[easy][:12] + [c for h in sorted(set(strata) - {easy}) for c in pick[h][:2]]
+    pub = published_fig1_map("resnet18", cells)
+    off = np.r_[np.full(12, 0.001), np.full(len(cells) - 12, 0.1)]
+    frame = _frame(cells, np.clip(pub - off, 0, 1))
+    ((_, ok),) = bundled.map_coverage(frame, "resnet18").items()
+    d = bundled.map_distance(frame, "resnet18")
+    err = np.abs(np.clip(pub - off, 0, 1) - pub)
+    assert ok and err.mean() < 0.03  # the trained cells' mean: within 0.05
+    assert d.value == pytest.approx(0.25 * err[:12].mean() + 0.75 * err[12:].mean())  # the grid's
+    assert d.value > 0.07 and d.low <= d.value <= d.high and "3 strata" in d.method
 
 
 def test_select_keeps_one_network_width_and_recipe():
@@ -231,6 +252,11 @@ def test_full_width_claims_are_named_so_and_count_only_on_cells_the_published_ma
     hard = easy + [(2, 2)]  # both frequencies 2 mod 4: at chance in the published map
     narrow = study.big_fig1_evidence(bundle, "resnet18", 16, _frame(hard, published_fig1_map("resnet18", hard)))
     assert "fig1-matches-published-resnet18" in narrow and set(narrow) <= ids
+    assert all(narrow["fig1-frequency-gap-resnet18"]["preconditions"].values())
+    # the distance to the map is over the grid: it needs 2 cells of each of its strata
+    assert not any(narrow["fig1-matches-published-resnet18"]["preconditions"].values())
+    spread = hard + [(2, 6), (0, 2), (2, 4)]
+    narrow = study.big_fig1_evidence(bundle, "resnet18", 16, _frame(spread, published_fig1_map("resnet18", spread)))
     assert all(narrow["fig1-matches-published-resnet18"]["preconditions"].values())
 
 

@@ -167,7 +167,7 @@ class SettingChecks:
         cells = sorted(tuple(c) for c in DIAGNOSTIC[arch])
         rows = bundled.on_cells(bundled.select(frame, arch, width), cells)
         return dict(
-            interval=bundled.map_distance(rows, arch),
+            interval=bundled.cells_distance(rows, arch),
             diagnostic_cells=", ".join(map(str, cells)),
             **self._bundle_fill(bundle, arch, width, rows),
         )
