@@ -153,7 +153,7 @@ def texts(outputs) -> list[str]:
 
 ATOL, RTOL = 0.02, 0.05
 _NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?(?!\w|\.\d)")
-_MARGIN = r"(?: by less than its CPU margin \(#, one standard error\))?"  # numbers are "#" by then
+_MARGIN = r"(?: by less than its CPU margin \(#, (?:one standard error|# standard errors: runs of this build)\))?"  # numbers are "#" by then
 #: a reason's CPU margin: it comes and goes with the verdict, so it is left out, number and all
 _MARGIN_TEXT = re.compile(r" by less than its CPU margin \([^)]*\)")
 _VERDICT = re.compile(

@@ -64,7 +64,7 @@ def test_claim_schema_roundtrip(tmp_path):
         "03_linear_separability",
         "Fig. 1: ...",
         Criterion("gap", ">=", 0.05),
-        t_interval([0.2, 0.3, 0.25]),
+        t_interval([0.2, 0.22, 0.21]),
         trained=True,
         budget_fraction=0.5,
         paper_value=0.4,
@@ -212,6 +212,35 @@ def test_an_interval_decides_only_beyond_its_cpu_margin():
     assert crit.verdict(far)[0] == "not reproduced"
     below = _interval_with(0.41, 0.05, 4)  # high 0.490 < 0.5, by less than the margin
     assert below.high < 0.5 and crit.verdict(below)[0] == "inconclusive"
+
+
+def test_runs_this_build_trained_clear_the_bound_by_what_another_cpu_would_move_their_edge():
+    from scipy.stats import t
+
+    from nadcore.book.evidence import cpu_margin, redraw_factor, runs_to_decide
+
+    crit = Criterion("q", ">=", 0.5)
+    iv = _interval_with(0.62, 0.05, 4)  # low 0.540: 1.6 standard errors above 0.5
+    q = t.ppf(0.975, 3)
+    assert redraw_factor(4) == pytest.approx(np.sqrt(2) * np.sqrt(1 + q**2 / 6))  # the edge's spread
+    assert cpu_margin(iv, redrawn=True) == pytest.approx(0.025 * redraw_factor(4))
+    assert crit.verdict(iv)[0] == "reproduced" and crit.verdict(iv, redrawn=True)[0] == "inconclusive"
+    assert redraw_factor(3) == pytest.approx(3.36, abs=0.01) and redraw_factor(10) == pytest.approx(1.60, abs=0.01)
+    # the edge of a fresh draw of 4 runs lands beyond the margin about one time in six
+    rng = np.random.default_rng(0)
+    draws = rng.normal(0.0, 1.0, (20000, 2, 4))
+    edges = draws.mean(2) - q * draws.std(2, ddof=1) / 2
+    assert np.std(edges[:, 0] - edges[:, 1]) == pytest.approx(redraw_factor(4) * 0.5, rel=0.1)
+    # a claim trained in this build gets the wider margin, one read from a campaign bundle not
+    kw = dict(trained=True, budget_fraction=1.0)
+    built = Claim.evaluate("b", "03", "x.", crit, iv, profile="cpu", **kw)
+    bundled = Claim.evaluate("c", "03", "x.", crit, iv, profile="campaign cpu", **kw)
+    untrained = Claim.evaluate("d", "03", "x.", crit, iv, profile="cpu", trained=False)
+    assert built.verdict == "inconclusive" and "runs of this build" in built.note
+    assert bundled.verdict == untrained.verdict == "reproduced"
+    # ... and what would settle it asks for the runs that clear the wider margin
+    assert built.to_settle["need"] > runs_to_decide(iv, Criterion("q", ">=", 0.55))["have"]
+    assert runs_to_decide(iv, crit, redrawn=True)["need"] == built.to_settle["need"]
 
 
 def test_a_closed_form_at_its_bound_is_at_it_on_every_cpu():

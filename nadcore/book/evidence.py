@@ -19,9 +19,12 @@ Monte Carlo groups, an exact value; its names are importable from here as well).
 
 The same code and seeds must give the same verdict on every CPU (:func:`cpu_margin`). Another
 CPU's kernels round differently, and SGD carries that rounding into every trained run, which then
-moves as a run of a nearby seed does; so an interval decides a verdict only when it clears the
-criterion's bound by one standard error of its value (the interval's half-width over its t or z
-quantile), and one that ends nearer to the bound than that is inconclusive on every CPU. An exact
+moves as a run of a new seed does; so an interval decides a verdict only when it clears the
+criterion's bound by the distance its edge would move on another CPU: for runs trained in this
+build, the spread of the edge between two draws of the runs (3.4 standard errors for 3 seeds,
+1.6 for 10); for values read from a committed bundle or not trained, which another CPU moves by
+rounding only, one standard error. An interval that ends nearer to the bound than that is
+inconclusive on every CPU. An exact
 value (a closed form, no interval) is compared with the bound up to float rounding
 (:data:`ROUNDING`): a closed form equal to its bound is equal to it on every CPU.
 
@@ -65,7 +68,7 @@ from nadcore.book.intervals import (
     spearman,
     t_interval,
 )
-from nadcore.book.settling import SETTLE_CAP, fixed_group_floor, quantile, runs_to_decide
+from nadcore.book.settling import SETTLE_CAP, fixed_group_floor, quantile, redraw_factor, runs_to_decide
 
 __all__ = [
     "VERDICTS",
@@ -99,6 +102,7 @@ __all__ = [
     "UNBOUNDED",
     "ROUNDING",
     "cpu_margin",
+    "redraw_factor",
     "runs_to_decide",
     "fixed_group_floor",
     "SETTLE_CAP",
@@ -153,15 +157,26 @@ CLAIM_KEYS = (
 ROUNDING = 1e-9
 
 
-def cpu_margin(iv: "Interval") -> float:
-    """How far an interval must clear a criterion's bound for its verdict to hold on every CPU:
-    one standard error of the value, ``half-width / quantile`` (another CPU moves each trained run
-    as a nearby seed would, so the mean moves by about its standard error); 0 for an exact value,
-    which :data:`ROUNDING` covers instead (see the module docstring)."""
+def cpu_margin(iv: "Interval", redrawn: bool = False) -> float:
+    """How far an interval must clear a criterion's bound for its verdict to hold on every CPU; 0
+    for an exact value, which :data:`ROUNDING` covers instead (see the module docstring).
+
+    ``redrawn``: the interval is over runs that this build trained, which another CPU's rounding
+    redraws as new seeds would be: both the mean and the spread of the runs change, so the edge
+    ``mean -+ q s / sqrt(n)`` of the other CPU's interval differs from this one's by about
+    ``sqrt(2) SE sqrt(1 + q^2 / (2 (n - 1)))`` (``SE = s / sqrt(n)``, ``q`` the t quantile; the
+    sample sd of n runs has a spread of ``s / sqrt(2 (n - 1))``), and the margin is that: 3.4 SE
+    for 3 seeds, 1.6 for 10. Otherwise (runs read from a committed bundle, Monte Carlo and closed
+    forms, which another CPU moves only by rounding) one standard error, ``half-width / q``."""
     lo, hi = iv.low, iv.high
     if not (math.isfinite(lo) and math.isfinite(hi)) or lo == hi:
         return 0.0
-    return (hi - lo) / 2 / quantile(int(iv.n))
+    n = int(iv.n)
+    q = quantile(n)
+    se = (hi - lo) / 2 / q
+    if not redrawn:
+        return se
+    return se * redraw_factor(n)
 
 
 def stratified_interval(values, strata, weights: dict, bounds=UNBOUNDED, what: str = "cells") -> Interval:
@@ -235,19 +250,27 @@ class Criterion:
             return (self.center - t, self.center + t)
         return (t, math.inf) if self.op in (">=", ">") else (-math.inf, t)
 
-    def verdict(self, iv: Interval, preconditions: dict[str, bool] | None = None) -> tuple[str, str]:
+    def verdict(
+        self, iv: Interval, preconditions: dict[str, bool] | None = None, redrawn: bool = False
+    ) -> tuple[str, str]:
         """``(verdict, reason)`` for the interval ``iv`` (see the module docstring): decided only
-        where the whole interval clears the bound by :func:`cpu_margin`."""
+        where the whole interval clears the bound by :func:`cpu_margin` (``redrawn``: over runs
+        this build trained)."""
         failed = [name for name, ok in (preconditions or {}).items() if not ok]
         if failed:
             return "inconclusive", "precondition not met: " + "; ".join(failed)
         lo, hi = iv.low, iv.high
         if not (math.isfinite(lo) and math.isfinite(hi)):
             return "inconclusive", "no interval (fewer than 2 independent values)"
-        m = cpu_margin(iv)
+        m = cpu_margin(iv, redrawn)
         exact = lo == hi
         what = "the value" if exact else "the whole interval"
-        near = "" if exact else f" by less than its CPU margin ({number(m)}, one standard error)"
+        size = (
+            f"{number(redraw_factor(int(iv.n)))} standard errors: runs of this build"
+            if redrawn
+            else "one standard error"
+        )
+        near = "" if exact else f" by less than its CPU margin ({number(m)}, {size})"
         if self.op == "within":
             a, b = self.band
             if exact:
@@ -427,7 +450,8 @@ class Claim:
         ``settle_floor``: the part of the interval more of them cannot shrink
         (:func:`runs_to_decide`'s ``floor``)."""
         interval = interval.clipped(bounds)
-        verdict, reason = criterion.verdict(interval, preconditions)
+        redrawn = bool(trained) and not str(profile).startswith("campaign")
+        verdict, reason = criterion.verdict(interval, preconditions, redrawn)
         known = reduced is not None
         reduced = list(reduced or [])
         if budget_fraction is not None and budget_fraction < 0.999:
@@ -441,7 +465,7 @@ class Claim:
         if not known:
             reduced.append("settings not recorded against the paper's")
         settle = (
-            runs_to_decide(interval, criterion, preconditions, hours_per_unit, floor=settle_floor)
+            runs_to_decide(interval, criterion, preconditions, hours_per_unit, floor=settle_floor, redrawn=redrawn)
             if verdict == "inconclusive"
             else None
         )

@@ -17,7 +17,7 @@ from scipy.stats import t as student_t
 
 from nadcore.book.intervals import Interval, number
 
-__all__ = ["SETTLE_CAP", "UNIT_CAPS", "quantile", "runs_to_decide", "fixed_group_floor"]
+__all__ = ["SETTLE_CAP", "UNIT_CAPS", "quantile", "redraw_factor", "runs_to_decide", "fixed_group_floor"]
 
 #: the most independent values :func:`runs_to_decide` proposes; past it a claim is called
 #: undecidable by more runs of the same kind
@@ -33,6 +33,13 @@ def quantile(n: int) -> float:
     return float(student_t.ppf(0.975, n - 1)) if n and n >= 2 else 1.959963984540054
 
 
+def redraw_factor(n: int) -> float:
+    """The CPU margin of an interval over ``n`` runs that another CPU redraws, in standard errors
+    (:func:`nadcore.book.evidence.cpu_margin`)."""
+    q = quantile(n)
+    return math.sqrt(2.0) * math.sqrt(1.0 + q * q / (2.0 * (n - 1))) if n >= 2 else math.sqrt(2.0)
+
+
 def runs_to_decide(
     iv: Interval,
     criterion,
@@ -40,12 +47,14 @@ def runs_to_decide(
     hours_per_unit: float | None = None,
     cap: int = SETTLE_CAP,
     floor: tuple[float, str] | None = None,
+    redrawn: bool = False,
 ) -> dict:
     """What would decide an inconclusive claim, from its measured spread (a power calculation):
     ``{"unit", "have", "need", "more", "hours", "why"}``. ``need``: the fewest independent values
     (seeds, cells, indices or Monte Carlo groups, as ``iv.unit`` and its method say) at which the
     interval, with the same mean and spread per value, would clear the criterion's nearest bound
-    by its CPU margin too (``(quantile(n) + 1) * sd / sqrt(n) < distance``); None where no number
+    by its CPU margin too (``(quantile(n) + r) * sd / sqrt(n) < distance``, ``r`` the margin in
+    standard errors: 1, or :func:`redraw_factor` where ``redrawn``); None where no number
     up to ``cap`` does (the value sits on the bound) or where there is no spread to go by.
     ``hours``: ``more * hours_per_unit`` where the cost of one more value is known. ``floor``:
     ``(distance, what)`` where part of the interval cannot shrink with more values of the unit
@@ -76,7 +85,8 @@ def runs_to_decide(
         )
         return out
     cap = min(cap, UNIT_CAPS.get(unit, cap))
-    need = next((k for k in range(n, cap + 1) if (quantile(k) + 1) * sd / math.sqrt(k) < distance), None)
+    r = redraw_factor if redrawn else (lambda k: 1.0)
+    need = next((k for k in range(n, cap + 1) if (quantile(k) + r(k)) * sd / math.sqrt(k) < distance), None)
     if need is None:
         out["why"] = (
             f"the value lies {number(distance)} from the bound, within the spread of {cap} "
