@@ -73,3 +73,19 @@ def test_cache_serves_the_same_bits_either_way(tmp_path, monkeypatch):
     assert "checkpoint_networks" in served.extras
     _same_bits(first, again)
     _same_bits(first, served)
+
+
+def test_cpu_rounding_compares_a_kernel_path_change_with_a_new_seed():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "cpu_rounding.py"
+    spec = importlib.util.spec_from_file_location("cpu_rounding", path)
+    cr = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cr)
+    a = {f"0,12/{s}": {"acc": acc, "w": [float(s), 0.0]} for s, acc in enumerate([0.50, 0.52, 0.54])}
+    b = {f"0,12/{s}": {"acc": acc + 0.01, "w": [float(s), 0.1]} for s, acc in enumerate([0.50, 0.52, 0.54])}
+    lines = cr.summary(a, b)
+    # sd over seeds 0.02: a change of 0.01 is 0.01 / (0.02 sqrt(2) sqrt(2/pi)) = 0.44 of a redraw's
+    assert "mean |change| 0.0100 = 0.44 of a new seed's" in lines[1] and "(0.100)" in lines[2]
+    assert cr.main(["--quick"]) == 0  # both kernel paths train in child processes
