@@ -35,17 +35,20 @@ def load(path: Path) -> dict:
     """A build's verdicts, ``{"about": {...}, "claims": {id: {kind, verdict, value, ci_low,
     ci_high}}}``, from a scorecard or a record."""
     data = json.loads(Path(path).read_text())
-    if "about" in data:
-        return data
-    if "claims" not in data:
+    return data if "about" in data else _verdicts(data, path)
+
+
+def _verdicts(card: dict, path: Path) -> dict:
+    if "claims" not in card:
         raise SystemExit(f"error: {path} is neither a scorecard nor a record of one (no 'claims')")
-    claims = {c["id"]: {k: c.get(k) for k in FIELDS} for c in data["claims"]}
+    claims = {c["id"]: {k: c.get(k) for k in FIELDS} for c in card["claims"]}
     return {"about": {"source": str(path)}, "claims": claims}
 
 
 def record(scorecard: Path) -> dict:
     """A scorecard's verdicts with what made them: the commit, the CPU, the kernel path, the date."""
-    rec, card = load(scorecard), json.loads(scorecard.read_text())
+    card = json.loads(Path(scorecard).read_text())
+    rec = _verdicts(card, scorecard)
     build = card.get("build")
     if not build:
         raise SystemExit(f"error: {scorecard} does not say what made it; record a scorecard of this version's build")

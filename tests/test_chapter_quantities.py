@@ -107,7 +107,7 @@ def test_seeds_that_trained_only_some_cells_do_not_make_a_per_seed_interval():
     assert not bundled.seeds_balanced(frame) and bundled.seeds_per_cell(frame) == "1-3 per cell"
     err = np.abs(np.r_[pub[:6] + 0.02, pub[6:] + (0.02 + 0.6) / 3] - pub)  # each cell at its seed mean
     strata = bundled.map_strata("resnet18", cells)
-    shares = pd.Series(bundled.map_strata("resnet18", bundled.GRID.frequencies)).value_counts(normalize=True)
+    shares = bundled.map_shares("resnet18")
     d = bundled.map_distance(frame, "resnet18")
     want = sum(w * err[strata == h].mean() for h, w in shares.items())
     assert d.unit == "groups" and d.value == pytest.approx(want)

@@ -351,8 +351,8 @@ def test_runs_to_decide_knows_a_side_of_a_gap_that_cannot_grow():
     iv = difference_interval(first, exactly(rng, 9, 0.0, 0.006), what="NAD indices")
     assert crit.verdict(iv)[0] == "inconclusive"
     assert runs_to_decide(iv, crit)["need"] is not None  # the pooled spread alone asks for more
-    floor = fixed_group_floor(first)
-    settle = runs_to_decide(iv, crit, floor=(floor, "the first NADs"))
+    floor = (first, None, "the first NADs")
+    settle = runs_to_decide(iv, crit, floor=floor)
     assert settle["need"] is None and "cannot decide" in settle["why"] and "the first NADs" in settle["why"]
     # and so it is: with 300 indices on the other side the verdict stays undecided
     many = difference_interval(first, exactly(rng, 300, 0.0, 0.006), what="NAD indices")
@@ -361,7 +361,13 @@ def test_runs_to_decide_knows_a_side_of_a_gap_that_cannot_grow():
     assert fixed_group_floor(first[:6], 10) < fixed_group_floor(first[:6])
     # a bound beyond the floor keeps the power calculation
     far = Criterion("gap", ">=", 0.5)
-    assert runs_to_decide(iv, far, floor=(floor, "the first NADs"))["why"] == runs_to_decide(iv, far)["why"]
+    assert runs_to_decide(iv, far, floor=floor)["why"] == runs_to_decide(iv, far)["why"]
+    # runs this build trained clear their bound by a redraw's margin, and so does the floor
+    wider = fixed_group_floor(first, redrawn=True)
+    assert wider > fixed_group_floor(first)
+    between = Criterion("gap", ">=", 0.10 - (wider + fixed_group_floor(first)) / 2)
+    assert runs_to_decide(iv, between, floor=floor)["why"] == runs_to_decide(iv, between)["why"]
+    assert "cannot decide" in runs_to_decide(iv, between, floor=floor, redrawn=True)["why"]
 
 
 def test_a_campaign_claim_prices_one_more_seed_or_cell_from_its_bundles_ledger():

@@ -441,7 +441,7 @@ class Claim:
         hours_per_unit: float | None = None,
         revised: str = "",
         reading: str = "",
-        settle_floor: tuple[float, str] | None = None,
+        settle_floor: tuple | None = None,
     ) -> "Claim":
         """The claim's verdict computed from ``criterion`` and ``interval`` (kept in ``bounds``).
         ``reduced``: the settings below the paper's (None: not known, so not at the paper's

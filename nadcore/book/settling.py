@@ -1,7 +1,8 @@
 """What would settle an inconclusive claim: a power calculation from its measured spread.
 
 An interval decides a verdict only when it clears the criterion's bound by its CPU margin
-(:func:`nadcore.book.evidence.cpu_margin`, one standard error of the value). For a row that does
+(:func:`nadcore.book.evidence.cpu_margin`: one standard error of the value, or what a redraw of
+the runs would move the interval's edge where the build trained them). For a row that does
 not, :func:`runs_to_decide` says how many more seeds, cells, NAD indices or Monte Carlo groups of
 the same spread would take it, margin included, clear of the nearest bound, and what they cost
 where the cost of one run is known; :func:`fixed_group_floor` says how near the bound a value can
@@ -46,7 +47,7 @@ def runs_to_decide(
     preconditions: dict | None = None,
     hours_per_unit: float | None = None,
     cap: int = SETTLE_CAP,
-    floor: tuple[float, str] | None = None,
+    floor: tuple | None = None,
     redrawn: bool = False,
 ) -> dict:
     """What would decide an inconclusive claim, from its measured spread (a power calculation):
@@ -57,9 +58,10 @@ def runs_to_decide(
     standard errors: 1, or :func:`redraw_factor` where ``redrawn``); None where no number
     up to ``cap`` does (the value sits on the bound) or where there is no spread to go by.
     ``hours``: ``more * hours_per_unit`` where the cost of one more value is known. ``floor``:
-    ``(distance, what)`` where part of the interval cannot shrink with more values of the unit
-    (a group whose every value is measured: :func:`fixed_group_floor`); a value no farther from
-    the bound than ``distance`` is then undecidable by more of them."""
+    ``(values, most, what)`` where part of the interval cannot shrink with more values of the unit
+    (a group that can hold ``most`` values at most, ``what`` naming it); a value no farther from
+    the bound than :func:`fixed_group_floor` of that group, at the same margin, is then
+    undecidable by more of them."""
     unit = "seeds" if iv.unit == "seeds" else "values" if iv.unit == "values" else _unit_name(iv.method)
     out = {"unit": unit, "have": int(iv.n), "need": None, "more": None, "hours": None, "why": ""}
     failed = [name for name, ok in (preconditions or {}).items() if not ok]
@@ -77,10 +79,11 @@ def runs_to_decide(
     if distance <= 0 or sd <= 0:
         out["why"] = "the value lies on the bound: more runs of the same kind cannot decide it"
         return out
-    if floor is not None and distance <= floor[0]:
+    fixed = fixed_group_floor(floor[0], floor[1], redrawn) if floor is not None else -math.inf
+    if distance <= fixed:
         out["why"] = (
-            f"the value lies {number(distance)} from the bound, and {floor[1]} keep the interval and its "
-            f"CPU margin {number(floor[0])} wide on that side however many more {unit} come: more runs of "
+            f"the value lies {number(distance)} from the bound, and {floor[2]} keep the interval and its "
+            f"CPU margin {number(fixed)} wide on that side however many more {unit} come: more runs of "
             "the same kind cannot decide it"
         )
         return out
@@ -118,18 +121,19 @@ _SINGULAR = {
 }
 
 
-def fixed_group_floor(values, most: int | None = None) -> float:
+def fixed_group_floor(values, most: int | None = None, redrawn: bool = False) -> float:
     """The least distance from a criterion's bound at which a Welch interval of ``mean(values) -
     mean(other)`` (:func:`difference_interval`) still clears it by its CPU margin, however many
     values the other side gets, where ``values`` can grow to ``most`` values at most (default:
-    every one is measured): ``(t_{m-1} + 1) * sd / sqrt(m)`` at ``m = most`` and the measured
-    spread, the interval's half-width and one standard error."""
+    every one is measured): ``(t_{m-1} + r) * sd / sqrt(m)`` at ``m = most`` and the measured
+    spread, the interval's half-width and the margin of ``r`` standard errors (1, or
+    :func:`redraw_factor` where the build trained the runs: ``redrawn``)."""
     v = np.asarray(values, dtype=np.float64).ravel()
     v = v[np.isfinite(v)]
     m = max(int(most or 0), v.size)
     if v.size < 2:
         return math.inf
-    return (quantile(m) + 1) * float(v.std(ddof=1)) / math.sqrt(m)
+    return (quantile(m) + (redraw_factor(m) if redrawn else 1.0)) * float(v.std(ddof=1)) / math.sqrt(m)
 
 
 def _unit_name(method: str) -> str:

@@ -236,7 +236,7 @@ class Chapter:
         paper_value: float | None = None,
         profile: str | None = None,
         hours_per_unit: float | None = None,
-        settle_floor: tuple[float, str] | None = None,
+        settle_floor: tuple | None = None,
         samples: tuple[int, int, str] | None = None,
         **fill,
     ) -> None:

@@ -18,6 +18,8 @@ a band is no noise of the gap.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 
@@ -37,9 +39,10 @@ __all__ = [
     "fig1_map",
     "width_label",
     "map_distance",
-    "cells_distance",
     "map_strata",
+    "map_shares",
     "map_coverage",
+    "cells_distance",
     "MAP_BANDS",
     "map_pearson",
     "train_fit",
@@ -220,24 +223,32 @@ def map_strata(arch: str, cells) -> np.ndarray:
     accuracy there (:data:`MAP_BANDS`), and whether the cell is on the coarse grid (both
     frequencies multiples of 4, :meth:`FourierGrid.subgrid` (2)), which a campaign trains first
     (its stages go coarse to fine) and which the narrow networks learn more easily."""
-    cells = np.asarray(cells, dtype=int).reshape(-1, 2)
+    strata = _grid_strata(arch)
+    return np.array([strata[int(a), int(c)] for a, c in np.asarray(cells, dtype=int).reshape(-1, 2)])
+
+
+def map_shares(arch: str) -> dict[str, float]:
+    """Each stratum's share of Fig. 1's grid (:func:`map_strata`)."""
+    return pd.Series(list(_grid_strata(arch).values())).value_counts(normalize=True).to_dict()
+
+
+@functools.lru_cache(maxsize=None)
+def _grid_strata(arch: str) -> dict[tuple[int, int], str]:
+    cells = np.asarray(GRID.frequencies, dtype=int)
     band = np.digitize(q.published_fig1_map(arch, cells), MAP_BANDS)
     coarse = set(GRID.subgrid(2).frequencies)
     names = ("published below {0}", "published {0}-{1}", "published {1} and above")
-    return np.array(
-        [
-            names[b].format(*MAP_BANDS) + (", coarse grid" if (int(a), int(c)) in coarse else ", off it")
-            for b, (a, c) in zip(band, cells)
-        ]
-    )
+    return {
+        (int(a), int(c)): names[b].format(*MAP_BANDS) + (", coarse grid" if (int(a), int(c)) in coarse else ", off it")
+        for b, (a, c) in zip(band, cells)
+    }
 
 
 def map_coverage(rows: pd.DataFrame, arch: str) -> dict:
     """The precondition of a comparison with the published map over the grid: the trained cells
     hold at least 2 cells of every stratum of the grid (:func:`map_strata`)."""
-    strata = map_strata(arch, GRID.frequencies)
     have = pd.Series(map_strata(arch, _cells(rows)[["k1", "k2"]].to_numpy())).value_counts()
-    short = sorted(h for h in set(strata) if have.get(h, 0) < 2)
+    short = sorted(h for h in map_shares(arch) if have.get(h, 0) < 2)
     text = (
         "the trained cells hold at least 2 cells of each stratum of the grid (published accuracy "
         "band, on the coarse grid or off it)"
@@ -265,8 +276,7 @@ def map_distance(rows: pd.DataFrame, arch: str) -> evidence.Interval:
     c = _cells(rows)
     cells = c[["k1", "k2"]].to_numpy()
     err = np.abs(c["test_acc"].to_numpy() - q.published_fig1_map(arch, cells))
-    shares = pd.Series(map_strata(arch, GRID.frequencies)).value_counts(normalize=True)
-    return evidence.stratified_interval(err, map_strata(arch, cells), shares.to_dict(), (0, 1), "cells")
+    return evidence.stratified_interval(err, map_strata(arch, cells), map_shares(arch), (0, 1), "cells")
 
 
 def map_pearson(rows: pd.DataFrame, arch: str) -> evidence.Interval:
@@ -389,7 +399,8 @@ def fig6_summary(frame: pd.DataFrame, arch: str, width: int, sigma: float, publi
         d = evidence.runs_interval(np.abs(a - pub["test_acc"].to_numpy()), (0, 1), "NAD indices")
         first = q.first_and_beyond(idx)[0]
         floor = (  # the first NADs are ten at most: past that, only more seeds narrow their side
-            evidence.fixed_group_floor((a - pub["test_acc"].to_numpy())[first], q.FIRST_NADS),
+            (a - pub["test_acc"].to_numpy())[first],
+            q.FIRST_NADS,
             f"the first NADs ({int(first.sum())} of the {q.FIRST_NADS} there are trained), at their spread about "
             "the published curve,",
         )
