@@ -6,7 +6,7 @@ another CPU?
     python scripts/compare_builds.py --record book/executed/scorecard.json --out results/builds/X.json
 
 ``--record`` keeps a build's verdicts as a small committed file (each claim's kind, verdict,
-value and interval, with the commit, CPU, kernel path and date of the build that made them), so
+value and interval, with the commit, CPU, kernel path, instruction set and date of the build that made them), so
 that a build on another machine can be compared with it later. A comparison prints each build's
 verdict counts, every claim whose verdict differs (with both values and intervals), the claims
 that only one build has, and how far the values moved where the verdicts agree; it exits with 1
@@ -58,6 +58,7 @@ def record(scorecard: Path) -> dict:
     rec["about"] = {
         "commit": build["commit"],
         "cpu": build["cpu"],
+        "kernels": build.get("kernels", "not recorded"),
         "kernel_path": ", ".join(sorted(paths)),
         "built": build["written"],
     }

@@ -91,7 +91,7 @@ def test_scorecard_page_links_every_claim_and_refuses_duplicates(tmp_path):
         bb.write_scorecard(tmp_path, ["01_demo", "02_never_run"])
 
 
-def test_a_scorecard_names_its_build_and_two_builds_compare_claim_by_claim(tmp_path, capsys):
+def test_a_scorecard_names_its_build_and_two_builds_compare_claim_by_claim(tmp_path, capsys, monkeypatch):
     import importlib.util
 
     from nadcore import runtime
@@ -109,6 +109,10 @@ def test_a_scorecard_names_its_build_and_two_builds_compare_claim_by_claim(tmp_p
 
     a = build(tmp_path / "a", {"one": [0.8, 0.81, 0.82], "two": [0.7, 0.72, 0.74]})
     assert a["build"]["cpu"] == runtime.cpu_model() and set(a["build"]) >= {"commit", "dirty", "written"}
+    assert a["build"]["kernels"].startswith("torch ")  # the instruction set that rounded its runs
+    monkeypatch.setenv("DNNL_MAX_CPU_ISA", "AVX2")
+    assert bb.kernel_isa().endswith(", DNNL_MAX_CPU_ISA=AVX2")
+    monkeypatch.delenv("DNNL_MAX_CPU_ISA")
     build(tmp_path / "b", {"one": [0.8, 0.81, 0.82], "two": [0.5, 0.7, 0.74], "three": [0.9, 0.9, 0.9]})
     record = tmp_path / "a.json"
     card_a = json.loads((tmp_path / "a" / "scorecard.json").read_text())

@@ -300,13 +300,32 @@ def write_scorecard(executed: Path, stems: list[str], coverage=None) -> dict:
     if dup:
         raise ChapterError(f"claim ids must be unique across chapters; repeated: {dup}")
     root = Path(__file__).resolve().parents[2]
-    card["build"] = {**runtime.commit_info(root), "cpu": runtime.cpu_model(), "written": runtime.utc_now()}
+    card["build"] = {
+        **runtime.commit_info(root),
+        "cpu": runtime.cpu_model(),
+        "kernels": kernel_isa(),
+        "written": runtime.utc_now(),
+    }
     (executed / "scorecard.json").write_text(json.dumps(card, indent=1))
     profile = executed_profile(executed / (stems[0] + ".ipynb")) if stems else None
     if callable(coverage):  # the campaigns' coverage of the papers' networks, for this profile
         coverage = coverage(profile if profile in PROFILES else "cpu")
     write_page(card, executed, SCORECARD, profile=profile, coverage=coverage)
     return card
+
+
+#: the environment variables that hold PyTorch, oneDNN and MKL to an instruction set below the CPU's
+ISA_VARIABLES = ("ATEN_CPU_CAPABILITY", "DNNL_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
+
+
+def kernel_isa() -> str:
+    """The instruction set of the build's PyTorch kernels (``"torch AVX512"``), and the variables of
+    :data:`ISA_VARIABLES` that held its libraries below the CPU's (two builds on one CPU round
+    alike only if these agree)."""
+    import torch
+
+    held = [f"{v}={os.environ[v]}" for v in ISA_VARIABLES if os.environ.get(v)]
+    return ", ".join([f"torch {torch.backends.cpu.get_cpu_capability()}"] + held)
 
 
 def toc_text(stems: list[str]) -> str:
