@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from nadcore import runtime  # noqa: E402
-from nadcore.book.evidence import VERDICTS  # noqa: E402
+from nadcore.book.evidence import ROUNDING, VERDICTS  # noqa: E402
 
 FIELDS = ("kind", "verdict", "value", "ci_low", "ci_high")
 
@@ -101,7 +101,27 @@ def compare(a: dict, b: dict) -> tuple[list[str], int]:
     out.append(f"values: {same} of {len(moved)} identical" + ("; largest moves:" if same < len(moved) else ""))
     for d, i in sorted(moved, reverse=True)[: min(8, len(moved) - same)]:
         out.append(f"  {i}: {_iv(ca[i])} vs {_iv(cb[i])} (|diff| {d:.3g})")
+    edges = sorted((e, i) for i in shared if (e := edge_move(ca[i], cb[i])) is not None and e > 0)
+    tiny = sum(e <= ROUNDING for e, _ in edges)
+    edges = [(e, i) for e, i in edges if e > ROUNDING]
+    if edges:
+        out.append(
+            f"interval edges that moved ({len(edges)}), in half-widths of A's interval: median "
+            f"{edges[len(edges) // 2][0]:.2f}, largest {edges[-1][0]:.2f} ({edges[-1][1]})"
+        )
+    if tiny:
+        out.append(f"interval edges that moved by float rounding only (under {ROUNDING:g} of a half-width): {tiny}")
     return out, len(changed)
+
+
+def edge_move(a: dict, b: dict) -> float | None:
+    """How far the farther-moving edge of a claim's interval moved between two builds, in
+    half-widths of the first build's interval (None where either has no interval): what a CPU
+    margin must cover."""
+    lo_a, hi_a, lo_b, hi_b = (c.get(k) for c in (a, b) for k in ("ci_low", "ci_high"))
+    if None in (lo_a, hi_a, lo_b, hi_b) or not all(map(math.isfinite, (lo_a, hi_a, lo_b, hi_b))) or hi_a <= lo_a:
+        return None
+    return max(abs(lo_a - lo_b), abs(hi_a - hi_b)) / ((hi_a - lo_a) / 2)
 
 
 def main(argv=None) -> int:

@@ -125,6 +125,8 @@ def test_a_scorecard_names_its_build_and_two_builds_compare_claim_by_claim(tmp_p
     out = capsys.readouterr().out
     assert "2 claims in both builds; 1 changed verdict" in out and "two (paper): reproduced" in out
     assert "only in B: three" in out and "values: 1 of 2 identical" in out
+    assert "interval edges that moved (1)" in out and "(two)" in out
+    assert cb.edge_move({"ci_low": 0.4, "ci_high": 0.6}, {"ci_low": 0.45, "ci_high": 0.5}) == pytest.approx(1.0)
     assert cb.main([str(record), str(record)]) == 0
     card_a["build"]["dirty"] = True
     (tmp_path / "a" / "scorecard.json").write_text(json.dumps(card_a))
