@@ -215,8 +215,8 @@ fig = study.draw_flipped(xn, xf, data.y_train, energy)
 #   `epochs` epochs. Accuracy is measured on the **clean** test set, and, as a diagnostic, on the
 #   test images carrying the same carrier: a high accuracy there means the network did pick up the
 #   carrier.
-# * **Fig. 8**: `model` on the original and the flipped representation, for `flip_epochs` epochs,
-#   so that both come close to fitting their training set, the regime of the paper's comparison
+# * **Fig. 8**: `model` on the original and the flipped representation, for `flip_epochs` epochs
+#   and `flip_seeds` seeds, so that both come close to fitting their training set, the regime of the paper's comparison
 #   ("approximately 0% training error"). If either does not fit, the verdict is inconclusive. As a
 #   control, a fully connected MLP is trained on both representations, flipped with the same basis,
 #   once for each of `control_seeds` seeds.

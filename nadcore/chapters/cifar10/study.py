@@ -55,7 +55,9 @@ class Study:
         #: Fig. 8's models: the chapter's model, then the other ``flip_models``
         self.flip_models = [model] + [m for m in cfg["flip_models"] if spec_name(m) != self.name]
         self.flip_names = [spec_name(m) for m in self.flip_models]
-        #: the seeds of the fully connected controls (``control_seeds`` of them)
+        #: the seeds of Fig. 8's CNNs (``flip_seeds``) and of its fully connected controls
+        #: (``control_seeds``)
+        self.flip_seeds = [ch.seed + k for k in range(cfg["flip_seeds"])]
         self.control_seeds = [ch.seed + k for k in range(cfg["control_seeds"])]
         self.spec = self.data_key = self.n_train = self.n_test = self.description = None
         #: what a claim and a figure add when the runs come from a campaign bundle (:meth:`campaign`)
@@ -225,7 +227,7 @@ class Study:
     def jobs(self, U) -> list:
         """Every network of Figs. 7 and 8 as jobs of the book's runner, without repeats, the
         longer Fig. 8 runs first: each Fig. 8 model on the original and flipped representation
-        (a CNN flipped with its own NADs, a control with ``U``; the controls on
+        (a CNN flipped with its own NADs on ``flip_seeds``, a control with ``U`` on
         ``control_seeds``), then the chapter's model on the clean and each poisoned set."""
         cfg, ch = self.cfg, self.ch
         bases = {
@@ -242,7 +244,7 @@ class Study:
                 ["clean", "flip"],
                 nads=bases[m],
                 train=dict(recipe, epochs=cfg["flip_epochs"]),
-                seeds=self.control_seeds if spec_name(m) in poisoning.FLIP_CONTROLS else ch.seeds,
+                seeds=self.control_seeds if spec_name(m) in poisoning.FLIP_CONTROLS else self.flip_seeds,
                 **common,
             )
         ]
@@ -466,7 +468,7 @@ class Study:
         test accuracy over the seeds."""
         summary = fig8.groupby(["model", "representation"], sort=False)[["train_acc", "test_acc"]].agg(["mean", "min"])
         seeds = (
-            f"seeds {self.ch.seeds} (controls: {self.control_seeds})"
+            f"seeds {self.flip_seeds} (controls: {self.control_seeds})"
             if not self.sources
             else "seeds "
             + "; ".join(f"{m}: {sorted(map(int, fig8[fig8.model == m].seed.unique()))}" for m in self.flip_names)
