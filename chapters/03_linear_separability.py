@@ -385,7 +385,7 @@ for arch in study.spot_networks(spots):
 # the number of SGD iterations needed to fit the training set varies strongly with the
 # direction. We count the iterations until the training loss (averaged over 20 consecutive
 # mini-batches) falls below `fig2_threshold` (the paper's 0.1, with its 10,000 training samples
-# for 20 epochs; the `cpu` profile trains six cells). A run that never gets there is
+# for 20 epochs; the `cpu` profile trains six cells, with `fig2_seeds` seeds). A run that never gets there is
 # *censored*: it counts as the whole budget, so the averages below are lower bounds. The paper
 # says some directions take "much longer"; the book reads "much" everywhere as at least an
 # order of magnitude, and the claim asks for ten times as many iterations on the high

@@ -195,6 +195,7 @@ def _study(profile="smoke"):
 
     ch = SimpleNamespace(
         cfg=profiles.resolve("03_linear_separability", profile),
+        seed=0,
         seeds=[0],
         cache=None,
         executor=lambda: None,
@@ -619,7 +620,7 @@ def test_resnet18_without_its_pool_is_equalised_when_its_bands_agree_and_not_whe
 
     cfg = profiles.resolve("03_linear_separability", "cpu")
     ch = SimpleNamespace(
-        cfg=cfg, seeds=[0], cache=None, executor=lambda: None, device="cpu", profile="cpu", paper_cfg=cfg
+        cfg=cfg, seed=0, seeds=[0], cache=None, executor=lambda: None, device="cpu", profile="cpu", paper_cfg=cfg
     )
     cells = [(0, 0), (2, 2), (2, 4), (0, 8), (2, -16), (0, -16), (2, -6)]  # 3 low, 3 high, one between
 

@@ -343,7 +343,7 @@ class BigNetworks:
                     "others reached": reached[:, ~lows].sum(1),
                     "budget": f["budget"],
                 },
-                index=pd.Index(self.ch.seeds, name="seed"),
+                index=pd.Index(self.fig2_seeds, name="seed"),
             )
         return pd.concat(out, names=["model", "seed"])
 

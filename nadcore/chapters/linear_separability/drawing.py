@@ -64,10 +64,12 @@ class Drawing:
 
     # ------------------------------------------------------------------ the chapter's figures
     # (each draws one figure of the page and records the numbers behind it as a data file)
-    def title(self, what: str, sigma=None) -> str:
-        """A figure's title line: what it shows, the seeds, the data convention, the profile."""
+    def title(self, what: str, sigma=None, seeds=None) -> str:
+        """A figure's title line: what it shows, the seeds (default: the chapter's), the data
+        convention, the profile."""
         noise = f", sigma={sigma:g}" if sigma is not None else ""
-        return f"{what}\n(mean of {len(self.ch.seeds)} seeds; {self.convention}{noise}; {self.ch.profile} profile)"
+        n = len(self.ch.seeds if seeds is None else seeds)
+        return f"{what}\n(mean of {n} seeds; {self.convention}{noise}; {self.ch.profile} profile)"
 
     def draw_directions(self):
         return plots.direction_images(self.fig6_directions(), title="Six Fourier directions in pixel space")
@@ -113,7 +115,9 @@ class Drawing:
             vmax=max(f["budget"] for f in fig2.values()),
             cmap="magma_r",
             label=f"iterations to loss < {self.cfg['fig2_threshold']:g}",
-            title=self.title("Fig. 2: iterations to a small loss (censored = budget)", self.cfg["fig2_sigma"]),
+            title=self.title(
+                "Fig. 2: iterations to a small loss (censored = budget)", self.cfg["fig2_sigma"], self.fig2_seeds
+            ),
         )
         self.ch.figure_data("fig2", self.fig2_table(fig2))
         return fig

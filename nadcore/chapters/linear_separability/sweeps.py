@@ -137,12 +137,13 @@ class Sweeps:
     # ------------------------------------------------------------------ Fig. 2
     def fig2(self) -> dict:
         """Fig. 2: iterations to a small training loss on ``fig2_cells`` (``fig2_sigma``,
-        ``fig2_train``), per network: the sweep, the censored iterations and the budget."""
+        ``fig2_train``, ``fig2_seeds``), per network: the sweep, the censored iterations and the
+        budget."""
         cells = self.fig2_cells()
         over = dict(sigma=self.cfg["fig2_sigma"], loss_threshold=self.cfg["fig2_threshold"], **self.cfg["fig2_train"])
         out = {}
         for arch in self.models(self.cfg["fig2_models"]):
-            r = sep.fourier_sweep(arch, cells, self.settings(arch, **over), **self.run)
+            r = sep.fourier_sweep(arch, cells, self.settings(arch, **over), **(self.run | {"seeds": self.fig2_seeds}))
             steps = r["iter_loss"].shape[-1]
             out[arch] = dict(result=r, budget=steps, iterations=q.censored_iterations(r["iters_to_loss"], steps))
         return out
@@ -153,7 +154,7 @@ class Sweeps:
 
     def fig2_table(self, fig2: dict) -> pd.DataFrame:
         frame = q.fourier_table(
-            {a: f["result"] for a, f in fig2.items()}, self.ch.seeds, keys=("iters_to_loss", "test_acc", "train_acc")
+            {a: f["result"] for a, f in fig2.items()}, self.fig2_seeds, keys=("iters_to_loss", "test_acc", "train_acc")
         )
         frame["budget"] = frame["model"].map({a: f["budget"] for a, f in fig2.items()})
         return frame
