@@ -570,6 +570,7 @@ def test_fig3_takes_lenet_without_pooling_from_the_bundle_only_at_the_chapters_s
         cfg = profiles.resolve("03_linear_separability", "cpu") | over
         ch = SimpleNamespace(
             cfg=cfg,
+            seed=seeds[0],
             seeds=seeds,
             cache=None,
             executor=lambda: None,
