@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from nadcore import runtime  # noqa: E402
 from nadcore.book.evidence import ROUNDING, VERDICTS  # noqa: E402
 
-FIELDS = ("kind", "verdict", "value", "ci_low", "ci_high")
+FIELDS = ("kind", "verdict", "value", "ci_low", "ci_high", "run")
 
 
 def load(path: Path) -> dict:
@@ -89,6 +89,9 @@ def compare(a: dict, b: dict) -> tuple[list[str], int]:
     out.append(f"{len(shared)} claims in both builds; {len(changed)} changed verdict")
     for i in changed:
         out.append(f"  {i} ({ca[i]['kind']}): {ca[i]['verdict']} {_iv(ca[i])} -> {cb[i]['verdict']} {_iv(cb[i])}")
+    other = [i for i in shared if ca[i].get("run") and cb[i].get("run") and ca[i]["run"] != cb[i]["run"]]
+    if other:
+        out.append(f"claims whose runs differ (other code or parameters, not only another CPU): {len(other)}")
     for name, only in (("A", sorted(set(ca) - set(cb))), ("B", sorted(set(cb) - set(ca)))):
         if only:
             out.append(f"only in {name}: " + ", ".join(only))

@@ -214,6 +214,79 @@ def test_an_interval_decides_only_beyond_its_cpu_margin():
     assert below.high < 0.5 and crit.verdict(below)[0] == "inconclusive"
 
 
+def test_a_run_the_reference_build_ran_keeps_its_verdict_where_only_rounding_moved_it():
+    from nadcore.book.evidence import ANCHOR_SPAN, cpu_margin
+
+    crit = Criterion("q", ">=", 0.5)
+    kw = dict(trained=True, budget_fraction=1.0, profile="cpu", run="k1", reference_about="a Xeon, commit abc1234")
+    here = _interval_with(0.59, 0.05, 10)  # low 0.554: clears 0.5 by 2 margins of 10 redrawn runs
+    m = cpu_margin(here, redrawn=True)
+    assert crit.verdict(here, redrawn=True)[0] == "reproduced"
+    # the reference build (another CPU) found the same run inconclusive, its interval one margin lower
+    ref = {"verdict": "inconclusive", "ci_low": here.low - m, "ci_high": here.high - m, "run": "k1"}
+    c = Claim.evaluate("a", "05", "x.", crit, here, reference=ref, **kw)
+    assert c.verdict == "inconclusive" and "as in the reference build (a Xeon" in c.note and "reproduced" in c.note
+    assert c.to_settle is not None and c.run == "k1" and c.to_json()["run"] == "k1"
+    # ... and the other way round: the verdict the reference build found is the one every CPU shows
+    back = Claim.evaluate(
+        "a",
+        "05",
+        "x.",
+        crit,
+        _interval_with(0.59 - m, 0.05, 10),
+        reference=dict(ref, verdict="reproduced", ci_low=here.low, ci_high=here.high),
+        **kw,
+    )
+    assert back.verdict == "reproduced" and back.to_settle is None
+    # an edge moved further than another CPU's rounding: not the same result, the row keeps its own
+    far = dict(ref, ci_low=here.low - (ANCHOR_SPAN + 0.5) * m, ci_high=here.high - (ANCHOR_SPAN + 0.5) * m)
+    own = Claim.evaluate("a", "05", "x.", crit, here, reference=far, **kw)
+    assert own.verdict == "reproduced" and "more than another CPU's rounding" in own.note
+    # no reference, or the same verdict: the row is its own
+    assert Claim.evaluate("a", "05", "x.", crit, here, **kw).note == crit.verdict(here, redrawn=True)[1]
+    same = dict(ref, verdict="reproduced")
+    assert Claim.evaluate("a", "05", "x.", crit, here, reference=same, **kw).note == crit.verdict(here, redrawn=True)[1]
+    # an exact value moves by float rounding only
+    e = Claim.evaluate(
+        "e",
+        "01",
+        "x.",
+        crit,
+        exact_value(0.5),
+        trained=False,
+        reference={"verdict": "inconclusive", "ci_low": 0.5 + 1e-12, "ci_high": 0.5 + 1e-12},
+    )
+    assert e.verdict == "inconclusive" and "float rounding" in e.note
+
+
+def test_a_run_key_names_code_and_parameters_not_the_machine(tmp_path):
+    import json
+
+    from nadcore.book import reference_build as rb
+
+    key = rb.run_key("05_underspecification", "cpu", 0, {"seeds": 5, "workers": 2}, {"model": "lenet"})
+    assert key == rb.run_key("05_underspecification", "cpu", 0, {"seeds": 5, "workers": 1}, {"model": "lenet"})
+    others = [
+        rb.run_key("05_underspecification", "cpu", 1, {"seeds": 5}, {"model": "lenet"}),
+        rb.run_key("05_underspecification", "smoke", 0, {"seeds": 5}, {"model": "lenet"}),
+        rb.run_key("05_underspecification", "cpu", 0, {"seeds": 6}, {"model": "lenet"}),
+        rb.run_key("05_underspecification", "cpu", 0, {"seeds": 5}, {"model": "mlp"}),
+        rb.run_key("04_cifar10", "cpu", 0, {"seeds": 5}, {"model": "lenet"}),
+    ]
+    assert key not in others and len(set(others)) == len(others)
+    rec = tmp_path / "reference.json"
+    row = {"kind": "paper", "verdict": "reproduced", "value": 0.6, "ci_low": 0.55, "ci_high": 0.65, "run": key}
+    rec.write_text(json.dumps({"about": {"cpu": "Intel Xeon", "commit": "abc1234def"}, "claims": {"c": row}}))
+    assert rb.reference_claim("c", key, rec) == row
+    assert rb.reference_claim("c", others[0], rec) is None and rb.reference_claim("d", key, rec) is None
+    assert rb.reference_about(rec) == "Intel Xeon, commit abc1234"
+    assert rb.reference_claim("c", key, tmp_path / "absent.json") is None
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"claims": {}}))
+    with pytest.raises(ValueError, match="compare_builds.py --record"):
+        rb.reference_claim("c", key, bad)
+
+
 def test_runs_this_build_trained_clear_the_bound_by_what_another_cpu_would_move_their_edge():
     from scipy.stats import t
 

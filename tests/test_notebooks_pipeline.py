@@ -101,9 +101,11 @@ def test_a_scorecard_names_its_build_and_two_builds_compare_claim_by_claim(tmp_p
     cb = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cb)
 
-    def build(folder, values):
+    def build(folder, values, run="k1"):
         crit = Criterion("x", ">=", 0.5)
-        claims = [Claim.evaluate(i, "01_demo", "a.", crit, t_interval(v), trained=True) for i, v in values.items()]
+        claims = [
+            Claim.evaluate(i, "01_demo", "a.", crit, t_interval(v), trained=True, run=run) for i, v in values.items()
+        ]
         write_claims(folder / "claims" / "01_demo.json", "01_demo", claims)
         return bb.write_scorecard(folder, ["01_demo"])
 
@@ -126,6 +128,10 @@ def test_a_scorecard_names_its_build_and_two_builds_compare_claim_by_claim(tmp_p
     assert "2 claims in both builds; 1 changed verdict" in out and "two (paper): reproduced" in out
     assert "only in B: three" in out and "values: 1 of 2 identical" in out
     assert "interval edges that moved (1)" in out and "(two)" in out
+    assert "runs differ" not in out  # the same code and parameters: only the machine differs
+    build(tmp_path / "c", {"one": [0.8, 0.81, 0.82]}, run="k2")
+    cb.main([str(record), str(tmp_path / "c" / "scorecard.json")])
+    assert "claims whose runs differ (other code or parameters, not only another CPU): 1" in capsys.readouterr().out
     assert cb.edge_move({"ci_low": 0.4, "ci_high": 0.6}, {"ci_low": 0.45, "ci_high": 0.5}) == pytest.approx(1.0)
     assert cb.main([str(record), str(record)]) == 0
     card_a["build"]["dirty"] = True

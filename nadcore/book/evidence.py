@@ -24,7 +24,11 @@ criterion's bound by the distance its edge would move on another CPU: for runs t
 build, the spread of the edge between two draws of the runs (3.4 standard errors for 3 seeds,
 1.6 for 10); for values read from a committed bundle or not trained, which another CPU moves by
 rounding only, one standard error. An interval that ends nearer to the bound than that is
-inconclusive on every CPU. An exact
+inconclusive on every CPU. The margin keeps a claim from being reproduced on one CPU and not
+reproduced on another, but a claim that clears its bound by about its margin is still decided on
+one and inconclusive on the next; so where a claim's run is one the committed reference build ran
+and its interval moved by no more than another CPU's rounding, the claim keeps that build's
+verdict (:func:`anchored`, :mod:`nadcore.book.reference_build`). An exact
 value (a closed form, no interval) is compared with the bound up to float rounding
 (:data:`ROUNDING`): a closed form equal to its bound is equal to it on every CPU.
 
@@ -68,7 +72,16 @@ from nadcore.book.intervals import (
     spearman,
     t_interval,
 )
-from nadcore.book.settling import SETTLE_CAP, fixed_group_floor, quantile, redraw_factor, runs_to_decide
+from nadcore.book.settling import (
+    ANCHOR_SPAN,
+    ROUNDING,
+    SETTLE_CAP,
+    anchored,
+    cpu_margin,
+    fixed_group_floor,
+    redraw_factor,
+    runs_to_decide,
+)
 
 __all__ = [
     "VERDICTS",
@@ -102,6 +115,8 @@ __all__ = [
     "UNBOUNDED",
     "ROUNDING",
     "cpu_margin",
+    "anchored",
+    "ANCHOR_SPAN",
     "redraw_factor",
     "runs_to_decide",
     "fixed_group_floor",
@@ -151,32 +166,8 @@ CLAIM_KEYS = (
     "to_settle",
     "revised",
     "reading",
+    "run",
 )
-#: relative float rounding within which an exact value counts as equal to its bound (closed forms
-#: and Monte Carlo statistics differ between CPUs by far less; trained values by far more)
-ROUNDING = 1e-9
-
-
-def cpu_margin(iv: "Interval", redrawn: bool = False) -> float:
-    """How far an interval must clear a criterion's bound for its verdict to hold on every CPU; 0
-    for an exact value, which :data:`ROUNDING` covers instead (see the module docstring).
-
-    ``redrawn``: the interval is over runs that this build trained, which another CPU's rounding
-    redraws as new seeds would be: both the mean and the spread of the runs change, so the edge
-    ``mean -+ q s / sqrt(n)`` of the other CPU's interval differs from this one's by about
-    ``sqrt(2) SE sqrt(1 + q^2 / (2 (n - 1)))`` (``SE = s / sqrt(n)``, ``q`` the t quantile; the
-    sample sd of n runs has a spread of ``s / sqrt(2 (n - 1))``), and the margin is that: 3.4 SE
-    for 3 seeds, 1.6 for 10. Otherwise (runs read from a committed bundle, Monte Carlo and closed
-    forms, which another CPU moves only by rounding) one standard error, ``half-width / q``."""
-    lo, hi = iv.low, iv.high
-    if not (math.isfinite(lo) and math.isfinite(hi)) or lo == hi:
-        return 0.0
-    n = int(iv.n)
-    q = quantile(n)
-    se = (hi - lo) / 2 / q
-    if not redrawn:
-        return se
-    return se * redraw_factor(n)
 
 
 def stratified_interval(values, strata, weights: dict, bounds=UNBOUNDED, what: str = "cells") -> Interval:
@@ -415,6 +406,8 @@ class Claim:
     revised: str = ""
     #: how the criterion reads the sentence's words (the spec's tolerance: "'a few' read as ...")
     reading: str = ""
+    #: the key of the run that computed it, the same on every machine (``reference_build.run_key``)
+    run: str = ""
 
     @classmethod
     def evaluate(
@@ -442,16 +435,23 @@ class Claim:
         revised: str = "",
         reading: str = "",
         settle_floor: tuple | None = None,
+        run: str = "",
+        reference: dict | None = None,
+        reference_about: str = "",
     ) -> "Claim":
         """The claim's verdict computed from ``criterion`` and ``interval`` (kept in ``bounds``).
         ``reduced``: the settings below the paper's (None: not known, so not at the paper's
         settings); the SGD budget and the Monte Carlo fraction below 1 are added to it here.
         ``hours_per_unit``: CPU hours of one more seed, cell or group, for ``to_settle``;
         ``settle_floor``: the part of the interval more of them cannot shrink
-        (:func:`runs_to_decide`'s ``floor``)."""
+        (:func:`runs_to_decide`'s ``floor``). ``run``: the key of the run that computed it
+        (:func:`nadcore.book.reference_build.run_key`); ``reference``: the reference build's row of
+        this claim where that build ran the same key (:func:`anchored`), described by
+        ``reference_about``."""
         interval = interval.clipped(bounds)
         redrawn = bool(trained) and not str(profile).startswith("campaign")
         verdict, reason = criterion.verdict(interval, preconditions, redrawn)
+        verdict, reason = anchored(verdict, reason, interval, redrawn, reference, reference_about)
         known = reduced is not None
         reduced = list(reduced or [])
         if budget_fraction is not None and budget_fraction < 0.999:
@@ -498,6 +498,7 @@ class Claim:
             to_settle=settle,
             revised=revised,
             reading=reading,
+            run=run,
         )
 
     def measured(self) -> Interval:

@@ -1,12 +1,14 @@
-"""What would settle an inconclusive claim: a power calculation from its measured spread.
+"""Verdicts that hold on every CPU, and what would settle an inconclusive claim.
 
 An interval decides a verdict only when it clears the criterion's bound by its CPU margin
-(:func:`nadcore.book.evidence.cpu_margin`: one standard error of the value, or what a redraw of
+(:func:`cpu_margin`: one standard error of the value, or what a redraw of
 the runs would move the interval's edge where the build trained them). For a row that does
 not, :func:`runs_to_decide` says how many more seeds, cells, NAD indices or Monte Carlo groups of
 the same spread would take it, margin included, clear of the nearest bound, and what they cost
 where the cost of one run is known; :func:`fixed_group_floor` says how near the bound a value can
-be decided at all when one side of a difference is already measured in full.
+be decided at all when one side of a difference is already measured in full. :func:`anchored`
+keeps the verdict of the reference build where a claim's run is that build's and its interval moved
+by no more than another CPU's rounding (:mod:`nadcore.book.reference_build`).
 """
 
 from __future__ import annotations
@@ -18,7 +20,18 @@ from scipy.stats import t as student_t
 
 from nadcore.book.intervals import Interval, number
 
-__all__ = ["SETTLE_CAP", "UNIT_CAPS", "quantile", "redraw_factor", "runs_to_decide", "fixed_group_floor"]
+__all__ = [
+    "ROUNDING",
+    "ANCHOR_SPAN",
+    "cpu_margin",
+    "anchored",
+    "SETTLE_CAP",
+    "UNIT_CAPS",
+    "quantile",
+    "redraw_factor",
+    "runs_to_decide",
+    "fixed_group_floor",
+]
 
 #: the most independent values :func:`runs_to_decide` proposes; past it a claim is called
 #: undecidable by more runs of the same kind
@@ -26,6 +39,7 @@ SETTLE_CAP = 1000
 #: the most there are of some units: the cells of the paper's 16x16 Fourier grid, the NAD indices
 #: of a 32x32 input
 UNIT_CAPS = {"cells": 256, "indices": 1024}
+_VERDICTS = ("reproduced", "not reproduced", "inconclusive")
 
 
 def quantile(n: int) -> float:
@@ -36,9 +50,72 @@ def quantile(n: int) -> float:
 
 def redraw_factor(n: int) -> float:
     """The CPU margin of an interval over ``n`` runs that another CPU redraws, in standard errors
-    (:func:`nadcore.book.evidence.cpu_margin`)."""
+    (:func:`cpu_margin`)."""
     q = quantile(n)
     return math.sqrt(2.0) * math.sqrt(1.0 + q * q / (2.0 * (n - 1))) if n >= 2 else math.sqrt(2.0)
+
+
+#: relative float rounding within which an exact value counts as equal to its bound (closed forms
+#: and Monte Carlo statistics differ between CPUs by far less; trained values by far more)
+ROUNDING = 1e-9
+#: how many CPU margins an interval's edge may move between two runs of the same code and
+#: parameters on two CPUs and still count as one result (:func:`anchored`): under a redraw an
+#: edge moves by about one margin in standard deviation, so 4 is a 4-sigma move (the largest move
+#: measured between two kernel paths, ``results/builds/README.md``, was 3.6 margins: a check)
+ANCHOR_SPAN = 4.0
+
+
+def cpu_margin(iv: "Interval", redrawn: bool = False) -> float:
+    """How far an interval must clear a criterion's bound for its verdict to hold on every CPU; 0
+    for an exact value, which :data:`ROUNDING` covers instead (see :mod:`nadcore.book.evidence`).
+
+    ``redrawn``: the interval is over runs that this build trained, which another CPU's rounding
+    redraws as new seeds would be: both the mean and the spread of the runs change, so the edge
+    ``mean -+ q s / sqrt(n)`` of the other CPU's interval differs from this one's by about
+    ``sqrt(2) SE sqrt(1 + q^2 / (2 (n - 1)))`` (``SE = s / sqrt(n)``, ``q`` the t quantile; the
+    sample sd of n runs has a spread of ``s / sqrt(2 (n - 1))``), and the margin is that: 3.4 SE
+    for 3 seeds, 1.6 for 10. Otherwise (runs read from a committed bundle, Monte Carlo and closed
+    forms, which another CPU moves only by rounding) one standard error, ``half-width / q``."""
+    lo, hi = iv.low, iv.high
+    if not (math.isfinite(lo) and math.isfinite(hi)) or lo == hi:
+        return 0.0
+    n = int(iv.n)
+    q = quantile(n)
+    se = (hi - lo) / 2 / q
+    if not redrawn:
+        return se
+    return se * redraw_factor(n)
+
+
+def anchored(verdict: str, reason: str, iv: "Interval", redrawn: bool, reference: dict | None, about: str = ""):
+    """``(verdict, reason)`` of a claim whose run the reference build also ran
+    (:mod:`nadcore.book.reference_build`): that build's verdict where both edges of ``iv`` lie
+    within :data:`ANCHOR_SPAN` CPU margins (:func:`cpu_margin`; float rounding for an exact value)
+    of that build's interval, the same result up to another CPU's rounding; else the claim's own
+    ``(verdict, reason)``, with a note where the two differ. ``reference``: the reference build's
+    row (``verdict``, ``ci_low``, ``ci_high``), or None."""
+    theirs = (reference or {}).get("verdict")
+    if theirs is None or theirs == verdict or theirs not in _VERDICTS:
+        return verdict, reason
+    where = f"the reference build ({about})" if about else "the reference build"
+    ends = [(iv.low, reference.get("ci_low")), (iv.high, reference.get("ci_high"))]
+    if not all(a is not None and b is not None and math.isfinite(a) and math.isfinite(b) for a, b in ends):
+        return verdict, f"{reason}; {where} found {theirs}"
+    margin = cpu_margin(iv, redrawn)
+    move = max(abs(a - b) for a, b in ends)
+    span = ANCHOR_SPAN * margin + ROUNDING * max(1.0, *(abs(a) for a, _ in ends))
+    if move > span:
+        return (
+            verdict,
+            f"{reason}; {where} found {theirs}, with an edge {number(move)} away: more than another CPU's rounding moves it",
+        )
+    lo, hi = reference["ci_low"], reference["ci_high"]
+    moved = f"{number(move / margin)} CPU margins" if margin > 0 else "float rounding"
+    return theirs, (
+        f"{theirs} as in {where}: this run's interval is that build's [{number(lo)}, {number(hi)}] moved by "
+        f"{moved} (at most {number(ANCHOR_SPAN)}), what another CPU's rounding does; on its own it would be "
+        f"{verdict} ({reason})"
+    )
 
 
 def runs_to_decide(

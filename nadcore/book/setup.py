@@ -28,7 +28,7 @@ import torch
 
 import nadcore
 from nadcore import kernels
-from nadcore.book import bundles, evidence, profiles
+from nadcore.book import bundles, evidence, profiles, reference_build
 from nadcore.book import claims as claim_specs
 from nadcore.book.cache import Cache
 from nadcore.book.nad_jobs import cached_nads
@@ -151,12 +151,20 @@ class Chapter:
         self.claims: list[evidence.Claim] = []
         self.started = time.perf_counter()
         self._executor = None
+        self._run = None
 
     # ------------------------------------------------------------------ settings and seeds
     @property
     def seeds(self) -> list[int]:
         """One seed per independent repetition (``seeds`` setting): seed, seed + 1, ..."""
         return [self.seed + k for k in range(int(self.cfg.get("seeds", 1)))]
+
+    @property
+    def run(self) -> str:
+        """The key of this run, the same on every machine (:func:`reference_build.run_key`)."""
+        if self._run is None:
+            self._run = reference_build.run_key(self.name, self.profile, self.seed, self.cfg, self.params)
+        return self._run
 
     def settings_of(self, chapter: str) -> dict:
         """Another chapter's settings on this run's profile (without this run's knobs): where
@@ -308,6 +316,9 @@ class Chapter:
             settle_floor=settle_floor,
             revised=revised,
             reading=reading,
+            run=self.run,
+            reference=reference_build.reference_claim(id, self.run),
+            reference_about=reference_build.reference_about(),
         )
         if c.to_settle is not None and c.to_settle.get("hours") is not None:
             c.to_settle["on"] = where
