@@ -157,7 +157,12 @@ class Chapter:
     @property
     def seeds(self) -> list[int]:
         """One seed per independent repetition (``seeds`` setting): seed, seed + 1, ..."""
-        return [self.seed + k for k in range(int(self.cfg.get("seeds", 1)))]
+        return self.seeds_of("seeds")
+
+    def seeds_of(self, setting: str) -> list[int]:
+        """The seeds a count setting asks for (``seeds``, ``flip_seeds``, ...): seed, seed + 1, ...
+        as many as the setting says (one where the profile has no such setting)."""
+        return [self.seed + k for k in range(int(self.cfg.get(setting, 1)))]
 
     @property
     def run(self) -> str:

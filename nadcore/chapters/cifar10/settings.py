@@ -44,7 +44,7 @@ PAPER = dict(
 # cpu: LeNet on the 5,170-image subset, no weight decay, max_lr 0.2: the flipped images are fitted
 # within the paper's 50 epochs; the poisoning runs stop at 20 (they need not fit, see the chapter).
 # Fig. 8 takes five seeds: its gap's interval over three clears the 5-point bound by less than
-# what another CPU's rounding moves an interval of runs (a LeNet pair costs about half a minute)
+# what another CPU's rounding moves an interval of runs (two more pairs of LeNet runs)
 CPU = dict(
     flip_seeds=5,
     indices=[0, 1, 2, 8, 32, 128, 1000, 1022],

@@ -57,8 +57,8 @@ class Study:
         self.flip_names = [spec_name(m) for m in self.flip_models]
         #: the seeds of Fig. 8's CNNs (``flip_seeds``) and of its fully connected controls
         #: (``control_seeds``)
-        self.flip_seeds = [ch.seed + k for k in range(cfg["flip_seeds"])]
-        self.control_seeds = [ch.seed + k for k in range(cfg["control_seeds"])]
+        self.flip_seeds = ch.seeds_of("flip_seeds")
+        self.control_seeds = ch.seeds_of("control_seeds")
         self.spec = self.data_key = self.n_train = self.n_test = self.description = None
         #: what a claim and a figure add when the runs come from a campaign bundle (:meth:`campaign`)
         self.tags, self.sources = {}, {}

@@ -37,7 +37,7 @@ class Study(Sweeps, SweepEvidence, BigNetworks, SettingChecks, Drawing):
         self.low, self.high = cfg["low"], cfg["high"]
         self.convention = f"{cfg['signal']}' D(v)".replace("paper'", "paper's") + f", {cfg['outputs']} output(s)"
         #: Fig. 2's seeds (``fig2_seeds`` of them, from the chapter's seed)
-        self.fig2_seeds = [ch.seed + k for k in range(cfg["fig2_seeds"])]
+        self.fig2_seeds = ch.seeds_of("fig2_seeds")
         self.run = dict(
             seeds=ch.seeds,
             chunk=cfg["chunk"],
