@@ -281,6 +281,15 @@ def test_a_run_key_names_code_and_parameters_not_the_machine(tmp_path):
     assert rb.reference_claim("c", others[0], rec) is None and rb.reference_claim("d", key, rec) is None
     assert rb.reference_about(rec) == "Intel Xeon, commit abc1234"
     assert rb.reference_claim("c", key, tmp_path / "absent.json") is None
+    # the scorecard says how many rows the reference build ran and which keep its verdict
+    from nadcore.book.scorecard import reference_section
+
+    rows = [{"id": "c", "run": key, "note": "reproduced as in the reference build (x): ..."}, {"id": "d", "run": key}]
+    stand = rb.anchoring(rows, rec)
+    assert stand == {"build": "Intel Xeon, commit abc1234", "ran": 1, "of": 2, "kept": ["c"]}
+    assert "it ran 1 of these 2 rows" in reference_section(stand)[0] and ": c." in reference_section(stand)[0]
+    assert rb.anchoring(rows, tmp_path / "absent.json")["build"] is None
+    assert "every verdict is this build's own" in reference_section(rb.anchoring(rows, tmp_path / "absent.json"))[0]
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps({"claims": {}}))
     with pytest.raises(ValueError, match="compare_builds.py --record"):

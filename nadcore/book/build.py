@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from nadcore import runtime
+from nadcore.book import reference_build
 from nadcore.book.evidence import read_claims
 from nadcore.book.profiles import chapter_module
 from nadcore.book.scorecard import write_page
@@ -305,6 +306,7 @@ def write_scorecard(executed: Path, stems: list[str], coverage=None) -> dict:
         "cpu": runtime.cpu_model(),
         "kernels": kernel_isa(),
         "written": runtime.utc_now(),
+        "reference": reference_build.anchoring(card["claims"]),
     }
     (executed / "scorecard.json").write_text(json.dumps(card, indent=1))
     profile = executed_profile(executed / (stems[0] + ".ipynb")) if stems else None

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from nadcore.runtime import source_digest
 
-__all__ = ["REFERENCE", "run_key", "reference_claim", "reference_about"]
+__all__ = ["REFERENCE", "KEPT", "run_key", "reference_claim", "reference_about", "anchoring"]
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 #: the committed record of the reference build (absent outside a checkout of the repository)
@@ -88,3 +88,18 @@ def reference_about(path: Path | None = None) -> str:
     """The reference build in words: its CPU and commit."""
     about = (_record(path) or {}).get("about", {})
     return f"{about.get('cpu', 'unknown CPU')}, commit {str(about.get('commit', '?'))[:7]}"
+
+
+#: what a row's note starts its reason with where it keeps the reference build's verdict
+KEPT = " as in the reference build"
+
+
+def anchoring(claims: list[dict], path: Path | None = None) -> dict:
+    """How a build's rows stand to the reference build: ``build`` (it in words, None where there
+    is none), ``ran`` (how many of the ``of`` rows it ran with the same code and parameters) and
+    ``kept`` (the rows that keep its verdict where their own interval alone gives another)."""
+    if _record(path) is None:
+        return {"build": None, "ran": 0, "of": len(claims), "kept": []}
+    ran = sum(reference_claim(c["id"], c.get("run", ""), path) is not None for c in claims)
+    kept = [c["id"] for c in claims if KEPT in (c.get("note") or "")]
+    return {"build": reference_about(path), "ran": ran, "of": len(claims), "kept": kept}

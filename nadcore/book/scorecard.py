@@ -332,6 +332,27 @@ INTRO = (
 )
 
 
+def reference_section(ref: dict | None) -> list[str]:
+    """A paragraph on the reference build (:func:`nadcore.book.reference_build.anchoring`): how
+    many rows it ran, and which keep its verdict where this CPU's intervals alone give another."""
+    if not ref:
+        return []
+    if not ref.get("build"):
+        return ["No reference build is committed: every verdict is this build's own.", ""]
+    kept = ref.get("kept") or []
+    text = (
+        f"Reference build ({ref['build']}): it ran {ref['ran']} of these {ref['of']} rows with the same "
+        "code and parameters. A row whose interval moved from that build's by no more than another CPU's "
+        "rounding keeps that build's verdict, so that every CPU shows the same ones"
+    )
+    text += (
+        f"; {len(kept)} row(s) keep it where this build's interval alone would give another: " + ", ".join(kept) + "."
+        if kept
+        else "; no row's own verdict differs from it."
+    )
+    return [md_escape(text), ""]
+
+
 def page_text(
     card: dict, executed: Path | None = None, profile: str | None = None, coverage=None, plots: dict | None = None
 ) -> str:
@@ -346,6 +367,7 @@ def page_text(
         + (f" Profile of this build: {md_escape(profile)}." if profile else ""),
         "",
     ]
+    lines += reference_section(card.get("build", {}).get("reference"))
     lines += coverage_section(coverage)
     lines += revisions_section(claims)
     chapters = list(dict.fromkeys(c.get("chapter", "") for c in claims))
