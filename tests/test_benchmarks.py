@@ -3,6 +3,7 @@ are measured on an idle machine, never asserted by tests)."""
 
 import importlib.util
 import json
+import platform
 import subprocess
 import sys
 from pathlib import Path
@@ -224,3 +225,17 @@ def test_bench_big_networks_prints_images_per_second_and_the_cost_of_a_cell(tmp_
     )
     r = json.loads(out.read_text())
     assert r["precision"] == "bf16 autocast" and r["rows"][0]["images_per_s_1x2"] > 0 and r["peak_gflops"] > 0
+
+
+def test_bench_kernel_paths_trains_on_three_paths_and_each_rounds_its_own_way(tmp_path):
+    out = tmp_path / "k.json"
+    cmd = [sys.executable, str(ROOT / "benchmarks" / "bench_kernel_paths.py"), "--quick", "--reps", "1"]
+    printed = subprocess.run(cmd + ["--json", str(out)], check=True, cwd=ROOT, capture_output=True, text=True).stdout
+    r = json.loads(out.read_text())["results"]
+    assert set(r) == {"lenet", "resnet18 width 16"} and all(
+        set(p) == {"default", "AVX2", "portable"} for p in r.values()
+    )
+    assert all(x["seconds"] > 0 and len(x["digest"]) == 12 for p in r.values() for x in p.values())
+    assert "| lenet | portable |" in printed
+    if platform.machine() in ("x86_64", "AMD64"):  # the AVX2 paths exist on x86 only
+        assert r["lenet"]["AVX2"]["torch"] == r["lenet"]["portable"]["torch"] == "AVX2"

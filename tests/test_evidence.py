@@ -215,7 +215,7 @@ def test_an_interval_decides_only_beyond_its_cpu_margin():
 
 
 def test_a_run_the_reference_build_ran_keeps_its_verdict_where_only_rounding_moved_it():
-    from nadcore.book.evidence import ANCHOR_SPAN, cpu_margin
+    from nadcore.book.evidence import ANCHOR_SPAN, Interval, cpu_margin
 
     crit = Criterion("q", ">=", 0.5)
     kw = dict(trained=True, budget_fraction=1.0, profile="cpu", run="k1", reference_about="a Xeon, commit abc1234")
@@ -242,21 +242,21 @@ def test_a_run_the_reference_build_ran_keeps_its_verdict_where_only_rounding_mov
     far = dict(ref, ci_low=here.low - (ANCHOR_SPAN + 0.5) * m, ci_high=here.high - (ANCHOR_SPAN + 0.5) * m)
     own = Claim.evaluate("a", "05", "x.", crit, here, reference=far, **kw)
     assert own.verdict == "reproduced" and "more than another CPU's rounding" in own.note
+    # a margin from a few seeds is itself uncertain: the larger of the two builds' margins counts
+    wide = {"verdict": "inconclusive", "ci_low": 0.3, "ci_high": 0.75, "run": "k1"}  # from 10 seeds too
+    m_wide = cpu_margin(Interval(here.value, 0.3, 0.75, here.n, here.method, here.unit), redrawn=True)
+    assert ANCHOR_SPAN * m < here.low - 0.3 < ANCHOR_SPAN * m_wide  # beyond this run's span, within that one's
+    assert Claim.evaluate("a", "05", "x.", crit, here, reference=wide, **kw).verdict == "inconclusive"
     # no reference, or the same verdict: the row is its own
     assert Claim.evaluate("a", "05", "x.", crit, here, **kw).note == crit.verdict(here, redrawn=True)[1]
     same = dict(ref, verdict="reproduced")
     assert Claim.evaluate("a", "05", "x.", crit, here, reference=same, **kw).note == crit.verdict(here, redrawn=True)[1]
     # an exact value moves by float rounding only
-    e = Claim.evaluate(
-        "e",
-        "01",
-        "x.",
-        crit,
-        exact_value(0.5),
-        trained=False,
-        reference={"verdict": "inconclusive", "ci_low": 0.5 + 1e-12, "ci_high": 0.5 + 1e-12},
-    )
+    ref = {"verdict": "inconclusive", "ci_low": 0.5 + 3e-5, "ci_high": 0.5 + 3e-5}  # float32 rounding
+    e = Claim.evaluate("e", "01", "x.", crit, exact_value(0.5), trained=False, reference=ref)
     assert e.verdict == "inconclusive" and "float rounding" in e.note
+    off = {"verdict": "inconclusive", "ci_low": 0.5 + 1e-3, "ci_high": 0.5 + 1e-3}
+    assert Claim.evaluate("e", "01", "x.", crit, exact_value(0.5), trained=False, reference=off).verdict == "reproduced"
 
 
 def test_a_run_key_names_code_and_parameters_not_the_machine(tmp_path):

@@ -23,6 +23,7 @@ from nadcore.book.intervals import Interval, number
 __all__ = [
     "ROUNDING",
     "ANCHOR_SPAN",
+    "EXACT_SPAN",
     "cpu_margin",
     "anchored",
     "SETTLE_CAP",
@@ -59,10 +60,13 @@ def redraw_factor(n: int) -> float:
 #: and Monte Carlo statistics differ between CPUs by far less; trained values by far more)
 ROUNDING = 1e-9
 #: how many CPU margins an interval's edge may move between two runs of the same code and
-#: parameters on two CPUs and still count as one result (:func:`anchored`): under a redraw an
-#: edge moves by about one margin in standard deviation, so 4 is a 4-sigma move (the largest move
-#: measured between two kernel paths, ``results/builds/README.md``, was 3.6 margins: a check)
+#: parameters on two CPUs and still count as one result (:func:`anchored`), in the larger of the
+#: two runs' margins: under a redraw an edge moves by about one margin in standard deviation, so 4
+#: is a 4-sigma move (a margin from 3 seeds is itself uncertain, hence the larger of the two)
 ANCHOR_SPAN = 4.0
+#: the relative move of an exact value (no interval) that still counts as one result on two CPUs:
+#: float32 rounding carried through a computation (NADs estimated in float32 moved by up to 3e-5)
+EXACT_SPAN = 1e-4
 
 
 def cpu_margin(iv: "Interval", redrawn: bool = False) -> float:
@@ -90,9 +94,9 @@ def cpu_margin(iv: "Interval", redrawn: bool = False) -> float:
 def anchored(verdict: str, reason: str, iv: "Interval", redrawn: bool, reference: dict | None, about: str = ""):
     """``(verdict, reason)`` of a claim whose run the reference build also ran
     (:mod:`nadcore.book.reference_build`): that build's verdict where both edges of ``iv`` lie
-    within :data:`ANCHOR_SPAN` CPU margins (:func:`cpu_margin`; float rounding for an exact value)
-    of that build's interval, the same result up to another CPU's rounding; else the claim's own
-    ``(verdict, reason)``, with a note where the two differ. ``reference``: the reference build's
+    within :data:`ANCHOR_SPAN` CPU margins (:func:`cpu_margin`, the larger of the two intervals';
+    :data:`EXACT_SPAN` for an exact value) of that build's interval, the same result up to another
+    CPU's rounding; else the claim's own ``(verdict, reason)``, with a note where the two differ. ``reference``: the reference build's
     row (``verdict``, ``ci_low``, ``ci_high``), or None."""
     theirs = (reference or {}).get("verdict")
     if theirs is None or theirs == verdict or theirs not in _VERDICTS:
@@ -101,9 +105,10 @@ def anchored(verdict: str, reason: str, iv: "Interval", redrawn: bool, reference
     ends = [(iv.low, reference.get("ci_low")), (iv.high, reference.get("ci_high"))]
     if not all(a is not None and b is not None and math.isfinite(a) and math.isfinite(b) for a, b in ends):
         return verdict, f"{reason}; {where} found {theirs}"
-    margin = cpu_margin(iv, redrawn)
+    theirs_iv = Interval(iv.value, reference["ci_low"], reference["ci_high"], iv.n, iv.method, iv.unit)
+    margin = max(cpu_margin(iv, redrawn), cpu_margin(theirs_iv, redrawn))
     move = max(abs(a - b) for a, b in ends)
-    span = ANCHOR_SPAN * margin + ROUNDING * max(1.0, *(abs(a) for a, _ in ends))
+    span = ANCHOR_SPAN * margin + EXACT_SPAN * max(1.0, *(abs(a) for a, _ in ends))
     if move > span:
         return (
             verdict,
