@@ -21,6 +21,7 @@ from nadcore.chapters.linear_separability.campaign import (
     FIG6_ENDS_ALTERNATING,
     FIG6_INDICES,
     FIG6_MIDDLE,
+    FIG6_SPREAD,
     RECIPE_CELLS,
     ROWS,
 )
@@ -154,6 +155,9 @@ CPU = dict(
         #     (k1 = 0: (0, k2) is (0, -k2)), chosen by that rule before training:
         #     fig3-nopool-improves-seen-resnet18 had 6 cells ("to settle": 16 cells, 2.0 h)
         dict(figure="fig3", arch="resnet18_nopool", cells=FIG3_SEEN_ROWS),
+        # 23. VGG-11's Fig. 6 on every 4th NAD index, coarse to fine: fig6-monotone-vgg11 had 65
+        #     indices ("to settle": 160 more, 1.7 h); the published curve has all 1,023
+        dict(figure="fig6", arch="vgg11", sigmas=[3.0], indices=FIG6_SPREAD),
     ],
 )
 

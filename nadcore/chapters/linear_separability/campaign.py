@@ -88,6 +88,10 @@ _FIRST, _BEYOND = (
 FIG6_ENDS_ALTERNATING = [int(i) for pair in zip_longest(_FIRST, _BEYOND) for i in pair if i is not None]
 #: the rest of chapter 3's paper indices (10-700), for a Spearman over the whole sequence
 FIG6_MIDDLE = [int(i) for i in BUILD_PAPER["fig6_indices"] if i not in set(FIG6_ENDS) | set(FIG6_INDICES)]
+#: every 4th NAD index of a 32x32 input, coarse to fine (every 64th first, then every 32nd, 16th, 8th
+#: and 4th), so that a campaign stopped early still spreads its indices over the whole sequence
+#: (what a Spearman over the NAD index needs)
+FIG6_SPREAD = list(dict.fromkeys(i for step in (64, 32, 16, 8, 4) for i in range(0, 1024, step)))
 #: Fig. 3 and Fig. 2 cells: on the rows, coarse, both sides of ResNet-18's checkerboard
 FIG3_CELLS = [[0, 0], [0, 8], [0, -16], [2, 2], [2, 4], [2, -6], [2, 8], [2, -16]]
 FIG2_CELLS = [[0, 4], [2, 4], [2, 2], [0, -16], [2, -6], [2, 8]]
