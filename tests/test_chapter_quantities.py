@@ -6,6 +6,7 @@ intervals over cells or seeds)."""
 import numpy as np
 import pandas as pd
 import pytest
+from stand_ins import chapter_stand_in
 
 from nadcore.book.claim_rows import headline, limits
 from nadcore.chapters import campaigns
@@ -187,23 +188,12 @@ def test_headline_counts_the_papers_claims_only_and_says_what_it_leaves_out():
     assert "2 come from a committed campaign bundle" in text and "1 are inconclusive" in text
 
 
-def _chapter_stand_in(**settings):
-    """A chapter run without its cache or workers, with the real :meth:`Chapter.seeds_of`."""
-    from types import SimpleNamespace
-
-    from nadcore.book.setup import Chapter
-
-    ch = SimpleNamespace(cache=None, executor=lambda: None, device="cpu", **settings)
-    ch.seeds_of = lambda setting: Chapter.seeds_of(ch, setting)
-    return ch
-
-
 def _study(profile="smoke"):
 
     from nadcore.book import profiles
     from nadcore.chapters.linear_separability.study import Study
 
-    ch = _chapter_stand_in(
+    ch = chapter_stand_in(
         cfg=profiles.resolve("03_linear_separability", profile),
         seed=0,
         seeds=[0],
@@ -575,7 +565,7 @@ def test_fig3_takes_lenet_without_pooling_from_the_bundle_only_at_the_chapters_s
 
     def study(seeds, **over):
         cfg = profiles.resolve("03_linear_separability", "cpu") | over
-        ch = _chapter_stand_in(
+        ch = chapter_stand_in(
             cfg=cfg,
             seed=seeds[0],
             seeds=seeds,
@@ -624,7 +614,7 @@ def test_resnet18_without_its_pool_is_equalised_when_its_bands_agree_and_not_whe
     from nadcore.chapters.linear_separability.study import Study
 
     cfg = profiles.resolve("03_linear_separability", "cpu")
-    ch = _chapter_stand_in(cfg=cfg, seed=0, seeds=[0], profile="cpu", paper_cfg=cfg)
+    ch = chapter_stand_in(cfg=cfg, seed=0, seeds=[0], profile="cpu", paper_cfg=cfg)
     cells = [(0, 0), (2, 2), (2, 4), (0, 8), (2, -16), (0, -16), (2, -6)]  # 3 low, 3 high, one between
 
     def table(high):
@@ -648,7 +638,7 @@ def test_footnote_4_draws_seeded_random_directions_and_measures_their_spread(mon
     from nadcore.chapters.linear_separability.study import Study
 
     cfg = profiles.resolve("03_linear_separability", "cpu")
-    ch = _chapter_stand_in(cfg=cfg, seed=0, seeds=[0, 1], profile="cpu", paper_cfg=cfg)
+    ch = chapter_stand_in(cfg=cfg, seed=0, seeds=[0, 1], profile="cpu", paper_cfg=cfg)
     seen = []
     monkeypatch.setattr(sweeps.sep, "directions_sweep", lambda model, v, labels, settings, **kw: seen.append(v) or {})
     estimates = {"secant": (SimpleNamespace(input_shape=(1, 32, 32)), None)}

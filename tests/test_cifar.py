@@ -8,6 +8,7 @@ import hashlib
 import numpy as np
 import pytest
 import torch
+from stand_ins import chapter_stand_in
 
 from nadcore.book.cache import Cache
 from nadcore.book.runner import run_jobs
@@ -315,7 +316,6 @@ def test_result_rows_and_seeds_are_independent(tmp_path):
 
 def test_fig7_of_the_papers_network_comes_from_the_campaign_bundle_on_its_settings(tmp_path, monkeypatch):
     import json
-    from types import SimpleNamespace
 
     import pandas as pd
 
@@ -324,13 +324,10 @@ def test_fig7_of_the_papers_network_comes_from_the_campaign_bundle_on_its_settin
     from nadcore.chapters.cifar10.claims import CAMPAIGN_CLAIMS
     from nadcore.chapters.cifar10.study import Study
 
-    ch = SimpleNamespace(
+    ch = chapter_stand_in(
         cfg=profiles.resolve("04_cifar10", "smoke"),
         seeds=[0, 1],
         seed=0,
-        cache=None,
-        executor=lambda: None,
-        device="cpu",
         profile="smoke",
         paper_cfg=profiles.resolve("04_cifar10", "paper"),
     )
@@ -407,7 +404,6 @@ def test_fig7_of_the_papers_network_comes_from_the_campaign_bundle_on_its_settin
 
 def test_fig8_of_the_papers_cnns_comes_from_the_campaign_bundle_network_by_network(tmp_path, monkeypatch):
     import json
-    from types import SimpleNamespace
 
     import pandas as pd
 
@@ -415,13 +411,10 @@ def test_fig8_of_the_papers_cnns_comes_from_the_campaign_bundle_network_by_netwo
     from nadcore.chapters import campaigns
     from nadcore.chapters.cifar10.study import Study
 
-    ch = SimpleNamespace(
+    ch = chapter_stand_in(
         cfg=profiles.resolve("04_cifar10", "smoke"),
         seeds=[0, 1],
         seed=0,
-        cache=None,
-        executor=lambda: None,
-        device="cpu",
         profile="smoke",
         paper_cfg=profiles.resolve("04_cifar10", "paper"),
     )
