@@ -76,6 +76,7 @@ from nadcore.book.settling import (
     ANCHOR_SPAN,
     ROUNDING,
     SETTLE_CAP,
+    VERDICTS,
     anchored,
     cpu_margin,
     fixed_group_floor,
@@ -123,7 +124,6 @@ __all__ = [
     "SETTLE_CAP",
 ]
 
-VERDICTS = ("reproduced", "not reproduced", "inconclusive")
 #: what a claim is: a statement of the NAD paper, of its follow-up, a question a reviewer asked,
 #: a prediction this book makes beyond the papers, a check of the book's own machinery
 #: ("sanity check"), exact algebra or a property that holds by construction ("check": it cannot

@@ -24,9 +24,10 @@ import json
 from functools import lru_cache
 from pathlib import Path
 
+from nadcore.book.settling import KEPT
 from nadcore.runtime import source_digest
 
-__all__ = ["REFERENCE", "KEPT", "run_key", "reference_claim", "reference_about", "anchoring"]
+__all__ = ["REFERENCE", "run_key", "reference_claim", "reference_about", "anchoring"]
 
 _PACKAGE = Path(__file__).resolve().parents[1]
 #: the committed record of the reference build (absent outside a checkout of the repository)
@@ -88,10 +89,6 @@ def reference_about(path: Path | None = None) -> str:
     """The reference build in words: its CPU and commit."""
     about = (_record(path) or {}).get("about", {})
     return f"{about.get('cpu', 'unknown CPU')}, commit {str(about.get('commit', '?'))[:7]}"
-
-
-#: what a row's note starts its reason with where it keeps the reference build's verdict
-KEPT = " as in the reference build"
 
 
 def anchoring(claims: list[dict], path: Path | None = None) -> dict:

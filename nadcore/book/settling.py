@@ -21,6 +21,8 @@ from scipy.stats import t as student_t
 from nadcore.book.intervals import Interval, number
 
 __all__ = [
+    "VERDICTS",
+    "KEPT",
     "ROUNDING",
     "ANCHOR_SPAN",
     "EXACT_SPAN",
@@ -40,7 +42,10 @@ SETTLE_CAP = 1000
 #: the most there are of some units: the cells of the paper's 16x16 Fourier grid, the NAD indices
 #: of a 32x32 input
 UNIT_CAPS = {"cells": 256, "indices": 1024}
-_VERDICTS = ("reproduced", "not reproduced", "inconclusive")
+#: the verdicts a criterion gives (:meth:`nadcore.book.evidence.Criterion.verdict`)
+VERDICTS = ("reproduced", "not reproduced", "inconclusive")
+#: how the note of a row that keeps the reference build's verdict names it (:func:`anchored`)
+KEPT = " as in the reference build"
 
 
 def quantile(n: int) -> float:
@@ -96,12 +101,13 @@ def anchored(verdict: str, reason: str, iv: "Interval", redrawn: bool, reference
     (:mod:`nadcore.book.reference_build`): that build's verdict where both edges of ``iv`` lie
     within :data:`ANCHOR_SPAN` CPU margins (:func:`cpu_margin`, the larger of the two intervals';
     :data:`EXACT_SPAN` for an exact value) of that build's interval, the same result up to another
-    CPU's rounding; else the claim's own ``(verdict, reason)``, with a note where the two differ. ``reference``: the reference build's
-    row (``verdict``, ``ci_low``, ``ci_high``), or None."""
+    CPU's rounding; else the claim's own ``(verdict, reason)``, with a note where the two differ.
+    ``reference``: the reference build's row (``verdict``, ``ci_low``, ``ci_high``), or None."""
     theirs = (reference or {}).get("verdict")
-    if theirs is None or theirs == verdict or theirs not in _VERDICTS:
+    if theirs is None or theirs == verdict or theirs not in VERDICTS:
         return verdict, reason
-    where = f"the reference build ({about})" if about else "the reference build"
+    about = f" ({about})" if about else ""
+    where = f"the reference build{about}"
     ends = [(iv.low, reference.get("ci_low")), (iv.high, reference.get("ci_high"))]
     if not all(a is not None and b is not None and math.isfinite(a) and math.isfinite(b) for a, b in ends):
         return verdict, f"{reason}; {where} found {theirs}"
@@ -117,7 +123,7 @@ def anchored(verdict: str, reason: str, iv: "Interval", redrawn: bool, reference
     lo, hi = reference["ci_low"], reference["ci_high"]
     moved = f"{number(move / margin)} CPU margins" if margin > 0 else "float rounding"
     return theirs, (
-        f"{theirs} as in {where}: this run's interval is that build's [{number(lo)}, {number(hi)}] moved by "
+        f"{theirs}{KEPT}{about}: this run's interval is that build's [{number(lo)}, {number(hi)}] moved by "
         f"{moved} (at most {number(ANCHOR_SPAN)}), what another CPU's rounding does; on its own it would be "
         f"{verdict} ({reason})"
     )
