@@ -35,11 +35,13 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-AVX2 = {"ATEN_CPU_CAPABILITY": "avx2", "DNNL_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
+from nadcore.book.build import AVX2_KERNELS  # noqa: E402
+
 PATHS = {
     "default": {},
-    "AVX2": AVX2,
+    "AVX2": AVX2_KERNELS,
     "portable": {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "COMPATIBLE", "NADBOOK_BENCH_NO_ONEDNN": "1"},
 }
 WORKLOADS = {"lenet": ("lenet", 1, 4000, 5), "resnet18 width 16": ("resnet18?width=16", 3, 1000, 1)}
@@ -117,7 +119,6 @@ def main(argv=None) -> int:
     if a.child:
         a.out.write_text(json.dumps(train(a.child, a.quick)))
         return 0
-    sys.path.insert(0, str(ROOT))
     from nadcore.runtime import cpu_model
 
     results = run(a.reps, a.quick)

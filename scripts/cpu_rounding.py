@@ -5,8 +5,8 @@
 
 Trains LeNet on D(v) (sigma 3, 4,000 training and 4,000 test samples, 8 epochs of the authors'
 recipe, one thread) on two cells of Fig. 1's grid where it sits near chance, for four seeds, twice:
-once on this machine's default kernels and once with PyTorch and oneDNN held to AVX2
-(``ATEN_CPU_CAPABILITY=avx2``, ``DNNL_MAX_CPU_ISA=AVX2``), which rounds as another CPU would.
+once on this machine's default kernels and once with PyTorch, oneDNN and MKL held to AVX2
+(:data:`nadcore.book.build.AVX2_KERNELS`), which rounds as another CPU would.
 Prints, per cell, the test accuracies, the change of each run against the seed-to-seed spread, and
 the change of the weights against the distance between two seeds' weights. The evidence module's
 CPU margin for runs a build trained (:func:`nadcore.book.evidence.cpu_margin`) assumes the worst
@@ -26,8 +26,12 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from nadcore.book.build import AVX2_KERNELS  # noqa: E402
+
 CELLS = [(0, 12), (4, 12)]
-PATHS = {"default": {}, "AVX2": {"ATEN_CPU_CAPABILITY": "avx2", "DNNL_MAX_CPU_ISA": "AVX2"}}
+PATHS = {"default": {}, "AVX2": AVX2_KERNELS}
 
 
 def train(out: Path, quick: bool) -> None:

@@ -316,8 +316,12 @@ def write_scorecard(executed: Path, stems: list[str], coverage=None) -> dict:
     return card
 
 
-#: the environment variables that hold PyTorch, oneDNN and MKL to an instruction set below the CPU's
-ISA_VARIABLES = ("ATEN_CPU_CAPABILITY", "DNNL_MAX_CPU_ISA", "MKL_ENABLE_INSTRUCTIONS")
+#: the environment that holds PyTorch, oneDNN and MKL to AVX2, the instruction set every x86 CPU the
+#: book meets has (the kernel path that ``scripts/cpu_rounding.py`` and
+#: ``benchmarks/bench_kernel_paths.py`` compare with this CPU's default one)
+AVX2_KERNELS = {"ATEN_CPU_CAPABILITY": "avx2", "DNNL_MAX_CPU_ISA": "AVX2", "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
+#: the environment variables that hold those libraries to an instruction set below the CPU's
+ISA_VARIABLES = tuple(AVX2_KERNELS)
 
 
 def kernel_isa() -> str:
