@@ -92,6 +92,11 @@ FIG6_MIDDLE = [int(i) for i in BUILD_PAPER["fig6_indices"] if i not in set(FIG6_
 #: and 4th), so that a campaign stopped early still spreads its indices over the whole sequence
 #: (what a Spearman over the NAD index needs)
 FIG6_SPREAD = list(dict.fromkeys(i for step in (64, 32, 16, 8, 4) for i in range(0, 1024, step)))
+#: the NAD indices halfway between those (2 mod 4), spread the same way: with FIG6_SPREAD every
+#: other index of the sequence, the cap of VGG-11's Fig. 6 on the cpu campaign
+FIG6_SPREAD_HALVES = [
+    4 * k + 2 for k in dict.fromkeys(k for step in (64, 32, 16, 8, 4, 2, 1) for k in range(0, 256, step))
+]
 #: Fig. 3 and Fig. 2 cells: on the rows, coarse, both sides of ResNet-18's checkerboard
 FIG3_CELLS = [[0, 0], [0, 8], [0, -16], [2, 2], [2, 4], [2, -6], [2, 8], [2, -16]]
 FIG2_CELLS = [[0, 4], [2, 4], [2, 2], [0, -16], [2, -6], [2, 8]]
