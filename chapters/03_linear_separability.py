@@ -599,6 +599,17 @@ for claim, evidence in (big6["evidence"].items() if big6 else []):
     ch.claim(claim, **evidence)
 
 # %% [markdown]
+# A rank correlation over the whole sequence mixes the fall of a curve with its tail near chance,
+# where differences of a fraction of a percent decide the order. The CPU campaign trained VGG-11
+# on the most indices; stretch by stretch of the sequence, its curve and the published one over
+# the same indices (the Spearman of accuracy with eigenvalue, as in the `fig6-monotone-*`
+# claims):
+
+# %% tags=["nbval-check-output"]
+stretches = study.big_fig6_stretches(bundle, widths, "vgg11")
+print(stretches.round(3).to_string() if len(stretches) else "not yet in the campaign bundle")
+
+# %% [markdown]
 # The paper also reads its Fig. 6 across architectures: networks whose gradient covariance
 # has a faster-decaying spectrum drop earlier and more sharply, and it names ResNet-18 and
 # DenseNet-121 as the ones with the stronger bias. Its published curves, counted (accuracy on

@@ -301,6 +301,47 @@ def test_width_agreement_lines_up_the_cells_both_widths_have():
     assert not any(ev["preconditions"].values())  # it learns both cells: no test of the width
 
 
+def test_fig6_stretches_compare_each_stretch_of_the_sequence_with_the_published_curve():
+    """Per stretch of the NAD sequence: the trained indices, the mean accuracies (ours over seeds)
+    and the published ones at the same indices, and the rank correlations; a stretch of fewer than
+    three indices gets none, one without indices no row."""
+    from types import SimpleNamespace
+
+    from nadcore.chapters.linear_separability.quantities import published_fig6_table
+
+    study = _study()
+    pub = published_fig6_table()
+    curve = pub[pub["model"] == "vgg11"].set_index("nad_index")["test_acc"]
+    idx = [0, 3, 6, 9, 20, 40, 64, 150, 200, 250, 720]
+    # ours: the published curve, and reversed in order on 10-99 for seed 1
+    rows = [
+        dict(
+            model="vgg11",
+            width=8,
+            recipe="authors",
+            sigma=3.0,
+            nad_index=i,
+            seed=seed,
+            test_acc=float(curve[idx[4 + 6 - k] if (seed and 4 <= k <= 6) else i]),
+            train_acc=1.0,
+            eigenvalue=1.0 / (1 + i),
+        )
+        for seed in (0, 1)
+        for k, i in enumerate(idx)
+    ]
+    bundle = SimpleNamespace(name="cpu", frame=lambda chapter, figure: pd.DataFrame(rows))
+    t = study.big_fig6_stretches(bundle, {"vgg11": 8}, "vgg11")
+    assert list(t.index) == ["0-9", "10-99", "100-299", "700-1023"]
+    assert list(t["indices"]) == [4, 3, 3, 1]
+    assert t.loc["0-9", "spearman"] == pytest.approx(t.loc["0-9", "published spearman"])
+    assert t.loc["10-99", "spearman"] == pytest.approx(0.0) and t.loc["10-99", "published spearman"] == pytest.approx(
+        1.0
+    )
+    assert t.loc["100-299", "accuracy"] == pytest.approx(curve[[150, 200, 250]].mean())
+    assert np.isnan(t.loc["700-1023", "spearman"]) and np.isnan(t.loc["700-1023", "published spearman"])
+    assert study.big_fig6_stretches(None, {"vgg11": 8}, "vgg11").empty
+
+
 def test_big_fig6_names_full_width_claims_so_and_tests_the_fitted_sigma_on_each_network():
     from types import SimpleNamespace
 

@@ -416,6 +416,42 @@ def fig6_summary(frame: pd.DataFrame, arch: str, width: int, sigma: float, publi
     }
 
 
+#: the stretches of the NAD sequence in :func:`fig6_stretches`: the first NADs, the fall, the approach
+#: to chance, and two stretches of the tail
+FIG6_STRETCHES = (0, 10, 100, 300, 700, 1024)
+
+
+def fig6_stretches(
+    frame: pd.DataFrame, arch: str, width: int, sigma: float, published: pd.DataFrame, edges=FIG6_STRETCHES
+) -> pd.DataFrame:
+    """Where along the NAD sequence a network's curve departs from its published one: per stretch
+    ``[edges[k], edges[k+1])`` of its trained indices, how many, the mean accuracy (ours, over
+    seeds and indices) and the published one at the same indices, and the Spearman rank
+    correlation of accuracy with eigenvalue there (ours: the mean over seeds), as in
+    :func:`fig6_summary` over the whole sequence."""
+    idx, acc = fig6_curves(frame, arch, width, sigma)
+    rows = select(frame, arch, width, sigma=float(sigma))
+    ev = rows.groupby("nad_index")["eigenvalue"].first().reindex(idx).to_numpy()
+    pub = published[published["model"] == arch].set_index("nad_index").reindex(idx)
+    out = {}
+    for lo, hi in zip(edges[:-1], edges[1:]):
+        sel = (idx >= lo) & (idx < hi)
+        if not sel.any():
+            continue
+        ours, theirs = acc[:, sel], pub["test_acc"].to_numpy()[sel]
+        ranked = sel.sum() >= 3  # a rank correlation over fewer indices says nothing
+        out[f"{lo}-{hi - 1}"] = {
+            "indices": int(sel.sum()),
+            "accuracy": float(ours.mean()),
+            "published accuracy": float(theirs.mean()),
+            "spearman": float(q.rank_correlations(ours, ev[sel]).mean()) if ranked else np.nan,
+            "published spearman": float(q.rank_correlations(theirs, pub["eigenvalue"].to_numpy()[sel])[0])
+            if ranked
+            else np.nan,
+        }
+    return pd.DataFrame.from_dict(out, orient="index").rename_axis("NAD indices")
+
+
 def bias_difference(
     frame: pd.DataFrame, arch: str, width, other: str, other_width, sigma: float, below: int = 700
 ) -> evidence.Interval:
