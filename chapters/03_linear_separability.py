@@ -601,13 +601,14 @@ for claim, evidence in (big6["evidence"].items() if big6 else []):
 # %% [markdown]
 # A rank correlation over the whole sequence mixes the fall of a curve with its tail near chance,
 # where differences of a fraction of a percent decide the order. The CPU campaign trained VGG-11
-# on the most indices; stretch by stretch of the sequence, its curve and the published one over
-# the same indices (the Spearman of accuracy with eigenvalue, as in the `fig6-monotone-*`
-# claims):
+# on the most indices, at its reduced width; the GPU campaign on a few, at full width. Stretch by
+# stretch of the sequence, each curve and the published one over the same indices (the Spearman
+# of accuracy with eigenvalue, as in the `fig6-monotone-*` claims; none over fewer than three
+# indices):
 
 # %% tags=["nbval-check-output"]
-stretches = study.big_fig6_stretches(bundle, widths, "vgg11")
-print(stretches.round(3).to_string() if len(stretches) else "not yet in the campaign bundle")
+stretches = study.big_fig6_stretches("vgg11", (bundle, widths), (full, full_widths))
+print(stretches.round(3).to_string() if len(stretches) else "not yet in the campaign bundles")
 
 # %% [markdown]
 # The paper also reads its Fig. 6 across architectures: networks whose gradient covariance

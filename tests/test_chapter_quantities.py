@@ -330,7 +330,9 @@ def test_fig6_stretches_compare_each_stretch_of_the_sequence_with_the_published_
         for k, i in enumerate(idx)
     ]
     bundle = SimpleNamespace(name="cpu", frame=lambda chapter, figure: pd.DataFrame(rows))
-    t = study.big_fig6_stretches(bundle, {"vgg11": 8}, "vgg11")
+    both = study.big_fig6_stretches("vgg11", (bundle, {"vgg11": 8}), (None, {"vgg11": 64}))
+    assert list(both.index.unique("network")) == ["VGG-11 at width 8"]
+    t = both.loc["VGG-11 at width 8"]
     assert list(t.index) == ["0-9", "10-99", "100-299", "700-1023"]
     assert list(t["indices"]) == [4, 3, 3, 1]
     assert t.loc["0-9", "spearman"] == pytest.approx(t.loc["0-9", "published spearman"])
@@ -339,7 +341,7 @@ def test_fig6_stretches_compare_each_stretch_of_the_sequence_with_the_published_
     )
     assert t.loc["100-299", "accuracy"] == pytest.approx(curve[[150, 200, 250]].mean())
     assert np.isnan(t.loc["700-1023", "spearman"]) and np.isnan(t.loc["700-1023", "published spearman"])
-    assert study.big_fig6_stretches(None, {"vgg11": 8}, "vgg11").empty
+    assert study.big_fig6_stretches("vgg11", (None, {"vgg11": 8})).empty
 
 
 def test_big_fig6_names_full_width_claims_so_and_tests_the_fitted_sigma_on_each_network():

@@ -372,14 +372,19 @@ class BigNetworks:
             return None
         return {"panels": panels, "table": pd.DataFrame.from_dict(rows, orient="index"), "evidence": claims}
 
-    def big_fig6_stretches(self, bundle, widths: dict, arch: str) -> pd.DataFrame:
-        """``arch``'s Fig. 6 in ``bundle`` at the paper's sigma, stretch by stretch of the NAD
-        sequence against its published curve (:func:`bundled.fig6_stretches`; empty where the
-        bundle has no such runs)."""
-        frame = bundle.frame(campaigns.CHAPTER, "fig6") if bundle else None
-        if frame is None or bundled.select(frame, arch, widths.get(arch), sigma=float(self.cfg["sigma"])).empty:
-            return pd.DataFrame()
-        return bundled.fig6_stretches(frame, arch, widths[arch], float(self.cfg["sigma"]), q.published_fig6_table())
+    def big_fig6_stretches(self, arch: str, *sources) -> pd.DataFrame:
+        """``arch``'s Fig. 6 at the paper's sigma in each of ``sources`` (pairs of a bundle and its
+        widths), stretch by stretch of the NAD sequence against its published curve
+        (:func:`bundled.fig6_stretches`), one block per network and width; empty where no bundle
+        has such runs."""
+        sigma, table, blocks = float(self.cfg["sigma"]), q.published_fig6_table(), {}
+        for bundle, widths in sources:
+            frame = bundle.frame(campaigns.CHAPTER, "fig6") if bundle else None
+            if frame is not None and not bundled.select(frame, arch, widths.get(arch), sigma=sigma).empty:
+                blocks[self.network(arch, widths[arch])] = bundled.fig6_stretches(
+                    frame, arch, widths[arch], sigma, table
+                )
+        return pd.concat(blocks, names=["network"]) if blocks else pd.DataFrame()
 
     def _stronger_bias(self, bundle, frame, widths: dict, table) -> dict:
         """The keywords of ``fig6-stronger-bias-<arch>`` for ResNet-18 and DenseNet-121 against
