@@ -608,7 +608,7 @@ for claim, evidence in (big6["evidence"].items() if big6 else []):
 
 # %% tags=["nbval-check-output"]
 stretches = study.big_fig6_stretches("vgg11", (bundle, widths), (full, full_widths))
-print(stretches.round(3).to_string() if len(stretches) else "not yet in the campaign bundles")
+print(stretches.round(3).to_string() if len(stretches) else "not in the bundles yet")
 
 # %% [markdown]
 # The paper also reads its Fig. 6 across architectures: networks whose gradient covariance
