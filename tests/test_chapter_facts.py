@@ -130,6 +130,29 @@ def test_every_figure_data_link_points_to_a_csv(smoke, stem):
                         pass
 
 
+#: the paper's claims whose runs this build makes and prices: what one more seed (or Monte Carlo
+#: group) of them costs, from the seconds their jobs measured when they ran
+PRICED = re.compile(r"(fig5-secant|sec3-gradient|fig[1267]-|us-fig[23]-|oq5-lenet|oq5-gradient|oq6-)")
+
+
+def test_undecided_rows_of_this_build_say_what_settling_them_costs(smoke):
+    """Every inconclusive paper or follow-up row among them that more runs would decide gives
+    the hours those runs take (as the campaign's rows do from their bundle's ledger)."""
+    open_rows = [
+        c
+        for stem in CHAPTERS[1:6]
+        for c in _claims(smoke, stem)
+        if c["kind"] in ("paper", "follow-up")
+        and not c["profile"].startswith("campaign")
+        and PRICED.match(c["id"])
+        and (c.get("to_settle") or {}).get("need") is not None
+    ]
+    assert open_rows, "no undecided row of this build to price: the test checks nothing"
+    unpriced = [c["id"] for c in open_rows if not (c["to_settle"].get("hours") or 0) > 0]
+    assert not unpriced, f"undecided rows without the hours that would settle them: {unpriced}"
+    assert all(c["to_settle"]["on"] == "the CPU that ran this build's jobs" for c in open_rows)
+
+
 def test_scorecard_gathers_every_claim_once(smoke, tmp_path):
     total = sum(len(_claims(smoke, s)) for s in CHAPTERS)
     assert total >= 20, f"only {total} claims across the book"

@@ -353,6 +353,20 @@ def test_runs_to_decide_gives_the_runs_that_decide_at_the_measured_spread(mean, 
         assert crit.verdict(_interval_with(mean, sd, need - 1))[0] == "inconclusive"
 
 
+def test_a_seed_is_priced_from_what_its_jobs_measured_when_they_ran():
+    from nadcore.book.evidence import runs_to_decide
+    from nadcore.book.settling import hours_per_run
+
+    assert hours_per_run([1800.0, 5400.0, np.nan], 2) == pytest.approx(1.0)  # a job not measured adds 0
+    assert hours_per_run(7200.0, 4) == pytest.approx(0.5)
+    assert hours_per_run([np.nan], 3) is None and hours_per_run(3600.0, 0) is None  # nothing to go by
+    # a few seconds a seed stays a cost, not 0 hours: three significant digits
+    settle = runs_to_decide(
+        _interval_with(0.58, 0.05, 3), Criterion("q", ">=", 0.5), hours_per_unit=hours_per_run(9, 1)
+    )
+    assert 0 < settle["hours"] == pytest.approx(settle["more"] * 9 / 3600, rel=1e-2)
+
+
 def test_runs_to_decide_says_when_more_runs_cannot_decide():
     from nadcore.book.evidence import runs_to_decide
 

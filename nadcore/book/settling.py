@@ -33,6 +33,7 @@ __all__ = [
     "quantile",
     "redraw_factor",
     "runs_to_decide",
+    "hours_per_run",
     "fixed_group_floor",
 ]
 
@@ -145,7 +146,8 @@ def runs_to_decide(
     by its CPU margin too (``(quantile(n) + r) * sd / sqrt(n) < distance``, ``r`` the margin in
     standard errors: 1, or :func:`redraw_factor` where ``redrawn``); None where no number
     up to ``cap`` does (the value sits on the bound) or where there is no spread to go by.
-    ``hours``: ``more * hours_per_unit`` where the cost of one more value is known. ``floor``:
+    ``hours``: ``more * hours_per_unit`` (3 significant digits) where the cost of one more value
+    is known. ``floor``:
     ``(values, most, what)`` where part of the interval cannot shrink with more values of the unit
     (a group that can hold ``most`` values at most, ``what`` naming it); a value no farther from
     the bound than :func:`fixed_group_floor` of that group, at the same margin, is then
@@ -190,11 +192,19 @@ def runs_to_decide(
     out.update(
         need=max(need, n + 1),
         more=more,
-        hours=None if hours_per_unit is None else round(more * float(hours_per_unit), 2),
+        hours=None if hours_per_unit is None else float(f"{more * float(hours_per_unit):.3g}"),
         why=f"{more} more {_SINGULAR.get(unit, unit) if more == 1 else unit} at the measured spread (sd {number(sd)} per value, "
         f"{number(distance)} from the bound)",
     )
     return out
+
+
+def hours_per_run(seconds, runs) -> float | None:
+    """CPU hours of one more seed, cell or group (``hours_per_unit`` of :func:`runs_to_decide`):
+    ``seconds`` that ``runs`` of them took, as their jobs measured when they ran (one core each);
+    None where nothing was measured."""
+    seconds = float(np.nansum(np.asarray(seconds, dtype=np.float64)))
+    return seconds / int(runs) / 3600 if runs and seconds > 0 else None
 
 
 _SINGULAR = {

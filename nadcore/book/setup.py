@@ -292,7 +292,7 @@ class Chapter:
         if samples is not None and int(samples[0]) < int(samples[1]):
             n, p, why = samples
             reduced.append(f"{int(n):,} training samples (paper {int(p):,})" + (f": {why}" if why else ""))
-        where = "this build's CPU"
+        where = "the CPU that ran this build's jobs"
         if hours_per_unit is None and (settings or {}).get("bundle") and profile.startswith("campaign "):
             campaign = profile.split(" ", 1)[1]
             bundle = bundles.load(campaign)

@@ -20,6 +20,7 @@ import pandas as pd
 
 from nadcore.book.evidence import Interval, accuracy_interval, t_interval
 from nadcore.book.runner import run_jobs
+from nadcore.book.settling import hours_per_run
 from nadcore.chapters import campaigns
 from nadcore.chapters.cifar10 import figures as plots
 from nadcore.chapters.cifar10 import runs as cifar10
@@ -260,10 +261,16 @@ class Study:
 
     def train(self, jobs) -> tuple[pd.DataFrame, float]:
         """Run ``jobs`` (cached, on the chapter's executor): one tidy row per network
-        (:func:`nadcore.chapters.cifar10.runs.result_rows`) and the CPU seconds of the training."""
+        (:func:`nadcore.chapters.cifar10.runs.result_rows`) with the wall ``seconds`` of its share
+        of its job, and the CPU seconds of the training."""
         results = run_jobs(jobs, cifar10.cifar_job, executor=self.ch.executor(), cache=self.ch.cache)
         cpu_seconds = sum(meta.get("cpu_seconds", float("nan")) for _, meta in results)
-        return pd.DataFrame(cifar10.result_rows(jobs, results)), cpu_seconds
+        seconds = [
+            meta.get("seconds", np.nan) / len(job.config["seeds"])
+            for job, (_, meta) in zip(jobs, results)
+            for _ in job.config["seeds"]
+        ]
+        return pd.DataFrame(cifar10.result_rows(jobs, results)).assign(seconds=seconds), cpu_seconds
 
     def budget(self, epochs: str) -> dict:
         """The budget of one run here and in the paper (full training set) with the epochs of
@@ -342,13 +349,16 @@ class Study:
         iv = t_interval(lost, extra_variance=cifar10.share_test_variance(base, self.n_test, len(lost)))
         return dataclasses.replace(iv, method=f"t-interval over seeds + test-set binomial (n_test={self.n_test})")
 
-    def _fig7_claim(self, nad_result) -> dict:
+    def _fig7_claim(self, fig7: pd.DataFrame, nad_result) -> dict:
         """What the Fig. 7 claims share: the budget, the NAD estimate's networks, the settings
-        (and, for a campaign's runs, the bundle, the width and the seeds)."""
+        (and, for a campaign's runs, the bundle, the width and the seeds; for this build's, the
+        hours of one more seed)."""
         cfg, src = self.cfg, self.source
+        hours = None if src or "seconds" not in fig7 else hours_per_run(fig7.seconds, fig7.seed.nunique())
         return dict(
             **self.budget("epochs"),
             networks=nad_result.meta["networks"],
+            hours_per_unit=hours,
             **(
                 {"profile": src["profile"], "network": self.name, "early": self.early, "late": self.late} if src else {}
             ),
@@ -372,7 +382,7 @@ class Study:
         picked = bool((gain[self.early].mean(axis=1) > 0).all())
         return dict(
             interval=self.share_lost(fig7, self.early),
-            **self._fig7_claim(nad_result),
+            **self._fig7_claim(fig7, nad_result),
             preconditions={
                 **self._baseline_ok(fig7),
                 "the networks picked up the early carriers (carrier gain > 0 for every seed)": picked,
@@ -384,7 +394,7 @@ class Study:
         return dict(
             interval=self.share_lost(fig7, self.late),
             preconditions=self._baseline_ok(fig7),
-            **self._fig7_claim(nad_result),
+            **self._fig7_claim(fig7, nad_result),
         )
 
     def carrier_gain(self, fig7: pd.DataFrame, nad_result) -> dict:
@@ -392,7 +402,7 @@ class Study:
         _, _, gain = self.poisoned(fig7)
         return dict(
             interval=accuracy_interval(gain[self.early].mean(axis=1), self.n_test, difference=True),
-            **self._fig7_claim(nad_result),
+            **self._fig7_claim(fig7, nad_result),
         )
 
     # ------------------------------------------------------------------ the paper's network

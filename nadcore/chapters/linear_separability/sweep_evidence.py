@@ -12,6 +12,7 @@ import pandas as pd
 
 from nadcore.book.evidence import MUCH, accuracy_interval, fisher_interval
 from nadcore.book.evidence import runs_interval as evidence_runs
+from nadcore.book.settling import hours_per_run
 from nadcore.chapters.linear_separability import quantities as q
 from nadcore.chapters.linear_separability.quantities import blind_and_seen
 from nadcore.nads.published import PUBLISHED_NETWORKS
@@ -19,6 +20,11 @@ from nadcore.nads.published import PUBLISHED_NETWORKS
 
 class SweepEvidence:
     """The evidence of the live sweeps of chapter 3 (a mixin of ``Study``)."""
+
+    def seed_hours(self, result: dict) -> dict:
+        """The hours of one more seed of a sweep ``result`` (its jobs' seconds over its seeds)."""
+        seeds = np.shape(result["test_acc"])[0]
+        return dict(hours_per_unit=hours_per_run(result.get("compute_seconds", np.nan), seeds))
 
     # ------------------------------------------------------------------ Fig. 1 evidence
     def fig1_gap(self, fig1: dict) -> dict:
@@ -29,6 +35,7 @@ class SweepEvidence:
             published_gap=float(q.band_means(pub, self.grid1, self.low, self.high)["gap"][0]),
             cells=len(self.grid1.frequencies),
             **self.budget(self.model),
+            **self.seed_hours(fig1["lenet"]),
         )
 
     def fig1_distance(self, fig1: dict) -> dict:
@@ -37,6 +44,7 @@ class SweepEvidence:
             values=np.abs(fig1["lenet"]["test_acc"] - pub).mean((1, 2)),
             cells=len(self.grid1.frequencies),
             **self.budget(self.model),
+            **self.seed_hours(fig1["lenet"]),
         )
 
     def fig1_low_beats_high(self, fig1: dict) -> dict:
@@ -44,6 +52,7 @@ class SweepEvidence:
             values=self.per_seed_fig1(fig1).loc[self.model, "gap"],
             cells=len(self.grid1.frequencies),
             **self.budget(self.model),
+            **self.seed_hours(fig1[self.model]),
         )
 
     def logreg_flat(self, fig1: dict) -> dict:
@@ -58,17 +67,25 @@ class SweepEvidence:
                 "logistic regression learned: mean test accuracy >= 0.6 on every seed": bool((lr_acc >= 0.6).all())
             },
             **self.budget("logreg"),
+            **self.seed_hours(fig1["logreg"]),
         )
 
     def logreg_level(self, fig1: dict) -> dict:
         acc = fig1["logreg"]["test_acc"].reshape(len(self.ch.seeds), -1)
         worst = int(np.argmin(acc.mean(0)))
         return dict(
-            interval=accuracy_interval(acc[:, worst], self.cfg["n_test"]), cells=acc.shape[1], **self.budget("logreg")
+            interval=accuracy_interval(acc[:, worst], self.cfg["n_test"]),
+            cells=acc.shape[1],
+            **self.budget("logreg"),
+            **self.seed_hours(fig1["logreg"]),
         )
 
     def logreg_train(self, fig1: dict) -> dict:
-        return dict(values=self.per_seed_fig1(fig1).loc["logreg", "train acc"], **self.budget("logreg"))
+        return dict(
+            values=self.per_seed_fig1(fig1).loc["logreg", "train acc"],
+            **self.budget("logreg"),
+            **self.seed_hours(fig1["logreg"]),
+        )
 
     def fig2_speed(self, fig2: dict) -> dict:
         cells = self.fig2_cells()
@@ -80,6 +97,7 @@ class SweepEvidence:
         return dict(
             values=b["high"] / b["low"],
             **self.budget(self.model, "fig2_train"),
+            **self.seed_hours(f["result"]),
             preconditions={
                 "some low-frequency run reached the loss threshold": bool(reached.any()),
                 "the budget can show the criterion's ratio (budget >= ratio x low-frequency iterations)": bool(
@@ -130,6 +148,7 @@ class SweepEvidence:
             n_indices=len(ii),
             networks=self.nad_counts["secant"],
             **self.budget(self.model),
+            **self.seed_hours(res),
             settings={"indices": ii.tolist(), "sigma": sigma},
         )
         crossing = int(pub.index[(pub["test_acc"] < 0.75).to_numpy()][0])

@@ -18,6 +18,7 @@ import pandas as pd
 from nadcore import nads
 from nadcore.book.evidence import exact_value, jackknife_interval
 from nadcore.book.nad_jobs import cached_nads
+from nadcore.book.settling import hours_per_run
 from nadcore.chapters.nads import figures as plots
 from nadcore.chapters.nads import quantities as nq
 from nadcore.data import low_frequency_fraction
@@ -136,10 +137,21 @@ class Study:
         """The top-16 overlap of ``r`` with the published NADs, with its jackknife interval."""
         return jackknife_interval(*nads.overlap_interval(r, published.nads, 16), nads.GROUPS, bounds=(0, 1))
 
+    @staticmethod
+    def group_hours(r) -> float | None:
+        """The hours of one more Monte Carlo group of the estimate ``r`` (its sampling time over
+        its groups, as measured when it ran)."""
+        return hours_per_run(r.meta.get("sampling_seconds", np.nan), nads.GROUPS)
+
     def secant_published(self, secant, published) -> dict:
         """The keywords of ``fig5-secant-published``."""
         n = self.counts["secant"]
-        return dict(interval=self.published_overlap(secant, published), networks=n, settings={"networks": n})
+        return dict(
+            interval=self.published_overlap(secant, published),
+            networks=n,
+            settings={"networks": n},
+            hours_per_unit=self.group_hours(secant),
+        )
 
     def gradient_published(self, gradient_pts, published) -> dict:
         """The keywords of ``sec3-gradient-published`` (the gradient over several points)."""
@@ -147,6 +159,7 @@ class Study:
         return dict(
             interval=self.published_overlap(gradient_pts, published),
             networks=n,
+            hours_per_unit=self.group_hours(gradient_pts),
             settings={"networks": n, "points": self.cfg["gradient_points"]},
         )
 

@@ -17,6 +17,7 @@ from nadcore import nads
 from nadcore.book.evidence import accuracy_interval, exact_value, fisher_interval
 from nadcore.book.nad_jobs import cached_nads
 from nadcore.book.runner import Job, run_jobs
+from nadcore.book.settling import hours_per_run
 from nadcore.chapters.linear_separability.runs import grid_sweep
 from nadcore.chapters.nads import figures as nadplots
 from nadcore.chapters.open_questions import figures as plots
@@ -51,6 +52,9 @@ class Study:
         self.data_root, self.subset_root = data_root, subset_root
         self.run = dict(executor=ch.executor(), cache=ch.cache)
         self.grid = oq.quadrant_grid(self.cfg["grid_ticks"])
+        #: hours of one more seed of the runs behind a claim, by what they ran (measured by the
+        #: jobs when they ran; a claim whose runs this build did not run is not priced)
+        self.hours_per_seed: dict[str, float | None] = {}
 
     # ------------------------------------------------------------------ shared
     def gradient_nads(self, spec: str, seed: int, networks: int | None = None):
@@ -103,7 +107,7 @@ class Study:
     def fig1_maps(self) -> dict:
         """Fig.-1 maps of every variant on the quadrant grid (transposed cells mirrored): the
         :func:`grid_sweep` result per variant."""
-        return {
+        maps = {
             label: grid_sweep(
                 spec,
                 self.grid,
@@ -117,6 +121,8 @@ class Study:
             )
             for label, spec in self.cfg["variants"].items()
         }
+        self.hours_per_seed |= {k: hours_per_run(r["compute_seconds"], len(self.ch.seeds)) for k, r in maps.items()}
+        return maps
 
     def draw_fig1_maps(self, maps: dict):
         fig = plots.quadrant_maps(
@@ -445,12 +451,16 @@ class Study:
             )
             for s in self.ch.seeds
         ]
-        res = [a for a, _ in run_jobs(jobs, oq.mixed_moments_job, **self.run)]
-        return [nads.top_eigenvectors(a["mixed"], max(LEMMA2_KS))[1] for a in res]
+        res = run_jobs(jobs, oq.mixed_moments_job, **self.run)
+        self.hours_per_seed["mixed Hessian"] = hours_per_run([m.get("seconds", np.nan) for _, m in res], len(res))
+        return [nads.top_eigenvectors(a["mixed"], max(LEMMA2_KS))[1] for a, _ in res]
 
     def gradient_bases(self) -> list:
         """Per seed, the gradient NADs of the chapter's model."""
-        return [self.gradient_nads(self.model, s).nads for s in self.ch.seeds]
+        found = [self.gradient_nads(self.model, s) for s in self.ch.seeds]
+        seconds = [r.meta.get("sampling_seconds", np.nan) for r in found]
+        self.hours_per_seed["gradient NADs"] = hours_per_run(seconds, len(found))
+        return [r.nads for r in found]
 
     def lemma2_overlap(self, mixed_basis: list, grad_basis: list) -> np.ndarray:
         """Per seed, the overlap of the two bases of Lemma 2 at :data:`LEMMA2_KS`."""
@@ -479,10 +489,11 @@ class Study:
             {"k": LEMMA2_KS, "overlap (mean over seeds)": hess_overlap.mean(0), "chance k/D": np.array(LEMMA2_KS) / D}
         )
 
-    def _hessian_evidence(self, values, **settings) -> dict:
+    def _hessian_evidence(self, values, hours, **settings) -> dict:
         n = self.cfg["hessian_networks"]
         return dict(
             values=values,
+            hours_per_unit=None if None in hours else sum(hours),
             trained=False,
             networks=n,
             paper_networks=self.ch.paper_cfg["hessian_networks"],
@@ -490,14 +501,16 @@ class Study:
         )
 
     def lenet_aligned(self, hess_overlap) -> dict:
-        return self._hessian_evidence(hess_overlap[:, 1], nad_networks=self.cfg["nad_networks"])
+        hours = [self.hours_per_seed.get(k) for k in ("mixed Hessian", "gradient NADs")]
+        return self._hessian_evidence(hess_overlap[:, 1], hours, nad_networks=self.cfg["nad_networks"])
 
     def stability_table(self, k: int = 4) -> pd.DataFrame:
         """:func:`runs.stability_table` of the chapter's model (``hessian_networks`` networks)."""
         return oq.stability_table(self.model, self.cfg["hessian_networks"], self.ch.seeds, k=k, **self.run)
 
     def gradient_more_stable(self, stability: pd.DataFrame, k: int = 4) -> dict:
-        return self._hessian_evidence(stability["gradient"] - stability["mixed Hessian"], k=k)
+        twice = [self.hours_per_seed.get("mixed Hessian")] * 2  # two estimates of both bases per seed
+        return self._hessian_evidence(stability["gradient"] - stability["mixed Hessian"], twice, k=k)
 
     # ------------------------------------------------------------------ Q6: alpha(v)
     def alphas(self, nad_sets: dict, lenet_ref) -> dict:
@@ -538,6 +551,7 @@ class Study:
         return dict(
             interval=fisher_interval(rho["max-pool"]),
             **self.budget(),
+            hours_per_unit=self.hours_per_seed.get("max-pool"),
             cells=len(self.grid.frequencies),
             networks=self.cfg["nad_networks"],
         )
@@ -546,6 +560,7 @@ class Study:
         return dict(
             interval=fisher_interval(rho["max-pool, " + self.cfg["reference_nads"]]),
             **self.budget(),
+            hours_per_unit=self.hours_per_seed.get("max-pool"),
             cells=len(self.grid.frequencies),
             networks=lenet_ref.meta.get("networks"),
         )

@@ -35,7 +35,8 @@ class ConcatGridResult:
     """Per seed (axis 0) and pair of NAD indices (rows: v1, columns: v2): test accuracy with both
     channels (``acc_both``), channel 1 only (``acc_first``), channel 2 only (``acc_second``), the
     last epoch's running training accuracy, the boundary's tilt ``angle`` (degrees) and the
-    network's outputs on the cross-section grid ``a`` x ``b`` (``sections``, (S, n1, n2, R, R))."""
+    network's outputs on the cross-section grid ``a`` x ``b`` (``sections``, (S, n1, n2, R, R));
+    ``seconds``: the wall time of its jobs as they measured it when they ran (NaN for a bundle's)."""
 
     model: str
     indices1: list
@@ -50,6 +51,7 @@ class ConcatGridResult:
     a: np.ndarray
     b: np.ndarray
     settings: dict = field(default_factory=dict)
+    seconds: float = float("nan")
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, model: str, settings: dict | None = None) -> "ConcatGridResult":
@@ -132,7 +134,8 @@ class ConcatGridResult:
 class CifarDVResult:
     """Per seed (axis 0) and NAD index of ``v``: test accuracy with all four channels
     (``acc_all``), with the CIFAR channels only (``acc_cifar``), with the D(v) channel only
-    (``acc_dv``), and the last epoch's running training accuracy."""
+    (``acc_dv``), and the last epoch's running training accuracy; ``seconds``: the wall time of
+    its jobs as they measured it when they ran (NaN for a bundle's)."""
 
     model: str
     indices: list
@@ -142,6 +145,7 @@ class CifarDVResult:
     acc_dv: np.ndarray
     train_acc: np.ndarray
     settings: dict = field(default_factory=dict)
+    seconds: float = float("nan")
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, model: str, settings: dict | None = None) -> "CifarDVResult":

@@ -408,6 +408,7 @@ def concat_grid_experiment(
         a=res[0][0]["a"],
         b=res[0][0]["b"],
         settings=settings,
+        seconds=float(sum(m.get("seconds", 0.0) for _, m in res)),
     )
 
 
@@ -532,4 +533,5 @@ def cifar_dv_experiment(
         acc_dv=cat("acc_dv"),
         train_acc=cat("train_acc"),
         settings=settings,
+        seconds=float(sum(m.get("seconds", 0.0) for _, m in res)),
     )

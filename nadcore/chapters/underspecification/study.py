@@ -19,6 +19,7 @@ import pandas as pd
 
 from nadcore.book.claims import specs
 from nadcore.book.evidence import accuracy_interval, seed_summary
+from nadcore.book.settling import hours_per_run
 from nadcore.chapters import campaigns
 from nadcore.chapters.underspecification import runs as ux
 from nadcore.data import cifar
@@ -275,8 +276,12 @@ class Study:
         """An accuracy's interval over the seeds, with the binomial noise of the n_test test samples."""
         return dict(interval=accuracy_interval(values, self.cfg["n_test"]))
 
-    def _fig2_common(self, m: str) -> dict:
-        return dict(networks=self.networks[m], **self.concat_budget(m), **self.fill, **self.sources.get(m, {}))
+    def _fig2_common(self, m: str, r) -> dict:
+        return dict(networks=self.networks[m], **self.concat_budget(m), **self._priced(m, r))
+
+    def _priced(self, m: str, r) -> dict:
+        """What every claim on ``m``'s runs ``r`` shares: the fill, the source, the hours of a seed."""
+        return dict(**self.fill, hours_per_unit=hours_per_run(r.seconds, len(r.seeds)), **self.sources.get(m, {}))
 
     def _fitted_at(self, m: str, r, cells) -> dict:
         """The precondition that model ``m`` fitted its training sets at the NAD pairs ``cells``."""
@@ -285,7 +290,8 @@ class Study:
 
     def _mlp_common(self, r) -> dict:
         return dict(
-            preconditions={"the MLPs fitted their training sets": r.fitted(threshold=FIT)}, **self._fig2_common("mlp")
+            preconditions={"the MLPs fitted their training sets": r.fitted(threshold=FIT)},
+            **self._fig2_common("mlp", r),
         )
 
     def mlp_perfect(self, r) -> dict:
@@ -317,7 +323,7 @@ class Study:
         row = [(self.early, i2) for i2 in r.indices2]
         return dict(
             **self._fitted_at(m, r, row),
-            **self._fig2_common(m),
+            **self._fig2_common(m, r),
             **self._acc_interval(np.mean([r.values("acc_first", *c) for c in row], axis=0)),
         )
 
@@ -329,21 +335,21 @@ class Study:
         kw["preconditions"][
             f"{m} learned at (u_{self.late}, u_{self.early}): mean test accuracy with both channels >= {LEARNED}"
         ] = both >= LEARNED
-        return dict(**kw, **self._acc_interval(r.values("acc_first", self.late, self.early)), **self._fig2_common(m))
+        return dict(**kw, **self._acc_interval(r.values("acc_first", self.late, self.early)), **self._fig2_common(m, r))
 
     def switch(self, m: str, r) -> dict:
         """Channel-2-only accuracy at (v1, v2) = (u_late, u_early)."""
         return dict(
             **self._fitted_at(m, r, [(self.late, self.early)]),
             **self._acc_interval(r.values("acc_second", self.late, self.early)),
-            **self._fig2_common(m),
+            **self._fig2_common(m, r),
         )
 
     def max_margin(self, m: str, r) -> dict:
         """The boundary's tilt at v1 = v2 = u_early."""
         return dict(
             **self._fitted_at(m, r, [(self.early, self.early)]),
-            **self._fig2_common(m),
+            **self._fig2_common(m, r),
             values=r.values("angle", self.early, self.early),
         )
 
@@ -352,7 +358,7 @@ class Study:
         early, late = self.early, self.late
         return dict(
             **self._fitted_at(m, r, [(late, early), (early, late)]),
-            **self._fig2_common(m),
+            **self._fig2_common(m, r),
             values=r.values("angle", late, early) - r.values("angle", early, late),
         )
 
@@ -362,7 +368,7 @@ class Study:
         diff = r.values("acc_both", early, early) - r.values("acc_both", late, late)
         return dict(
             **self._fitted_at(m, r, [(early, early), (late, late)]),
-            **self._fig2_common(m),
+            **self._fig2_common(m, r),
             interval=accuracy_interval(diff, self.cfg["n_test"], difference=True),
         )
 
@@ -479,8 +485,7 @@ class Study:
         return dict(
             networks=self.networks[self.cifar_specs.get(m, m)],
             **self.cifar_budget(m, r.settings["data"]),
-            **self.fill,
-            **self.sources.get(m, {}),
+            **self._priced(m, r),
         )
 
     @staticmethod
