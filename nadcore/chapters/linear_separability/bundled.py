@@ -374,15 +374,22 @@ def fig6_curves(frame: pd.DataFrame, arch: str, width: int, sigma: float):
     return t.columns.to_numpy(), t.to_numpy()
 
 
+def fig6_against_published(frame: pd.DataFrame, arch: str, width: int, sigma: float, published: pd.DataFrame):
+    """:func:`fig6_curves` with each trained index's eigenvalue and the published curve's rows
+    (``test_acc``, ``eigenvalue``) at the same indices: ``(indices, accuracies, eigenvalues,
+    published)``."""
+    idx, acc = fig6_curves(frame, arch, width, sigma)
+    rows = select(frame, arch, width, sigma=float(sigma))
+    ev = rows.groupby("nad_index")["eigenvalue"].first().reindex(idx).to_numpy()
+    return idx, acc, ev, published[published["model"] == arch].set_index("nad_index").reindex(idx)
+
+
 def fig6_summary(frame: pd.DataFrame, arch: str, width: int, sigma: float, published: pd.DataFrame) -> dict:
     """Fig. 6 in numbers for one network and noise level: first-vs-beyond gap (and, for one seed,
     the part of its interval more indices cannot shrink) and Spearman
     (eigenvalue, accuracy) with their intervals, mean |ours - published| at the same indices,
     and the published curve's own gap and Spearman there."""
-    idx, acc = fig6_curves(frame, arch, width, sigma)
-    rows = select(frame, arch, width, sigma=float(sigma))
-    ev = rows.groupby("nad_index")["eigenvalue"].first().reindex(idx).to_numpy()
-    pub = published[published["model"] == arch].set_index("nad_index").reindex(idx)
+    idx, acc, ev, pub = fig6_against_published(frame, arch, width, sigma, published)
     per = [q.nad_index_summary(idx, a, _by_index(idx, ev)) for a in acc]
     dist = np.abs(acc - pub["test_acc"].to_numpy()[None]).mean(1)
     floor = None
@@ -429,10 +436,7 @@ def fig6_stretches(
     seeds and indices) and the published one at the same indices, and the Spearman rank
     correlation of accuracy with eigenvalue there (ours: the mean over seeds), as in
     :func:`fig6_summary` over the whole sequence."""
-    idx, acc = fig6_curves(frame, arch, width, sigma)
-    rows = select(frame, arch, width, sigma=float(sigma))
-    ev = rows.groupby("nad_index")["eigenvalue"].first().reindex(idx).to_numpy()
-    pub = published[published["model"] == arch].set_index("nad_index").reindex(idx)
+    idx, acc, ev, pub = fig6_against_published(frame, arch, width, sigma, published)
     out = {}
     for lo, hi in zip(edges[:-1], edges[1:]):
         sel = (idx >= lo) & (idx < hi)

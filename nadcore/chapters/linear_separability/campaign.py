@@ -88,15 +88,23 @@ _FIRST, _BEYOND = (
 FIG6_ENDS_ALTERNATING = [int(i) for pair in zip_longest(_FIRST, _BEYOND) for i in pair if i is not None]
 #: the rest of chapter 3's paper indices (10-700), for a Spearman over the whole sequence
 FIG6_MIDDLE = [int(i) for i in BUILD_PAPER["fig6_indices"] if i not in set(FIG6_ENDS) | set(FIG6_INDICES)]
+
+
+def _coarse_to_fine(n: int, finest: int = 1, coarsest: int = 64) -> list[int]:
+    """0, ..., n - 1 coarse to fine: every ``coarsest``-th first, then every half as many down to
+    every ``finest``-th, so that a campaign stopped early still spreads its runs over the whole
+    range."""
+    steps = [coarsest >> i for i in range(coarsest.bit_length()) if coarsest >> i >= finest]
+    return list(dict.fromkeys(i for step in steps for i in range(0, n, step)))
+
+
 #: every 4th NAD index of a 32x32 input, coarse to fine (every 64th first, then every 32nd, 16th, 8th
-#: and 4th), so that a campaign stopped early still spreads its indices over the whole sequence
-#: (what a Spearman over the NAD index needs)
-FIG6_SPREAD = list(dict.fromkeys(i for step in (64, 32, 16, 8, 4) for i in range(0, 1024, step)))
+#: and 4th): a campaign stopped early still spreads its indices over the whole sequence (what a
+#: Spearman over the NAD index needs)
+FIG6_SPREAD = _coarse_to_fine(1024, finest=4)
 #: the NAD indices halfway between those (2 mod 4), spread the same way: with FIG6_SPREAD every
 #: other index of the sequence, the cap of VGG-11's Fig. 6 on the cpu campaign
-FIG6_SPREAD_HALVES = [
-    4 * k + 2 for k in dict.fromkeys(k for step in (64, 32, 16, 8, 4, 2, 1) for k in range(0, 256, step))
-]
+FIG6_SPREAD_HALVES = [4 * k + 2 for k in _coarse_to_fine(256)]
 #: Fig. 3 and Fig. 2 cells: on the rows, coarse, both sides of ResNet-18's checkerboard
 FIG3_CELLS = [[0, 0], [0, 8], [0, -16], [2, 2], [2, 4], [2, -6], [2, 8], [2, -16]]
 FIG2_CELLS = [[0, 4], [2, 4], [2, 2], [0, -16], [2, -6], [2, 8]]
