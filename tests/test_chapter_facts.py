@@ -132,7 +132,7 @@ def test_every_figure_data_link_points_to_a_csv(smoke, stem):
 
 #: the paper's claims whose runs this build makes and prices: what one more seed (or Monte Carlo
 #: group) of them costs, from the seconds their jobs measured when they ran
-PRICED = re.compile(r"(fig5-secant|sec3-gradient|fig[1267]-|us-fig[23]-|oq5-lenet|oq5-gradient|oq6-)")
+PRICED = re.compile(r"(fig5-secant|sec3-gradient|sec3-random|fig[12678]-|us-fig[23]-|oq5-lenet|oq5-gradient|oq6-)")
 
 
 def test_undecided_rows_of_this_build_say_what_settling_them_costs(smoke):

@@ -354,11 +354,10 @@ class Study:
         (and, for a campaign's runs, the bundle, the width and the seeds; for this build's, the
         hours of one more seed)."""
         cfg, src = self.cfg, self.source
-        hours = None if src or "seconds" not in fig7 else hours_per_run(fig7.seconds, fig7.seed.nunique())
         return dict(
             **self.budget("epochs"),
             networks=nad_result.meta["networks"],
-            hours_per_unit=hours,
+            hours_per_unit=self.seed_hours(fig7, src),
             **(
                 {"profile": src["profile"], "network": self.name, "early": self.early, "late": self.late} if src else {}
             ),
@@ -370,6 +369,12 @@ class Study:
                 **src.get("settings", {}),
             },
         )
+
+    @staticmethod
+    def seed_hours(runs: pd.DataFrame, source: dict) -> float | None:
+        """The hours of one more seed of ``runs`` that this build trained (their ``seconds`` over
+        their seeds); None for a campaign's (``source``), which its bundle's ledger prices."""
+        return None if source or "seconds" not in runs else hours_per_run(runs.seconds, runs.seed.nunique())
 
     def _baseline_ok(self, fig7: pd.DataFrame) -> dict:
         base, _, _ = self.poisoned(fig7)
@@ -518,6 +523,7 @@ class Study:
             interval=accuracy_interval(self.flip_loss(fig8, model), self.n_test, difference=True),
             **self.budget("flip_epochs"),
             networks=nad_result.meta["networks"],
+            hours_per_unit=self.seed_hours(fig8[fig8.model == model], src),
             **({"profile": src["profile"], "network": model} if src else {}),
             settings={
                 "model": model,

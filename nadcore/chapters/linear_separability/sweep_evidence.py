@@ -188,6 +188,7 @@ class SweepEvidence:
         acc = np.asarray(res["test_acc"]).mean(0)
         return dict(
             interval=evidence_runs(np.abs(acc - np.median(acc)), (0, 1), "random directions"),
+            hours_per_unit=hours_per_run(res.get("compute_seconds", np.nan), len(acc)),
             directions=len(acc),
             sigma=sigma,
             **self.budget(self.model),
