@@ -243,6 +243,23 @@ def test_budget_stops_before_a_job_that_would_not_fit(tmp_path):
     assert prov["estimates"]  # per task, the longest job so far: what the next budget is checked against
 
 
+def test_the_budget_expects_a_job_to_take_as_long_as_its_stages_longest():
+    """A network's early stages can hold jobs of many cells (hours each): a later stage of
+    one-cell jobs is budgeted on its own jobs once it has some, before that on the longest."""
+
+    def task(stage):
+        return cp.Task("fig1", "c", "resnet18", "resnet18?width=16", 16, "authors", len, [], len, [], [], 1, stage)
+
+    def job(stage, seconds):
+        return {"figure": "fig1", "model": "resnet18?width=16", "recipe": "authors", "stage": stage, "seconds": seconds}
+
+    prov = {"jobs": {"a": job(1, 7110.0), "b": job(16, 285.0), "c": job(16, 291.0)}}
+    prov["estimates"] = {"fig1:resnet18?width=16:authors": 7110.0}
+    assert cp.job_estimate(prov, task(16)) == 291.0
+    assert cp.job_estimate(prov, task(18)) == 7110.0  # no job of its own yet
+    assert cp.job_estimate({"jobs": {}}, task(18)) == 0.0
+
+
 def test_the_ledger_says_why_a_session_ended(tmp_path, monkeypatch):
     """A job that fails, or a kill, is recorded in the session's ``stopped`` before it ends."""
     import os

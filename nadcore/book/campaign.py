@@ -374,6 +374,21 @@ def writing(out: Path, wait: bool = False):
             f.truncate()
 
 
+def job_estimate(prov: dict, task: Task) -> float:
+    """Seconds a job of ``task`` is expected to take, for the budget: the longest job of the
+    same stage in the ledger, or, before the stage has one, the longest of its network and
+    recipe in any stage (a stage's jobs can be much shorter than an earlier stage's)."""
+    same = [
+        j["seconds"]
+        for j in prov["jobs"].values()
+        if (j.get("stage"), j.get("figure"), j.get("model"), j.get("recipe"))
+        == (task.stage, task.figure, task.spec, task.recipe)
+    ]
+    if same:
+        return float(max(same))
+    return float(prov.get("estimates", {}).get(f"{task.figure}:{task.spec}:{task.recipe}", 0.0))
+
+
 def _run(tasks, settings, *, cache, out: Path, device, budget, executor, window, argv, log, root) -> dict:
     """:func:`run`, with the bundle held."""
     t_start = time.perf_counter()
@@ -404,11 +419,9 @@ def _run(tasks, settings, *, cache, out: Path, device, budget, executor, window,
     stopped = None
     running: dict = {}
 
-    def est(t):
-        return float(estimates.get(f"{t.figure}:{t.spec}:{t.recipe}", 0.0))
-
     def finish(t, job, secs, meta):
-        estimates[f"{t.figure}:{t.spec}:{t.recipe}"] = round(max(est(t), secs) if est(t) else secs, 1)
+        key = f"{t.figure}:{t.spec}:{t.recipe}"
+        estimates[key] = round(max(estimates.get(key, 0.0), secs), 1)
         prov["jobs"][bundle_id(t, job)] = {
             "figure": t.figure,
             "model": t.spec,
@@ -436,8 +449,8 @@ def _run(tasks, settings, *, cache, out: Path, device, budget, executor, window,
     try:
         if executor is None:
             for t, job in todo:
-                if budget is not None and time.perf_counter() - t_start + est(t) > budget:
-                    stopped = f"{t.label}: ~{est(t):.0f} s would pass the budget"
+                if budget is not None and time.perf_counter() - t_start + job_estimate(prov, t) > budget:
+                    stopped = f"{t.label}: ~{job_estimate(prov, t):.0f} s would pass the budget"
                     break
                 t0 = time.perf_counter()
                 ((arrays, meta),) = run_jobs([job], t.fn, cache=cache)
@@ -447,8 +460,8 @@ def _run(tasks, settings, *, cache, out: Path, device, budget, executor, window,
             while queue or running:
                 while queue and len(running) < window:
                     t, job = queue[0]
-                    if budget is not None and time.perf_counter() - t_start + est(t) > budget:
-                        stopped = f"{t.label}: ~{est(t):.0f} s would pass the budget"
+                    if budget is not None and time.perf_counter() - t_start + job_estimate(prov, t) > budget:
+                        stopped = f"{t.label}: ~{job_estimate(prov, t):.0f} s would pass the budget"
                         queue = []
                         break
                     queue.pop(0)
