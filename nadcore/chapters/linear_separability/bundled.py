@@ -369,7 +369,10 @@ def cell_runs(frames: dict, arch: str, cell, near: float = 0.01) -> pd.DataFrame
 
 def fig6_curves(frame: pd.DataFrame, arch: str, width: int, sigma: float):
     """``(indices, accuracies (seeds, K))`` of one network and noise level along the NADs."""
-    rows = select(frame, arch, width, sigma=float(sigma))
+    return _curves(select(frame, arch, width, sigma=float(sigma)))
+
+
+def _curves(rows: pd.DataFrame):
     t = rows.pivot_table(index="seed", columns="nad_index", values="test_acc")
     return t.columns.to_numpy(), t.to_numpy()
 
@@ -378,8 +381,8 @@ def fig6_against_published(frame: pd.DataFrame, arch: str, width: int, sigma: fl
     """:func:`fig6_curves` with each trained index's eigenvalue and the published curve's rows
     (``test_acc``, ``eigenvalue``) at the same indices: ``(indices, accuracies, eigenvalues,
     published)``."""
-    idx, acc = fig6_curves(frame, arch, width, sigma)
     rows = select(frame, arch, width, sigma=float(sigma))
+    idx, acc = _curves(rows)
     ev = rows.groupby("nad_index")["eigenvalue"].first().reindex(idx).to_numpy()
     return idx, acc, ev, published[published["model"] == arch].set_index("nad_index").reindex(idx)
 
