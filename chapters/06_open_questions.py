@@ -338,7 +338,8 @@ print(f"{model}: mixed Hessian from {cfg['hessian_networks']} networks, "
       f"gradient NADs from {cfg['nad_networks']:,}")
 print(study.lemma2_overlap_table(hess_overlap)
       .to_string(index=False, float_format="{:.3f}".format))
-ch.claim("oq5-lenet-aligned", **study.lenet_aligned(hess_overlap));
+ch.claim("oq5-lenet-aligned",
+         **study.lenet_aligned(hess_overlap, mixed_basis, grad_basis));
 
 # %% [markdown]
 # Both estimates carry Monte Carlo noise, which lowers the measured overlap, so the table compares
@@ -356,7 +357,8 @@ stability = study.stability_table(k=4)
 print(stability.round(3).to_string())
 
 # %%
-ch.claim("oq5-gradient-more-stable", **study.gradient_more_stable(stability, k=4))
+ch.claim("oq5-gradient-more-stable",
+         **study.gradient_more_stable(stability, mixed_basis, k=4))
 
 # %% [markdown]
 # ## The alignment $\alpha(v)$
@@ -391,8 +393,8 @@ print("Spearman rho(alpha, accuracy) within each network (mean over seeds):")
 print(pd.Series({label: r.mean() for label, r in rho.items()}).round(3).to_string())
 print("the four variants pooled (gradient alpha / mean eigenvalue): "
       f"{np.mean(pooled):.3f}")
-ch.claim("oq6-alpha-gradient", **study.alpha_gradient(rho))
-ch.claim("oq6-alpha-secant", **study.alpha_secant(rho, lenet_ref));
+ch.claim("oq6-alpha-gradient", **study.alpha_gradient(rho, maps))
+ch.claim("oq6-alpha-secant", **study.alpha_secant(rho, lenet_ref, maps));
 
 # %% [markdown]
 # Why the two covariances can disagree: the gradient of a max-pool network at one point is routed

@@ -10,6 +10,8 @@ and not the plumbing. The runs and summaries are those of :mod:`nadcore.chapters
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 import pandas as pd
 
@@ -27,7 +29,7 @@ from nadcore.nets import build_model, spec_key
 from nadcore.runtime import generator
 from nadcore.train.budget import cifar_budget, steps_per_run
 
-__all__ = ["Study", "stack", "D", "LEMMA2_KS"]
+__all__ = ["Study", "Bases", "stack", "D", "LEMMA2_KS"]
 
 #: the number of pixels of a one-channel 32x32 image
 D = 32 * 32
@@ -35,6 +37,14 @@ D = 32 * 32
 LEMMA2_KS = [1, 4, 16, 64]
 #: the NAD indices drawn in the NAD figures
 FIRST_FOUR = (0, 1, 2, 3)
+
+
+class Bases(NamedTuple):
+    """Per seed, one basis of the input space (rows); ``hours_per_seed``: what one more seed's
+    estimate costs, measured by its jobs when they ran (None where this build did not run them)."""
+
+    vectors: list
+    hours_per_seed: float | None
 
 
 def stack(res, key: str) -> np.ndarray:
@@ -52,9 +62,6 @@ class Study:
         self.data_root, self.subset_root = data_root, subset_root
         self.run = dict(executor=ch.executor(), cache=ch.cache)
         self.grid = oq.quadrant_grid(self.cfg["grid_ticks"])
-        #: hours of one more seed of the runs behind a claim, by what they ran (measured by the
-        #: jobs when they ran; a claim whose runs this build did not run is not priced)
-        self.hours_per_seed: dict[str, float | None] = {}
 
     # ------------------------------------------------------------------ shared
     def gradient_nads(self, spec: str, seed: int, networks: int | None = None):
@@ -121,8 +128,11 @@ class Study:
             )
             for label, spec in self.cfg["variants"].items()
         }
-        self.hours_per_seed |= {k: hours_per_run(r["compute_seconds"], len(self.ch.seeds)) for k, r in maps.items()}
         return maps
+
+    def map_hours(self, maps: dict) -> float | None:
+        """Hours of one more seed of the max-pool map (the runs behind the alpha(v) claims)."""
+        return hours_per_run(maps["max-pool"]["compute_seconds"], len(self.ch.seeds))
 
     def draw_fig1_maps(self, maps: dict):
         fig = plots.quadrant_maps(
@@ -437,7 +447,7 @@ class Study:
             settings={"linear_draws": draws},
         )
 
-    def mixed_hessian_bases(self) -> list:
+    def mixed_hessian_bases(self) -> Bases:
         """Per seed, the top eigenvectors of the mixed-Hessian Gram of the chapter's model from
         ``hessian_networks`` networks (:func:`runs.mixed_moments_job`)."""
         jobs = [
@@ -452,22 +462,24 @@ class Study:
             for s in self.ch.seeds
         ]
         res = run_jobs(jobs, oq.mixed_moments_job, **self.run)
-        self.hours_per_seed["mixed Hessian"] = hours_per_run([m.get("seconds", np.nan) for _, m in res], len(res))
-        return [nads.top_eigenvectors(a["mixed"], max(LEMMA2_KS))[1] for a, _ in res]
+        return Bases(
+            [nads.top_eigenvectors(a["mixed"], max(LEMMA2_KS))[1] for a, _ in res],
+            hours_per_run([m.get("seconds", np.nan) for _, m in res], len(res)),
+        )
 
-    def gradient_bases(self) -> list:
+    def gradient_bases(self) -> Bases:
         """Per seed, the gradient NADs of the chapter's model."""
         found = [self.gradient_nads(self.model, s) for s in self.ch.seeds]
         seconds = [r.meta.get("sampling_seconds", np.nan) for r in found]
-        self.hours_per_seed["gradient NADs"] = hours_per_run(seconds, len(found))
-        return [r.nads for r in found]
+        return Bases([r.nads for r in found], hours_per_run(seconds, len(found)))
 
-    def lemma2_overlap(self, mixed_basis: list, grad_basis: list) -> np.ndarray:
+    def lemma2_overlap(self, mixed_basis: Bases, grad_basis: Bases) -> np.ndarray:
         """Per seed, the overlap of the two bases of Lemma 2 at :data:`LEMMA2_KS`."""
-        return np.array([[nads.subspace_overlap(M, G, k) for k in LEMMA2_KS] for M, G in zip(mixed_basis, grad_basis)])
+        pairs = zip(mixed_basis.vectors, grad_basis.vectors)
+        return np.array([[nads.subspace_overlap(M, G, k) for k in LEMMA2_KS] for M, G in pairs])
 
-    def draw_lemma2_bases(self, mixed_basis: list, grad_basis: list):
-        bases = {"gradient NADs": grad_basis[0], "mixed Hessian": mixed_basis[0]}
+    def draw_lemma2_bases(self, mixed_basis: Bases, grad_basis: Bases):
+        bases = {"gradient NADs": grad_basis.vectors[0], "mixed Hessian": mixed_basis.vectors[0]}
         fig = nadplots.nad_grid(
             bases, indices=FIRST_FOUR, title=f"{self.model}: the two bases of Lemma 2 (seed {self.ch.seed})"
         )
@@ -500,16 +512,16 @@ class Study:
             settings={"hessian_networks": n, **settings},
         )
 
-    def lenet_aligned(self, hess_overlap) -> dict:
-        hours = [self.hours_per_seed.get(k) for k in ("mixed Hessian", "gradient NADs")]
+    def lenet_aligned(self, hess_overlap, mixed_basis: Bases, grad_basis: Bases) -> dict:
+        hours = [mixed_basis.hours_per_seed, grad_basis.hours_per_seed]
         return self._hessian_evidence(hess_overlap[:, 1], hours, nad_networks=self.cfg["nad_networks"])
 
     def stability_table(self, k: int = 4) -> pd.DataFrame:
         """:func:`runs.stability_table` of the chapter's model (``hessian_networks`` networks)."""
         return oq.stability_table(self.model, self.cfg["hessian_networks"], self.ch.seeds, k=k, **self.run)
 
-    def gradient_more_stable(self, stability: pd.DataFrame, k: int = 4) -> dict:
-        twice = [self.hours_per_seed.get("mixed Hessian")] * 2  # two estimates of both bases per seed
+    def gradient_more_stable(self, stability: pd.DataFrame, mixed_basis: Bases, k: int = 4) -> dict:
+        twice = [mixed_basis.hours_per_seed] * 2  # two estimates of both bases per seed
         return self._hessian_evidence(stability["gradient"] - stability["mixed Hessian"], twice, k=k)
 
     # ------------------------------------------------------------------ Q6: alpha(v)
@@ -547,20 +559,20 @@ class Study:
             for i in range(len(self.ch.seeds))
         ]
 
-    def alpha_gradient(self, rho: dict) -> dict:
+    def alpha_gradient(self, rho: dict, maps: dict) -> dict:
         return dict(
             interval=fisher_interval(rho["max-pool"]),
             **self.budget(),
-            hours_per_unit=self.hours_per_seed.get("max-pool"),
+            hours_per_unit=self.map_hours(maps),
             cells=len(self.grid.frequencies),
             networks=self.cfg["nad_networks"],
         )
 
-    def alpha_secant(self, rho: dict, lenet_ref) -> dict:
+    def alpha_secant(self, rho: dict, lenet_ref, maps: dict) -> dict:
         return dict(
             interval=fisher_interval(rho["max-pool, " + self.cfg["reference_nads"]]),
             **self.budget(),
-            hours_per_unit=self.hours_per_seed.get("max-pool"),
+            hours_per_unit=self.map_hours(maps),
             cells=len(self.grid.frequencies),
             networks=lenet_ref.meta.get("networks"),
         )
