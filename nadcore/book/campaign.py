@@ -375,18 +375,17 @@ def writing(out: Path, wait: bool = False):
 
 
 def job_estimate(prov: dict, task: Task) -> float:
-    """Seconds a job of ``task`` is expected to take, for the budget: the longest job of the
-    same stage in the ledger, or, before the stage has one, the longest of its network and
-    recipe in any stage (a stage's jobs can be much shorter than an earlier stage's)."""
-    same = [
-        j["seconds"]
-        for j in prov["jobs"].values()
-        if (j.get("stage"), j.get("figure"), j.get("model"), j.get("recipe"))
-        == (task.stage, task.figure, task.spec, task.recipe)
-    ]
-    if same:
-        return float(max(same))
-    return float(prov.get("estimates", {}).get(f"{task.figure}:{task.spec}:{task.recipe}", 0.0))
+    """Seconds a job of ``task`` is expected to take: the longest of its stage in the ledger, or before the stage
+    has one, the longest of its network and recipe in any stage (a stage's jobs can be much shorter than another's)."""
+    stage = (task.stage, task.figure, task.spec, task.recipe)
+    fields = ("stage", "figure", "model", "recipe")
+    same = [j["seconds"] for j in prov["jobs"].values() if tuple(map(j.get, fields)) == stage]
+    return float(max(same)) if same else float(prov.get("estimates", {}).get(_estimate_key(task), 0.0))
+
+
+def _estimate_key(task: Task) -> str:
+    """The ledger's ``estimates`` entry of a task: its network and recipe, across stages."""
+    return f"{task.figure}:{task.spec}:{task.recipe}"
 
 
 def _run(tasks, settings, *, cache, out: Path, device, budget, executor, window, argv, log, root) -> dict:
@@ -419,8 +418,14 @@ def _run(tasks, settings, *, cache, out: Path, device, budget, executor, window,
     stopped = None
     running: dict = {}
 
+    def over_budget(t) -> str | None:  # why a job of t may not start, or None
+        need = None if budget is None else job_estimate(prov, t)
+        if need is not None and time.perf_counter() - t_start + need > budget:
+            return f"{t.label}: ~{need:.0f} s would pass the budget"
+        return None
+
     def finish(t, job, secs, meta):
-        key = f"{t.figure}:{t.spec}:{t.recipe}"
+        key = _estimate_key(t)
         estimates[key] = round(max(estimates.get(key, 0.0), secs), 1)
         prov["jobs"][bundle_id(t, job)] = {
             "figure": t.figure,
@@ -449,8 +454,8 @@ def _run(tasks, settings, *, cache, out: Path, device, budget, executor, window,
     try:
         if executor is None:
             for t, job in todo:
-                if budget is not None and time.perf_counter() - t_start + job_estimate(prov, t) > budget:
-                    stopped = f"{t.label}: ~{job_estimate(prov, t):.0f} s would pass the budget"
+                stopped = over_budget(t)
+                if stopped:
                     break
                 t0 = time.perf_counter()
                 ((arrays, meta),) = run_jobs([job], t.fn, cache=cache)
@@ -460,8 +465,8 @@ def _run(tasks, settings, *, cache, out: Path, device, budget, executor, window,
             while queue or running:
                 while queue and len(running) < window:
                     t, job = queue[0]
-                    if budget is not None and time.perf_counter() - t_start + job_estimate(prov, t) > budget:
-                        stopped = f"{t.label}: ~{job_estimate(prov, t):.0f} s would pass the budget"
+                    stopped = over_budget(t)
+                    if stopped:
                         queue = []
                         break
                     queue.pop(0)
