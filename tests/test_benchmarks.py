@@ -210,10 +210,9 @@ def test_bench_big_networks_prints_images_per_second_and_the_cost_of_a_cell(tmp_
         [
             sys.executable,
             str(ROOT / "benchmarks" / "bench_big_networks.py"),
+            "--quick",
             "--networks",
             "vgg11?width=8",
-            "--steps",
-            "1",
             "--autocast",
             "bf16",
             "--json",
