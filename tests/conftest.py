@@ -90,7 +90,9 @@ class SmokeRuns:
         self.bb = _load_build_book()
         env_dir = os.environ.get("NADBOOK_TEST_ARTIFACTS")
         if env_dir:
-            base = Path(env_dir).resolve()
+            # one folder per pytest-xdist worker: every worker collects (and so creates this
+            # object), but only the one given the "smoke" group runs the chapters
+            base = (Path(env_dir) / os.environ.get("PYTEST_XDIST_WORKER", "")).resolve()
             for sub in ("executed", "running", "cache-reference", "cache-nbval", "book-root", "nbval-output"):
                 shutil.rmtree(base / sub, ignore_errors=True)
             base.mkdir(parents=True, exist_ok=True)
@@ -135,6 +137,19 @@ def smoke_runs(config) -> SmokeRuns:
     if _RUNS_KEY not in config.stash:
         config.stash[_RUNS_KEY] = SmokeRuns(config)
     return config.stash[_RUNS_KEY]
+
+
+SMOKE_GROUP = pytest.mark.xdist_group("smoke")
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's hook, which reads the groups
+def pytest_collection_modifyitems(config, items):
+    """Tests side by side (pytest-xdist, ``-n 2 --dist loadgroup`` in pytest.ini): every test
+    that reads the smoke runs (the nbval cells, the book build and its browser checks, the
+    chapter facts) goes into one group, run by one worker, so that no chapter runs twice."""
+    for item in items:
+        if item.getparent(SmokeChapters) is not None or "smoke" in getattr(item, "fixturenames", ()):
+            item.add_marker(SMOKE_GROUP)
 
 
 @pytest.fixture
