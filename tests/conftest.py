@@ -139,17 +139,35 @@ def smoke_runs(config) -> SmokeRuns:
     return config.stash[_RUNS_KEY]
 
 
-SMOKE_GROUP = pytest.mark.xdist_group("smoke")
+#: the tests that read the smoke runs: the chapters' nbval cells and these files
+SMOKE_FILES = ("chapters/", "tests/test_book_build.py", "tests/test_browser.py", "tests/test_chapter_facts.py")
 
 
-@pytest.hookimpl(tryfirst=True)  # before xdist's hook, which reads the groups
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """Tests side by side (pytest-xdist, ``-n 2`` in pytest.ini): every test of SMOKE_FILES goes
+    into one unit of work, which one worker runs (the chapters on the smoke profile once, then
+    everything that reads them) while the other takes the rest, one test at a time."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class SmokeTogether(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return "smoke" if nodeid.startswith(SMOKE_FILES) else nodeid
+
+    return SmokeTogether(config, log)
+
+
 def pytest_collection_modifyitems(config, items):
-    """Tests side by side (pytest-xdist, ``-n 2 --dist loadgroup`` in pytest.ini): every test
-    that reads the smoke runs (the nbval cells, the book build and its browser checks, the
-    chapter facts) goes into one group, run by one worker, so that no chapter runs twice."""
-    for item in items:
-        if item.getparent(SmokeChapters) is not None or "smoke" in getattr(item, "fixturenames", ()):
-            item.add_marker(SMOKE_GROUP)
+    """A test that reads the smoke runs outside SMOKE_FILES would run the chapters a second time
+    on the other worker: refused."""
+    stray = [
+        i.nodeid for i in items if "smoke" in getattr(i, "fixturenames", ()) and not i.nodeid.startswith(SMOKE_FILES)
+    ]
+    if stray:
+        raise pytest.UsageError(
+            "tests that use the `smoke` fixture must live in one of "
+            f"{', '.join(SMOKE_FILES)} (tests/conftest.py: SMOKE_FILES): {', '.join(stray[:5])}"
+        )
 
 
 @pytest.fixture

@@ -42,10 +42,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from conftest import REPO, SMOKE_GROUP, chapter_sources
-
-# the rendered smoke book: the worker that runs the smoke chapters opens it (tests/conftest.py)
-pytestmark = SMOKE_GROUP
+from conftest import REPO, chapter_sources
 
 CHROMIUM = os.environ.get("NADBOOK_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_FLAGS = [
