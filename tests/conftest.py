@@ -52,6 +52,17 @@ from reference_outputs import is_checked, is_near_chance, load_reference, output
 
 import nadcore.chapters  # noqa: F401  (registers every chapter's settings and claims with the book)
 
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # Two workers side by side on a 2-core machine: one thread each, here and in every process a
+    # test starts (the chapters' kernels, the build scripts). Two processes of two OpenMP threads
+    # each on two cores wait at every barrier for a thread that is not running (a smoke chapter
+    # took 4 minutes instead of 34 s). Runs compared with each other are made on one worker.
+    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+        os.environ[_var] = "1"
+    import torch
+
+    torch.set_num_threads(1)
+
 TESTS_DIR = Path(__file__).resolve().parent
 REPO = TESTS_DIR.parent
 ANCHOR = TESTS_DIR / "test_notebooks.py"
