@@ -52,17 +52,6 @@ from reference_outputs import is_checked, is_near_chance, load_reference, output
 
 import nadcore.chapters  # noqa: F401  (registers every chapter's settings and claims with the book)
 
-if os.environ.get("PYTEST_XDIST_WORKER"):
-    # Two workers side by side on a 2-core machine: one thread each, here and in every process a
-    # test starts (the chapters' kernels, the build scripts). Two processes of two OpenMP threads
-    # each on two cores wait at every barrier for a thread that is not running (a smoke chapter
-    # took 4 minutes instead of 34 s). Runs compared with each other are made on one worker.
-    for _var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ[_var] = "1"
-    import torch
-
-    torch.set_num_threads(1)
-
 TESTS_DIR = Path(__file__).resolve().parent
 REPO = TESTS_DIR.parent
 ANCHOR = TESTS_DIR / "test_notebooks.py"
@@ -152,6 +141,18 @@ def smoke_runs(config) -> SmokeRuns:
 
 #: the tests that read the smoke runs: the chapters' nbval cells and these files
 SMOKE_FILES = ("chapters/", "tests/test_book_build.py", "tests/test_browser.py", "tests/test_chapter_facts.py")
+
+
+def pytest_configure(config):
+    """Two workers side by side (pytest-xdist) on a 2-core machine: one thread each, in them and
+    in every process their tests start (chapter kernels, build scripts), set before the workers
+    start and import numpy and torch. Two processes of two OpenMP or OpenBLAS threads each on two
+    cores wait at every barrier for a thread that is not running: a smoke chapter took 4 minutes
+    instead of 34 s, a NAD estimate 69 s instead of 10. Runs compared with each other are made
+    on one worker, with the same threads."""
+    if getattr(config.option, "numprocesses", None) and not os.environ.get("PYTEST_XDIST_WORKER"):
+        for var in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+            os.environ[var] = "1"
 
 
 @pytest.hookimpl(optionalhook=True)
