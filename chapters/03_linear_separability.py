@@ -501,10 +501,10 @@ print(convergence.round(3).to_string())
 
 # %% [markdown]
 # Now train on $\mathcal{D}(u_i)$ for the secant NADs at indices spread from 0 to 1023
-# (`fig6_indices`), every index with each of `fig6_seeds` seeds, with Fig. 1's training
-# settings and noise, $\sigma = 3$, as the paper states its experiments. The published
-# Fig. 6 curve of LeNet falls later than what $\sigma = 3$ gives, so runs are repeated with
-# less noise, $\sigma$ = `fig6_sigma` = 1, for the secant and the several-point gradient NADs side by side on the
+# (`fig6_indices`), every index with every seed, with Fig. 1's training settings and noise,
+# $\sigma = 3$, as the paper states its experiments. The published Fig. 6 curve of LeNet falls
+# later than what $\sigma = 3$ gives, so runs are repeated with less noise, $\sigma$ =
+# `fig6_sigma` = 1, for the secant and the several-point gradient NADs side by side on the
 # indices `fig6_gradient_indices` (a subset; on the `paper` profile, all of them). We looked
 # for the setting that explains the published curve (sample size, epochs, learning rate,
 # outputs, the data convention, the noise), and only the ratio of margin to noise moved it.

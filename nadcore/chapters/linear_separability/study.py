@@ -38,8 +38,6 @@ class Study(Sweeps, SweepEvidence, BigNetworks, SettingChecks, Drawing):
         self.convention = f"{cfg['signal']}' D(v)".replace("paper'", "paper's") + f", {cfg['outputs']} output(s)"
         #: Fig. 2's seeds (``fig2_seeds`` of them, from the chapter's seed)
         self.fig2_seeds = ch.seeds_of("fig2_seeds")
-        #: Fig. 6's seeds on NADs (``fig6_seeds`` of them, from the chapter's seed)
-        self.fig6_seeds = ch.seeds_of("fig6_seeds")
         self.run = dict(
             seeds=ch.seeds,
             chunk=cfg["chunk"],

@@ -278,7 +278,7 @@ class Sweeps:
                 ii.tolist(),
                 self.settings(self.model, sigma=sigma),
                 tag=tag,
-                **(self.run | {"seeds": self.fig6_seeds}),
+                **self.run,
             )
             out[est] = (ii, res, r)
         return out
@@ -286,7 +286,7 @@ class Sweeps:
     def fig6_table(self, runs: dict, sigma: float) -> pd.DataFrame:
         return pd.concat(
             [
-                q.nad_index_table(self.model, est, ii, res, self.fig6_seeds, r.eigenvalues)
+                q.nad_index_table(self.model, est, ii, res, self.ch.seeds, r.eigenvalues)
                 for est, (ii, res, r) in runs.items()
             ],
             ignore_index=True,
@@ -300,7 +300,7 @@ class Sweeps:
             {
                 e: pd.DataFrame(
                     [q.nad_index_summary(ii, a, r.eigenvalues) for a in res["test_acc"]],
-                    index=pd.Index(self.fig6_seeds, name="seed"),
+                    index=pd.Index(self.ch.seeds, name="seed"),
                 ).assign(vs_published=np.abs(res["test_acc"] - pub.reindex(ii).to_numpy()).mean(1))
                 for e, (ii, res, r) in runs.items()
             },
